@@ -1,0 +1,120 @@
+"""The causal-world protocol shared by known SCMs and learned causal flows.
+
+A world is a bijection between exogenous noise ``u`` and features ``x`` that respects a causal
+graph, plus the exact density of ``x``. Every method is batched over rows of a ``(n, d)`` torch
+tensor, so policies and metrics run on whole populations at once.
+
+Counterfactuals follow Pearl's three steps (abduction, action, prediction): abduct ``u`` from the
+factual ``x``, replace the equations of the intervened features by constants, and recompute every
+other feature from the same ``u`` in causal order. Each row may intervene on a different set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import torch
+
+__all__ = ["FeatureRoles", "CausalWorld", "causal_order_check"]
+
+
+@dataclass(frozen=True)
+class FeatureRoles:
+    """Names and roles of a world's features, in causal order.
+
+    Attributes:
+        names: every feature, in causal (topological) order.
+        immutable: features nobody can change (for example gender, age).
+        actionable: globally actionable features (some people may still be unable to act on them).
+        sensitive: features used to define groups in audits.
+        parents: for every feature, the names of its causal parents.
+    """
+
+    names: tuple[str, ...]
+    immutable: tuple[str, ...]
+    actionable: tuple[str, ...]
+    sensitive: tuple[str, ...]
+    parents: dict[str, tuple[str, ...]]
+
+    @property
+    def dim(self) -> int:
+        return len(self.names)
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    @property
+    def actionable_index(self) -> list[int]:
+        return [self.names.index(n) for n in self.actionable]
+
+    def adjacency(self) -> torch.Tensor:
+        """Boolean ``(d, d)`` matrix with ``A[i, j]`` true when feature j is a parent of i."""
+        d = self.dim
+        adj = torch.zeros(d, d, dtype=torch.bool)
+        for i, name in enumerate(self.names):
+            for parent in self.parents.get(name, ()):
+                adj[i, self.names.index(parent)] = True
+        return adj
+
+    def descendants(self, name: str) -> set[str]:
+        """Every feature reachable from ``name`` along causal edges."""
+        children: dict[str, list[str]] = {n: [] for n in self.names}
+        for child, parents in self.parents.items():
+            for p in parents:
+                children[p].append(child)
+        seen: set[str] = set()
+        stack = list(children[name])
+        while stack:
+            node = stack.pop()
+            if node not in seen:
+                seen.add(node)
+                stack.extend(children[node])
+        return seen
+
+
+@runtime_checkable
+class CausalWorld(Protocol):
+    """What every world (known SCM or learned flow) provides."""
+
+    roles: FeatureRoles
+
+    def sample(self, n: int, generator: np.random.Generator) -> torch.Tensor:
+        """Draws ``n`` feature rows from the observational distribution (float64)."""
+        ...
+
+    def abduct(self, x: torch.Tensor) -> torch.Tensor:
+        """Exogenous noise ``u`` that produces ``x``."""
+        ...
+
+    def predict(self, u: torch.Tensor) -> torch.Tensor:
+        """Features produced by noise ``u`` (the inverse of :meth:`abduct`)."""
+        ...
+
+    def counterfactual(
+        self, x: torch.Tensor, intervened: torch.Tensor, values: torch.Tensor
+    ) -> torch.Tensor:
+        """Counterfactual of ``x`` under ``do(X_I := values_I)`` with per-row sets ``I``.
+
+        Args:
+            x: factual features, ``(n, d)``.
+            intervened: boolean ``(n, d)``; true where the row intervenes on the feature.
+            values: ``(n, d)`` intervention values (ignored where ``intervened`` is false).
+
+        Differentiable with respect to ``values`` (the amortized solvers train through it).
+        """
+        ...
+
+    def log_prob(self, x: torch.Tensor) -> torch.Tensor:
+        """Log-density of each row of ``x`` under the observational distribution, ``(n,)``."""
+        ...
+
+
+def causal_order_check(roles: FeatureRoles) -> None:
+    """Raises ``ValueError`` unless every parent precedes its child in ``roles.names``."""
+    position = {n: i for i, n in enumerate(roles.names)}
+    for child, parents in roles.parents.items():
+        for p in parents:
+            if position[p] >= position[child]:
+                raise ValueError(f"parent {p!r} of {child!r} does not precede it in causal order")

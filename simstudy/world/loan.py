@@ -1,0 +1,181 @@
+"""The semi-synthetic Loan SCM (Karimi et al. 2020; Majumdar & Valera, CARMA, 2024).
+
+Variables, in causal order, with their exogenous noise::
+
+    G  gender     U_G ~ Bernoulli(0.5)          G = U_G
+    A  age        U_A ~ Gamma(10, scale 3.5)    A = -35 + U_A
+    E  education  U_E ~ N(0, 0.5^2)             E = -0.5 + s(-1 + 0.5 G + s(0.1 A) + U_E)
+    L  loan amt   U_L ~ N(0, 2^2)               L = 1 + 0.01 (A - 5)(5 - A) + (1 - G) + U_L
+    D  duration   U_D ~ N(0, 3^2)               D = -1 + 0.1 A + 2 (1 - G) + L + U_D
+    I  income     U_I ~ N(0, 2^2)               I = -4 + 0.1 (A + 35) + 2 G + G E + U_I
+    S  savings    U_S ~ N(0, 5^2)               S = -4 + 1.5 1[I > 0] I + U_S
+
+with ``s`` the logistic sigmoid. The ground-truth label is
+``p(x) = s(0.3 (-L - D + I + S + sgn(I, S) I S))`` with ``sgn = +1`` when ``I >= 0`` and
+``S >= 0`` and ``-1`` otherwise; ``Y = 1[p >= 0.5]`` (deterministic, the default) or
+``Y ~ Bernoulli(p)``.
+
+Every equation is invertible given its parents, so abduction is exact and the density is
+``log p(x) = sum_j log p_Uj(u_j(x)) + log |du_E/dE|`` with ``du_E/dE = 1 / ((E + .5)(.5 - E))``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from .base import FeatureRoles
+
+__all__ = ["LoanSCM", "LOAN_ROLES", "loan_label_probability", "loan_label"]
+
+LOAN_ROLES = FeatureRoles(
+    names=("gender", "age", "education", "loan_amount", "loan_duration", "income", "savings"),
+    immutable=("gender", "age"),
+    actionable=("loan_amount", "loan_duration", "income", "savings"),
+    sensitive=("gender",),
+    parents={
+        "gender": (),
+        "age": (),
+        "education": ("gender", "age"),
+        "loan_amount": ("gender", "age"),
+        "loan_duration": ("gender", "age", "loan_amount"),
+        "income": ("gender", "age", "education"),
+        "savings": ("income",),
+    },
+)
+
+_NOISE_SD = {"education": 0.5, "loan_amount": 2.0, "loan_duration": 3.0, "income": 2.0,
+             "savings": 5.0}
+_AGE_SHAPE, _AGE_SCALE = 10.0, 3.5
+G, A, E, L, D, I, S = range(7)
+
+
+def loan_label_probability(x: torch.Tensor) -> torch.Tensor:
+    """Ground-truth approval probability ``p(x)`` of the Loan world."""
+    income, savings = x[:, I], x[:, S]
+    sign = torch.where((income >= 0) & (savings >= 0), 1.0, -1.0).to(x.dtype)
+    score = -x[:, L] - x[:, D] + income + savings + sign * income * savings
+    return torch.sigmoid(0.3 * score)
+
+
+def loan_label(
+    x: torch.Tensor, stochastic: bool = False, generator: np.random.Generator | None = None
+) -> torch.Tensor:
+    """Ground-truth label: ``1[p(x) >= 0.5]``, or a Bernoulli(p(x)) draw when ``stochastic``."""
+    p = loan_label_probability(x)
+    if not stochastic:
+        return (p >= 0.5).to(torch.int64)
+    if generator is None:
+        raise ValueError("a stochastic label needs an explicit generator")
+    draws = torch.from_numpy(generator.random(p.shape[0]))
+    return (draws < p).to(torch.int64)
+
+
+class LoanSCM:
+    """The Loan structural causal model; implements :class:`~simstudy.world.CausalWorld`.
+
+    Args:
+        stochastic_label: draw ``Y ~ Bernoulli(p(x))`` instead of thresholding ``p`` at 0.5.
+    """
+
+    roles = LOAN_ROLES
+    name = "loan"
+
+    def __init__(self, stochastic_label: bool = False) -> None:
+        self.stochastic_label = stochastic_label
+
+    # -- noise ---------------------------------------------------------------------------
+    def sample_noise(self, n: int, generator: np.random.Generator) -> torch.Tensor:
+        u = np.empty((n, 7))
+        u[:, G] = generator.random(n) < 0.5
+        u[:, A] = generator.gamma(_AGE_SHAPE, _AGE_SCALE, n)
+        for j, name in ((E, "education"), (L, "loan_amount"), (D, "loan_duration"),
+                        (I, "income"), (S, "savings")):
+            u[:, j] = generator.normal(0.0, _NOISE_SD[name], n)
+        return torch.from_numpy(u)
+
+    def noise_log_prob(self, u: torch.Tensor) -> torch.Tensor:
+        """Sum over features of the exogenous log-densities (Bernoulli mass for gender)."""
+        is_binary = (u[:, G] == 0) | (u[:, G] == 1)
+        lp = torch.where(is_binary, math.log(0.5), -math.inf).to(u.dtype)
+        ua = u[:, A]
+        gamma_lp = ((_AGE_SHAPE - 1) * torch.log(ua.clamp_min(1e-300)) - ua / _AGE_SCALE
+                    - math.lgamma(_AGE_SHAPE) - _AGE_SHAPE * math.log(_AGE_SCALE))
+        lp = lp + torch.where(ua > 0, gamma_lp, torch.full_like(ua, -math.inf))
+        for j, name in ((E, "education"), (L, "loan_amount"), (D, "loan_duration"),
+                        (I, "income"), (S, "savings")):
+            sd = _NOISE_SD[name]
+            lp = lp - 0.5 * (u[:, j] / sd) ** 2 - math.log(sd) - 0.5 * math.log(2 * math.pi)
+        return lp
+
+    # -- the structural equations, one feature at a time ------------------------------------
+    @staticmethod
+    def _equation(j: int, x: list[torch.Tensor], u: torch.Tensor) -> torch.Tensor:
+        if j == G:
+            return u
+        if j == A:
+            return u - 35.0
+        if j == E:
+            return -0.5 + torch.sigmoid(-1.0 + 0.5 * x[G] + torch.sigmoid(0.1 * x[A]) + u)
+        if j == L:
+            return 1.0 + 0.01 * (x[A] - 5.0) * (5.0 - x[A]) + (1.0 - x[G]) + u
+        if j == D:
+            return -1.0 + 0.1 * x[A] + 2.0 * (1.0 - x[G]) + x[L] + u
+        if j == I:
+            return -4.0 + 0.1 * (x[A] + 35.0) + 2.0 * x[G] + x[G] * x[E] + u
+        return -4.0 + 1.5 * (x[I] > 0).to(u.dtype) * x[I] + u
+
+    @staticmethod
+    def _inverse(j: int, x: list[torch.Tensor]) -> torch.Tensor:
+        if j == G:
+            return x[G]
+        if j == A:
+            return x[A] + 35.0
+        if j == E:
+            z = x[E] + 0.5
+            return torch.log(z) - torch.log1p(-z) + 1.0 - 0.5 * x[G] - torch.sigmoid(0.1 * x[A])
+        if j == L:
+            return x[L] - 1.0 - 0.01 * (x[A] - 5.0) * (5.0 - x[A]) - (1.0 - x[G])
+        if j == D:
+            return x[D] + 1.0 - 0.1 * x[A] - 2.0 * (1.0 - x[G]) - x[L]
+        if j == I:
+            return x[I] + 4.0 - 0.1 * (x[A] + 35.0) - 2.0 * x[G] - x[G] * x[E]
+        return x[S] + 4.0 - 1.5 * (x[I] > 0).to(x[I].dtype) * x[I]
+
+    # -- protocol --------------------------------------------------------------------------
+    def predict(self, u: torch.Tensor) -> torch.Tensor:
+        cols: list[torch.Tensor] = []
+        for j in range(7):
+            cols.append(self._equation(j, cols, u[:, j]))
+        return torch.stack(cols, dim=1)
+
+    def abduct(self, x: torch.Tensor) -> torch.Tensor:
+        cols = list(x.unbind(dim=1))
+        return torch.stack([self._inverse(j, cols) for j in range(7)], dim=1)
+
+    def sample(self, n: int, generator: np.random.Generator) -> torch.Tensor:
+        return self.predict(self.sample_noise(n, generator))
+
+    def counterfactual(
+        self, x: torch.Tensor, intervened: torch.Tensor, values: torch.Tensor
+    ) -> torch.Tensor:
+        u = self.abduct(x)
+        cols: list[torch.Tensor] = []
+        for j in range(7):
+            natural = self._equation(j, cols, u[:, j])
+            cols.append(torch.where(intervened[:, j], values[:, j].to(x.dtype), natural))
+        return torch.stack(cols, dim=1)
+
+    def log_prob(self, x: torch.Tensor) -> torch.Tensor:
+        u = self.abduct(x)
+        z = x[:, E] + 0.5
+        inside = (z > 0) & (z < 1)
+        log_jac = -torch.log(z.clamp(1e-300, 1.0)) - torch.log((1.0 - z).clamp(1e-300, 1.0))
+        lp = self.noise_log_prob(u) + log_jac
+        return torch.where(inside, lp, torch.full_like(lp, -math.inf))
+
+    def label(self, x: torch.Tensor, generator: np.random.Generator | None = None) -> torch.Tensor:
+        """Ground-truth label of each row (see :func:`loan_label`)."""
+        return loan_label(x, self.stochastic_label, generator)
