@@ -1,0 +1,135 @@
+"""Loading and validating the declarative documents users edit (scenarios, populations, analyses).
+
+Documents are YAML mappings validated by pydantic models that refuse unknown keys. Every problem
+is reported as one :class:`DocumentProblem` naming the file, the dotted field path and the
+reason, so the command line can print ``FILE: field.path: reason`` lines and exit 2 without a
+traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+__all__ = [
+    "StrictModel",
+    "DocumentProblem",
+    "DocumentError",
+    "load_yaml",
+    "load_document",
+    "validate_data",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class StrictModel(BaseModel):
+    """Base for document models: unknown keys are refused, values are not silently coerced."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False, validate_default=True)
+
+
+@dataclass(frozen=True)
+class DocumentProblem:
+    """One problem in one document: ``file: field: reason``."""
+
+    file: str
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.field or '<document>'}: {self.reason}"
+
+
+class DocumentError(Exception):
+    """A document could not be read or did not validate; carries every problem found."""
+
+    def __init__(self, problems: list[DocumentProblem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe YAML loader that refuses duplicate mapping keys (plain PyYAML keeps the last)."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep=False):
+    loader.flatten_mapping(node)
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first at line {seen[key] + 1})",
+                key_node.start_mark)
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+def load_yaml(path: str | Path) -> Any:
+    """Reads a YAML file, refusing duplicate keys; raises :class:`DocumentError` on failure."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DocumentError([DocumentProblem(str(path), "", f"cannot read file ({exc.strerror})")])
+    except UnicodeDecodeError:
+        raise DocumentError([DocumentProblem(str(path), "", "file is not UTF-8 text")])
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - safe loader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
+        problem = exc.problem or str(exc)
+        field = ""
+        if "duplicate key" in problem:
+            field = problem.split("'")[1] if "'" in problem else ""
+        raise DocumentError([DocumentProblem(str(path), field, f"invalid YAML at {where}: "
+                                                               f"{problem}")])
+    except yaml.YAMLError as exc:
+        raise DocumentError([DocumentProblem(str(path), "", f"invalid YAML: {exc}")])
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            # pydantic adds the tag of a discriminated union member; it is not a user field.
+            if parts and isinstance(item, str) and item.startswith("function-"):
+                continue
+            parts.append(("." if parts else "") + str(item))
+    return "".join(parts)
+
+
+def validate_data(data: Any, model: type[M], source: str) -> M:
+    """Validates already-loaded data against ``model``; raises :class:`DocumentError`."""
+    if data is None:
+        raise DocumentError([DocumentProblem(source, "", "document is empty")])
+    if not isinstance(data, dict):
+        raise DocumentError([DocumentProblem(
+            source, "", f"expected a mapping at the top level, got {type(data).__name__}")])
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            reason = err["msg"]
+            if err["type"] == "extra_forbidden":
+                reason = "unknown key"
+            problems.append(DocumentProblem(source, _field_path(err["loc"]), reason))
+        raise DocumentError(problems)
+
+
+def load_document(path: str | Path, model: type[M]) -> M:
+    """Reads and validates a YAML document; raises :class:`DocumentError` listing problems."""
+    return validate_data(load_yaml(path), model, str(path))
