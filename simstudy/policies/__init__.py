@@ -1,1 +1,5 @@
-"""simstudy.policies."""
+"""Recourse policies behind one small batched interface."""
+
+from .base import RecourseContext, RecoursePolicy
+
+__all__ = ["RecourseContext", "RecoursePolicy"]

@@ -1,0 +1,323 @@
+"""Applicants and their individual actionability.
+
+Each applicant gets a profile over the world's globally actionable features: a score
+``s in {1..S}`` per feature (1 = easiest / most preferred), or 0 for "not actionable for this
+person" (a hard constraint). Scores become cost weights through a cost profile
+(:class:`CostProfile`). Samplers follow Appendix B.2 of the individual-actionability study
+("From Universal to Individualized Actionability", 2026):
+
+* rankings: a permutation of the features drawn from a categorical distribution over all
+  permutations, then a threshold ``t``: every rank ``>= t`` becomes non-actionable, so exactly
+  ``t - 1`` features stay actionable (``t`` fixed, or uniform over ``{2..K+1}``);
+* Likert scores: each feature scored uniformly in ``1..S``, optionally with a "not actionable"
+  level 0 drawn like the others;
+* group-correlated assignment of a privileged / non-privileged ranking distribution: at random,
+  by income (top quarter privileged), or by a stylized race attribute (90% of one group, 5% of the
+  other privileged; equal shares of every gender x race cell).
+
+All draws are keyed by ``(seed, purpose, applicant id)`` (see :mod:`simstudy.rng`), so the same
+applicant gets the same luck whatever the population's order or batching.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from .rng import entity_uniforms
+
+__all__ = [
+    "ActionabilityProfiles",
+    "CostProfile",
+    "COST_SHAPES",
+    "PERMUTATION_BIASES",
+    "permutation_distribution",
+    "RankingSampler",
+    "LikertSampler",
+    "AllActionableSampler",
+    "assign_groups",
+    "GroupAssignment",
+]
+
+#: Exponent ``p`` of each named cost profile (``None``: constant weights).
+COST_SHAPES: dict[str, float | None] = {
+    "constant": None, "concave": 0.5, "linear": 1.0, "convex": 2.0}
+
+#: Ranking distributions of Table 4: uniform over the permutations whose top two features are the
+#: given set (``None``: uniform over all permutations).
+PERMUTATION_BIASES: dict[str, frozenset[str] | None] = {
+    "uniform": None,
+    "causal_order": frozenset({"loan_amount", "income"}),
+    "reverse_causal_order": frozenset({"loan_duration", "savings"}),
+    "privileged": frozenset({"income", "savings"}),
+    "non_privileged": frozenset({"loan_amount", "loan_duration"}),
+}
+
+
+@dataclass(frozen=True)
+class CostProfile:
+    """Maps actionability scores to cost weights.
+
+    ``w(s) = 1 + alpha * ((s - 1) / (S - 1)) ** p`` for an actionable score ``s`` in ``1..S``:
+    ``p = 0.5`` concave, ``1`` linear, ``2`` convex; the constant profile has ``w = 1``
+    (indifference between actionable features). Non-actionable features get weight ``inf``.
+
+    Attributes:
+        shape: ``constant``, ``concave``, ``linear`` or ``convex``.
+        alpha: weight added at the least-preferred score (``w(S) = 1 + alpha``).
+        power: overrides the shape's exponent when given.
+    """
+
+    shape: Literal["constant", "concave", "linear", "convex"] = "constant"
+    alpha: float = 3.0
+    power: float | None = None
+
+    @property
+    def exponent(self) -> float | None:
+        return self.power if self.power is not None else COST_SHAPES[self.shape]
+
+    def weights(self, scores: np.ndarray, levels: int) -> np.ndarray:
+        scores = np.asarray(scores)
+        w = np.ones(scores.shape, dtype=np.float64)
+        p = self.exponent
+        if p is not None and levels > 1:
+            rel = np.clip((scores - 1) / (levels - 1), 0.0, 1.0)
+            w = 1.0 + self.alpha * rel**p
+        return np.where(scores > 0, w, np.inf)
+
+
+@dataclass
+class ActionabilityProfiles:
+    """Individual actionability of ``n`` people over ``K`` globally actionable features.
+
+    Attributes:
+        features: names of the globally actionable features (columns of ``scores``).
+        scores: ``(n, K)`` ints; 0 = not actionable for this person, ``1..levels`` otherwise
+            (1 = easiest / most preferred).
+        levels: ``S``, the number of score levels.
+        weights: ``(n, K)`` cost weights (``inf`` where not actionable).
+        kind: how the scores were elicited (``ranking``, ``likert`` or ``all``).
+    """
+
+    features: tuple[str, ...]
+    scores: np.ndarray
+    levels: int
+    weights: np.ndarray
+    kind: str = "ranking"
+
+    def __post_init__(self) -> None:
+        self.scores = np.asarray(self.scores, dtype=np.int64)
+        self.weights = np.asarray(self.weights, dtype=np.float64)
+        if self.scores.shape != self.weights.shape or self.scores.shape[1] != len(self.features):
+            raise ValueError("scores and weights must both be (n, number of features)")
+
+    def __len__(self) -> int:
+        return self.scores.shape[0]
+
+    @property
+    def actionable(self) -> np.ndarray:
+        """``(n, K)`` bool: the person can act on the feature."""
+        return self.scores > 0
+
+    @property
+    def n_actionable(self) -> np.ndarray:
+        return self.actionable.sum(axis=1)
+
+    @property
+    def least_preferred(self) -> np.ndarray:
+        """``(n, K)`` bool: actionable features with the person's worst (largest) score."""
+        worst = np.where(self.actionable, self.scores, 0).max(axis=1, keepdims=True)
+        return self.actionable & (self.scores == worst)
+
+    def subset(self, rows: np.ndarray | slice) -> ActionabilityProfiles:
+        return ActionabilityProfiles(self.features, self.scores[rows], self.levels,
+                                     self.weights[rows], self.kind)
+
+    def with_cost_profile(self, cost: CostProfile) -> ActionabilityProfiles:
+        return ActionabilityProfiles(self.features, self.scores, self.levels,
+                                     cost.weights(self.scores, self.levels), self.kind)
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[ActionabilityProfiles]) -> ActionabilityProfiles:
+        first = parts[0]
+        return cls(first.features, np.concatenate([p.scores for p in parts]), first.levels,
+                   np.concatenate([p.weights for p in parts]), first.kind)
+
+
+def permutation_distribution(
+    features: Sequence[str], bias: str | Sequence[float] = "uniform"
+) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """All permutations of the features (in ``itertools`` order) and their probabilities.
+
+    Args:
+        features: the globally actionable features.
+        bias: a name from :data:`PERMUTATION_BIASES`, or explicit probabilities, one per
+            permutation in ``itertools.permutations`` order.
+
+    Returns:
+        ``(perms, probs)``; ``perms[i][r]`` is the index of the feature ranked ``r + 1``.
+    """
+    perms = list(itertools.permutations(range(len(features))))
+    if isinstance(bias, str):
+        if bias not in PERMUTATION_BIASES:
+            raise ValueError(f"unknown ranking distribution {bias!r}; "
+                             f"choose from {sorted(PERMUTATION_BIASES)}")
+        top = PERMUTATION_BIASES[bias]
+        if top is None:
+            probs = np.ones(len(perms))
+        else:
+            missing = top - set(features)
+            if missing:
+                raise ValueError(f"ranking distribution {bias!r} needs features {sorted(missing)}")
+            probs = np.array([{features[p[0]], features[p[1]]} == top for p in perms], float)
+    else:
+        probs = np.asarray(bias, dtype=np.float64)
+        if probs.shape != (len(perms),) or (probs < 0).any() or probs.sum() <= 0:
+            raise ValueError(f"explicit ranking probabilities need {len(perms)} non-negative "
+                             "values with a positive sum")
+    return perms, probs / probs.sum()
+
+
+def _pick(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
+    return np.minimum(np.searchsorted(cdf, u, side="right"), len(cdf) - 1)
+
+
+@dataclass(frozen=True)
+class RankingSampler:
+    """Rankings with a threshold (hard constraints plus preference order).
+
+    Attributes:
+        bias: ranking distribution (name of :data:`PERMUTATION_BIASES` or probabilities).
+        n_actionable: exactly this many top-ranked features stay actionable (the fixed
+            threshold ``t = n_actionable + 1``); ``None`` draws ``t`` uniformly, so that how many
+            and which features are actionable are both uniform.
+    """
+
+    bias: str | tuple[float, ...] = "uniform"
+    n_actionable: int | None = None
+
+    def sample(self, features: Sequence[str], uniforms: np.ndarray) -> tuple[np.ndarray, int]:
+        """Scores from two uniforms per person (column 0: permutation, 1: threshold)."""
+        k = len(features)
+        perms, probs = permutation_distribution(features, self.bias)
+        perm_idx = _pick(np.cumsum(probs), uniforms[:, 0])
+        order = np.asarray(perms)[perm_idx]  # (n, k): feature index at each rank
+        ranks = np.empty_like(order)
+        rows = np.arange(order.shape[0])[:, None]
+        ranks[rows, order] = np.arange(1, k + 1)[None, :]
+        if self.n_actionable is None:
+            n_act = 1 + np.minimum((uniforms[:, 1] * k).astype(int), k - 1)
+        else:
+            if not 0 <= self.n_actionable <= k:
+                raise ValueError(f"n_actionable must be in 0..{k}, got {self.n_actionable}")
+            n_act = np.full(order.shape[0], self.n_actionable)
+        scores = np.where(ranks <= n_act[:, None], ranks, 0)
+        return scores, k
+
+    n_uniforms = 2
+
+
+@dataclass(frozen=True)
+class LikertSampler:
+    """Independent Likert scores per feature, uniform over ``1..levels`` (or ``0..levels``).
+
+    Attributes:
+        levels: ``S``, number of score levels.
+        allow_not_actionable: include the level 0 ("I cannot change this") among the draws.
+    """
+
+    levels: int = 4
+    allow_not_actionable: bool = False
+
+    def sample(self, features: Sequence[str], uniforms: np.ndarray) -> tuple[np.ndarray, int]:
+        lowest = 0 if self.allow_not_actionable else 1
+        span = self.levels - lowest + 1
+        u = uniforms[:, : len(features)]
+        return lowest + np.minimum((u * span).astype(int), span - 1), self.levels
+
+    @property
+    def n_uniforms(self) -> int:
+        return 8
+
+
+@dataclass(frozen=True)
+class AllActionableSampler:
+    """No personalization: every globally actionable feature is actionable with score 1."""
+
+    def sample(self, features: Sequence[str], uniforms: np.ndarray) -> tuple[np.ndarray, int]:
+        return np.ones((uniforms.shape[0], len(features)), dtype=np.int64), 1
+
+    n_uniforms = 1
+
+
+@dataclass(frozen=True)
+class GroupAssignment:
+    """Which applicants get the privileged ranking distribution.
+
+    Attributes:
+        rule: ``random`` (share ``privileged_share``), ``income`` (top ``privileged_share`` of
+            income), or ``attribute`` (a stylized binary attribute, e.g. race, with equal shares
+            of every gender x attribute cell; ``privileged_if_majority`` of the majority group
+            and ``privileged_if_minority`` of the minority group privileged).
+        privileged_share: share for ``random`` and ``income``.
+        attribute: name of the stylized attribute column (majority value 0 = white).
+        privileged_if_majority, privileged_if_minority: shares for ``attribute``.
+        income_feature, gender_feature: feature names used by the rules.
+    """
+
+    rule: Literal["random", "income", "attribute"] = "random"
+    privileged_share: float = 0.25
+    attribute: str = "race"
+    privileged_if_majority: float = 0.9
+    privileged_if_minority: float = 0.05
+    income_feature: str = "income"
+    gender_feature: str = "gender"
+
+
+def assign_groups(
+    rule: GroupAssignment, x: np.ndarray, feature_names: Sequence[str], ids: np.ndarray, seed: int
+) -> dict[str, np.ndarray]:
+    """Group columns for a population: always ``privileged``; ``race`` for the attribute rule.
+
+    The stylized attribute affects nothing in the world: within each gender, exactly half of the
+    people (the half with the smaller keyed draw) are in the minority group (value 1).
+    """
+    ids = np.asarray(ids)
+    u = entity_uniforms(seed, "group-assignment", ids, 2)
+    out: dict[str, np.ndarray] = {}
+    if rule.rule == "random":
+        privileged = u[:, 0] < rule.privileged_share
+    elif rule.rule == "income":
+        income = x[:, list(feature_names).index(rule.income_feature)]
+        cut = np.quantile(income, 1.0 - rule.privileged_share)
+        privileged = income >= cut
+    else:
+        gender = x[:, list(feature_names).index(rule.gender_feature)]
+        minority = np.zeros(len(ids), dtype=bool)
+        for g in np.unique(gender):
+            members = np.flatnonzero(gender == g)
+            ranked = members[np.argsort(u[members, 1], kind="stable")]
+            minority[ranked[: len(ranked) // 2]] = True
+        out[rule.attribute] = minority.astype(np.int64)
+        share = np.where(minority, rule.privileged_if_minority, rule.privileged_if_majority)
+        privileged = u[:, 0] < share
+    out["privileged"] = privileged
+    return out
+
+
+@dataclass
+class Population:
+    """Applicants with their features, group attributes and actionability profiles."""
+
+    ids: np.ndarray
+    x: np.ndarray
+    feature_names: tuple[str, ...]
+    profiles: ActionabilityProfiles
+    groups: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.ids)

@@ -1,0 +1,213 @@
+"""The automated decision system: an MLP classifier on standardized features.
+
+As in CARMA and the 2026 individual-actionability study: two hidden layers of 32 ReLU units on
+standardized features, Adam, batch size 256, 500 epochs. Trained models are saved as a state dict
+plus JSON metadata (feature order, scaler, layer sizes) and cached by a content hash of the
+training data and configuration, so a rerun does not retrain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .data import WorldData, tensor_hash
+
+__all__ = [
+    "DecisionConfig",
+    "DecisionModel",
+    "train_decision_model",
+    "state_dict_hash",
+    "ModelCache",
+    "default_cache_dir",
+]
+
+
+@dataclass(frozen=True)
+class DecisionConfig:
+    """Training configuration of the decision model (defaults: the published set-up)."""
+
+    hidden: tuple[int, ...] = (32, 32)
+    epochs: int = 500
+    batch_size: int = 256
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["hidden"] = list(self.hidden)
+        return d
+
+
+class DecisionModel(nn.Module):
+    """MLP on standardized features returning the approval logit.
+
+    Args:
+        feature_names: input feature order.
+        mean, std: the standardization fitted on the training split.
+        hidden: hidden layer sizes.
+    """
+
+    def __init__(self, feature_names: tuple[str, ...], mean: torch.Tensor, std: torch.Tensor,
+                 hidden: tuple[int, ...] = (32, 32)) -> None:
+        super().__init__()
+        self.feature_names = tuple(feature_names)
+        self.hidden = tuple(hidden)
+        self.register_buffer("mean", torch.as_tensor(mean, dtype=torch.float32).clone())
+        self.register_buffer("std", torch.as_tensor(std, dtype=torch.float32).clone())
+        layers: list[nn.Module] = []
+        width = len(feature_names)
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.ReLU()]
+            width = h
+        layers.append(nn.Linear(width, 1))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Approval logit of each row (float32, differentiable)."""
+        z = (x.to(torch.float32) - self.mean) / self.std
+        return self.net(z).squeeze(-1)
+
+    def approve_probability(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self(x))
+
+    @torch.no_grad()
+    def approves(self, x: torch.Tensor) -> torch.Tensor:
+        """Boolean decision: approval probability at least 0.5 (logit >= 0)."""
+        return self(x) >= 0
+
+    def metadata(self) -> dict:
+        return {
+            "kind": "mlp",
+            "feature_names": list(self.feature_names),
+            "hidden": list(self.hidden),
+            "scaler_mean": self.mean.tolist(),
+            "scaler_std": self.std.tolist(),
+        }
+
+    def save(self, path_stem: str | Path, extra: dict | None = None) -> str:
+        """Writes ``<stem>.pt`` (state dict) and ``<stem>.json`` (metadata); returns the hash."""
+        path_stem = Path(path_stem)
+        path_stem.parent.mkdir(parents=True, exist_ok=True)
+        digest = state_dict_hash(self)
+        meta = {**self.metadata(), "state_dict_sha256": digest, **(extra or {})}
+        _atomic_torch_save(self.state_dict(), path_stem.with_suffix(".pt"))
+        _atomic_write_text(path_stem.with_suffix(".json"), json.dumps(meta, indent=2))
+        return digest
+
+    @classmethod
+    def load(cls, path_stem: str | Path) -> tuple[DecisionModel, dict]:
+        path_stem = Path(path_stem)
+        meta = json.loads(path_stem.with_suffix(".json").read_text())
+        model = cls(tuple(meta["feature_names"]), torch.tensor(meta["scaler_mean"]),
+                    torch.tensor(meta["scaler_std"]), tuple(meta["hidden"]))
+        state = torch.load(path_stem.with_suffix(".pt"), weights_only=True)
+        model.load_state_dict(state)
+        if state_dict_hash(model) != meta["state_dict_sha256"]:
+            raise ValueError(f"{path_stem}.pt does not match the hash in its metadata")
+        model.eval()
+        return model, meta
+
+
+def state_dict_hash(module: nn.Module) -> str:
+    """sha256 of a module's state dict (names, dtypes, shapes and values, in order)."""
+    h = hashlib.sha256()
+    for name, tensor in module.state_dict().items():
+        h.update(name.encode())
+        h.update(tensor_hash(tensor).encode())
+    return h.hexdigest()
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _atomic_torch_save(obj, path: Path) -> None:
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_bytes(buf.getvalue())
+    os.replace(tmp, path)
+
+
+def train_decision_model(
+    data: WorldData, config: DecisionConfig = DecisionConfig(), seed: int = 0,
+    progress: bool = False,
+) -> DecisionModel:
+    """Trains the decision model on the training split; deterministic for a seed.
+
+    Initialization and mini-batch order come from a torch generator seeded with ``seed``.
+    """
+    x = data.x_train.to(torch.float32)
+    y = data.y_train.to(torch.float32)
+    mean, std = x.mean(dim=0), x.std(dim=0).clamp_min(1e-6)
+    gen = torch.Generator().manual_seed(int(seed))
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        model = DecisionModel(data.roles.names, mean, std, config.hidden)
+    opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    loss_fn = nn.BCEWithLogitsLoss()
+    n = x.shape[0]
+    epochs = range(config.epochs)
+    if progress:
+        from tqdm.auto import tqdm
+
+        epochs = tqdm(epochs, desc="decision model", unit="epoch", leave=False)
+    model.train()
+    for _ in epochs:
+        order = torch.randperm(n, generator=gen)
+        for start in range(0, n, config.batch_size):
+            idx = order[start:start + config.batch_size]
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn(model(x[idx]), y[idx])
+            loss.backward()
+            opt.step()
+    model.eval()
+    return model
+
+
+def default_cache_dir() -> Path:
+    """``$SIMSTUDY_CACHE`` or ``./.simstudy_cache``."""
+    return Path(os.environ.get("SIMSTUDY_CACHE", ".simstudy_cache"))
+
+
+@dataclass
+class ModelCache:
+    """Trained models stored under a content-hash key (state dict + JSON, no pickles)."""
+
+    root: Path = field(default_factory=default_cache_dir)
+
+    @staticmethod
+    def key(kind: str, **parts) -> str:
+        blob = json.dumps({"kind": kind, **parts}, sort_keys=True, default=str)
+        return f"{kind}-{hashlib.sha256(blob.encode()).hexdigest()[:24]}"
+
+    def decision_model(self, data: WorldData, config: DecisionConfig, seed: int,
+                       progress: bool = False) -> tuple[DecisionModel, dict]:
+        """Loads the model trained on ``data`` with ``config`` and ``seed``, training it once."""
+        key = self.key("decision", data=data.content_hash(), config=config.to_json(),
+                       seed=int(seed), torch=torch.__version__.split("+")[0])
+        stem = Path(self.root) / key
+        if stem.with_suffix(".json").exists() and stem.with_suffix(".pt").exists():
+            model, meta = DecisionModel.load(stem)
+            return model, {**meta, "cache_key": key, "cached": True}
+        model = train_decision_model(data, config, seed, progress=progress)
+        with torch.no_grad():
+            acc = float((model.approves(data.x_test).long() == data.y_test).float().mean())
+            approval = float(model.approves(data.x_test).float().mean())
+        extra = {"config": config.to_json(), "seed": int(seed), "data_sha256": data.content_hash(),
+                 "test_accuracy": acc, "test_approval_rate": approval}
+        model.save(stem, extra)
+        _, meta = DecisionModel.load(stem)
+        return model, {**meta, "cache_key": key, "cached": False}
+
+
