@@ -80,9 +80,10 @@ def load_yaml(path: str | Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise DocumentError([DocumentProblem(str(path), "", f"cannot read file ({exc.strerror})")])
+        reason = f"cannot read file ({exc.strerror})"
+        raise DocumentError([DocumentProblem(str(path), "", reason)]) from None
     except UnicodeDecodeError:
-        raise DocumentError([DocumentProblem(str(path), "", "file is not UTF-8 text")])
+        raise DocumentError([DocumentProblem(str(path), "", "file is not UTF-8 text")]) from None
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - safe loader subclass
     except yaml.MarkedYAMLError as exc:
@@ -93,9 +94,9 @@ def load_yaml(path: str | Path) -> Any:
         if "duplicate key" in problem:
             field = problem.split("'")[1] if "'" in problem else ""
         raise DocumentError([DocumentProblem(str(path), field, f"invalid YAML at {where}: "
-                                                               f"{problem}")])
+                                                               f"{problem}")]) from None
     except yaml.YAMLError as exc:
-        raise DocumentError([DocumentProblem(str(path), "", f"invalid YAML: {exc}")])
+        raise DocumentError([DocumentProblem(str(path), "", f"invalid YAML: {exc}")]) from None
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
@@ -127,7 +128,7 @@ def validate_data(data: Any, model: type[M], source: str) -> M:
             if err["type"] == "extra_forbidden":
                 reason = "unknown key"
             problems.append(DocumentProblem(source, _field_path(err["loc"]), reason))
-        raise DocumentError(problems)
+        raise DocumentError(problems) from None
 
 
 def load_document(path: str | Path, model: type[M]) -> M:
