@@ -1,0 +1,35 @@
+"""Registries that let each subsystem add document kinds without editing the scenario schema.
+
+A policy spec is a :class:`~simstudy.documents.StrictModel` with a ``kind: Literal[...]`` field,
+an optional ``name`` and a ``build()`` method returning an unfitted
+:class:`~simstudy.policies.RecoursePolicy`. A world spec likewise has ``kind`` and a
+``build(seed, cache)`` method returning ``(world, data, info)``. Modules register their specs on
+import with the decorators below; :mod:`simstudy.scenario` turns each registry into a pydantic
+discriminated union on ``kind``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["POLICY_SPECS", "WORLD_SPECS", "register_policy_spec", "register_world_spec"]
+
+POLICY_SPECS: dict[str, type] = {}
+WORLD_SPECS: dict[str, type] = {}
+
+
+def _kind_of(spec_cls: type) -> str:
+    field = spec_cls.model_fields.get("kind")
+    if field is None or not getattr(field.annotation, "__args__", None):
+        raise TypeError(f"{spec_cls.__name__} needs a field `kind: Literal['...']`")
+    return field.annotation.__args__[0]
+
+
+def register_policy_spec(spec_cls: type) -> type:
+    """Class decorator: makes a policy kind available to scenario documents."""
+    POLICY_SPECS[_kind_of(spec_cls)] = spec_cls
+    return spec_cls
+
+
+def register_world_spec(spec_cls: type) -> type:
+    """Class decorator: makes a world kind available to scenario documents."""
+    WORLD_SPECS[_kind_of(spec_cls)] = spec_cls
+    return spec_cls
