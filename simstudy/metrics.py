@@ -41,12 +41,16 @@ class Recourse:
         values: ``(n, d)`` intervention values θ (NaN where not intervened).
         found: ``(n,)`` bool; false is an explicit "no recourse" for that person.
         extras: policy-specific per-applicant columns (for example queries asked).
+        counterfactual: optional ``(n, d)`` points proposed directly by a non-causal generator
+            (Wachter, Growing Spheres, HARE). When set, they are the counterfactuals evaluated,
+            instead of propagating the intervention through the world's structural equations.
     """
 
     intervened: np.ndarray
     values: np.ndarray
     found: np.ndarray
     extras: dict[str, np.ndarray] = field(default_factory=dict)
+    counterfactual: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.intervened = np.asarray(self.intervened, dtype=bool)
@@ -94,8 +98,11 @@ def evaluate_recourse(
     intervened = recourse.intervened & recourse.found[:, None]
     values = np.where(intervened, recourse.values, x_np)
     with torch.no_grad():
-        x_cf = world.counterfactual(xt, torch.from_numpy(intervened),
-                                    torch.from_numpy(values)).numpy()
+        if recourse.counterfactual is None:
+            x_cf = world.counterfactual(xt, torch.from_numpy(intervened),
+                                        torch.from_numpy(values)).numpy()
+        else:
+            x_cf = np.where(recourse.found[:, None], recourse.counterfactual, x_np)
         approved = model(torch.from_numpy(x_cf)).numpy() >= 0
         logp = world.log_prob(xt).numpy()
         logp_cf = world.log_prob(torch.from_numpy(x_cf)).numpy()
