@@ -56,7 +56,8 @@ def main() -> None:
         table, smallest = summarize_power(rows)
         out["power_curve"] = {"points": len(grid), "simulations_per_point": a.simulations,
                               "workers": a.workers,
-                              "power": dict(zip(table["n"].astype(str), table["power"])),
+                              "power": dict(zip(table["n"].astype(str), table["power"],
+                                                strict=True)),
                               "smallest_n_for_0.8": smallest}
     print(json.dumps(out, indent=2))
 

@@ -174,8 +174,8 @@ def fit_reml(
     rho = np.clip(rho, -_RHO_BOUND, _RHO_BOUND)
     value, beta, dp, grad, hess, a_inv = _evaluate(xtx, xty, yty, n_minus_mp, blocks, rho, True)
     converged = False
-    it = 0
-    for it in range(1, max_iter + 1):
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):  # noqa: B007 - reported after the loop
         # Directions pinned at a bound with the gradient pushing outwards are held fixed.
         free = ~(((rho >= _RHO_BOUND) & (grad < 0)) | ((rho <= -_RHO_BOUND) & (grad > 0)))
         # The score is -2 x log restricted likelihood: a gradient below 1e-4 changes it by far
@@ -216,4 +216,4 @@ def fit_reml(
     scale = dp / n_minus_mp
     edf = np.einsum("ij,ji->i", a_inv, xtx)
     return RemlResult(beta=beta, rho=rho, scale=float(scale), a_inv=a_inv, xtx=xtx, edf=edf,
-                      objective=float(value), n_iter=it, converged=bool(converged))
+                      objective=float(value), n_iter=n_iter, converged=bool(converged))
