@@ -85,9 +85,13 @@ def _read_part(path: Path) -> pd.DataFrame:
 
 def _append(path: Path, row: dict) -> None:
     new = not path.exists()
+    # After an interruption mid-line, start a fresh line so the cut line stays isolated.
+    cut = not new and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
     with path.open("a") as fh:
         if new:
             fh.write(",".join(PART_COLUMNS) + "\n")
+        elif cut:
+            fh.write("\n")
         fh.write(f"{row['n']},{row['sim']},{row['p']!r},{row['edf']!r},{row['F']!r},"
                  f"{row['significant']}\n")
         fh.flush()
