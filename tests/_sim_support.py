@@ -55,7 +55,7 @@ class PreferredFeaturePolicy(RecoursePolicy):
 
         lo, hi = np.zeros(n), span.copy()
         found = has & approves(hi)
-        for _ in range(25):
+        for _ in range(18):
             mid = 0.5 * (lo + hi)
             ok = approves(mid)
             hi = np.where(ok, mid, hi)
