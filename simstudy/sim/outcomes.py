@@ -195,7 +195,8 @@ def summarize(metrics: pd.DataFrame, baseline: str | None = None, level: float =
         if policy == baseline:
             continue
         other = metrics[metrics["policy"] == policy].set_index(["group", "replication"])
-        joined = other[metric_cols].join(base[metric_cols], rsuffix="_base", how="inner")
+        joined = other[metric_cols].merge(base[metric_cols], left_index=True,
+                                          right_index=True, suffixes=("", "_base"))
         for group in dict.fromkeys(joined.index.get_level_values("group")):
             block = joined.xs(group, level="group")
             for m in metric_cols:
