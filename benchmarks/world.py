@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> dict:
     out = {"applicants": int(len(result.applicants)), "events": int(len(result.events)),
            "simulated_days": args.days, "policy": "oracle", "model_versions": len(result.models),
            "wall_seconds": round(wall, 3), "events_per_second": round(len(result.events) / wall),
-           "setup_seconds": round(setup_s, 3), "threads": args.threads}
+           "setup_seconds": round(setup_s, 3), "threads": args.threads,
+           "breakdown_seconds": result.timings}
     print(json.dumps(out))
     return out
 

@@ -30,6 +30,7 @@ arrival ends in exactly one terminal event by the horizon or is still active.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -166,6 +167,8 @@ class SimulationResult:
         actions: one row per action carried out: ``applicant``, ``attempt``, ``start``,
             ``end``, achieved ``fraction`` and ``target_<feature>`` (NaN where not intervened).
         horizon_days: the simulated horizon.
+        timings: wall seconds spent in the policy, in evaluating recourses and in retraining
+            (the rest of a run is event scheduling and bookkeeping).
     """
 
     events: pd.DataFrame
@@ -173,6 +176,7 @@ class SimulationResult:
     models: pd.DataFrame
     actions: pd.DataFrame
     horizon_days: float
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def arrival_times(spec: SimulationSpec, seed: int) -> np.ndarray:
@@ -377,6 +381,7 @@ class EventWorld:
         x = np.concatenate(recent)
         if x.shape[0] < spec.min_samples:
             return
+        started = time.perf_counter()
         xt = torch.from_numpy(x)
         version = self.version + 1
         label_gen = generator(self.seed, "retrain-labels", version)
@@ -390,6 +395,7 @@ class EventWorld:
         self._model_rows.append({"version": version, "time": float(t), "n_train": int(len(x)),
                                  "train_approval_rate": float(y.double().mean()),
                                  "state_dict_sha256": state_dict_hash(model)})
+        self.timings["retrain_s"] += time.perf_counter() - started
 
     def _decide(self, env: simpy.Environment, ids: np.ndarray, k: int) -> None:
         spec, bs = self.spec, self.spec.batch_size
@@ -422,9 +428,13 @@ class EventWorld:
         spec, bs = self.spec, self.spec.batch_size
         x = self.x[ids]
         profiles = self.reported.subset(ids)
+        t0 = time.perf_counter()
         rec = batching.recommend(self._policy, x, profiles, ids, self.seed, bs)
+        t1 = time.perf_counter()
         ev = batching.evaluate(self.world, self._models[self.version], x, rec, profiles,
                                self.feature_range, bs)
+        self.timings["policy_s"] += t1 - t0
+        self.timings["evaluate_s"] += time.perf_counter() - t1
         queries = np.asarray(rec.extras.get("queries", np.zeros(len(ids))), dtype=np.float64)
         abandon = queries > self.patience[ids]
         t_leave = t + spec.session.latency_days + np.where(
@@ -514,6 +524,8 @@ class EventWorld:
     # -- run ---------------------------------------------------------------------------------
     def run(self) -> SimulationResult:
         """Simulates up to the horizon and returns the event log and applicant table."""
+        started = time.perf_counter()
+        self.timings = {"policy_s": 0.0, "evaluate_s": 0.0, "retrain_s": 0.0}
         self._setup()
         spec = self.spec
         n_windows = int(math.floor(spec.horizon_days / spec.window_days + 1e-9))
@@ -521,9 +533,12 @@ class EventWorld:
         env.process(self._arrivals(env, n_windows))
         env.process(self._lender(env, n_windows))
         env.run(until=spec.horizon_days + spec.window_days * 1e-6)
-        return SimulationResult(self._events_frame(), self._applicants_frame(),
-                                pd.DataFrame(self._model_rows), self._actions_frame(),
-                                spec.horizon_days)
+        result = SimulationResult(self._events_frame(), self._applicants_frame(),
+                                  pd.DataFrame(self._model_rows), self._actions_frame(),
+                                  spec.horizon_days)
+        self.timings["total_s"] = time.perf_counter() - started
+        result.timings = {k: round(v, 3) for k, v in self.timings.items()}
+        return result
 
     def _events_frame(self) -> pd.DataFrame:
         if self._log:
