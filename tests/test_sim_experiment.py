@@ -22,7 +22,7 @@ class _Fussy(PreferredFeaturePolicy):
 def test_run_writes_files_with_paired_differences(tmp_path):
     world, data, model = small_world()
     spec = SimulationSpec.model_validate({
-        "horizon_days": 20, "arrivals": {"kind": "cohort", "size": 120, "spread_days": 5},
+        "horizon_days": 15, "arrivals": {"kind": "cohort", "size": 80, "spread_days": 5},
         "session": {"patience_questions": 6}, "action": {"base_days": 1}})
     policies = {"plain": lambda c: PreferredFeaturePolicy().fit(c),
                 "fussy": lambda c: _Fussy().fit(c)}
