@@ -45,6 +45,7 @@ from .population import (
 )
 from .registry import POLICY_SPECS, WORLD_SPECS
 from .rng import entity_uniforms
+from .sim.spec import SimulationSpec
 from .world.decision import DecisionConfig
 
 __all__ = [
@@ -232,6 +233,7 @@ def _scenario_model() -> type[StrictModel]:
         applicants: ApplicantsSpec = ApplicantsSpec()
         policies: list[policy_union] = Field(min_length=1)  # type: ignore[valid-type]
         conditions: list[ConditionSpec] = Field(min_length=1)
+        simulation: SimulationSpec | None = None
 
         @model_validator(mode="after")
         def _unique_names(self):

@@ -93,3 +93,36 @@ def test_another_seed_changes_the_numbers_and_needs_its_own_directory(
                  "--quiet"])
     assert code == 2
     assert "different scenario or seed" in capsys.readouterr().err
+
+
+SIM_SCENARIO = """
+name: sim-test
+seed: 0
+replications: 2
+world: {kind: loan, n_samples: 1200}
+decision_model: {epochs: 15}
+applicants: {max_applicants: 20}
+policies:
+  - {kind: oracle, n_values: 6}
+conditions:
+  - name: groups
+    population:
+      actionability: {kind: ranking, bias: uniform}
+      groups: {rule: random, privileged_share: 0.3}
+simulation:
+  horizon_days: 30
+  arrivals: {kind: poisson, rate_per_day: 2}
+  group_column: privileged
+  hidden_mismatch_probability: 0.25
+"""
+
+
+def test_scenario_with_simulation_writes_the_event_world(tmp_path, cache):
+    path = tmp_path / "sim.yaml"
+    path.write_text(SIM_SCENARIO)
+    res = run_scenario(path, tmp_path / "run", progress=False, cache=cache)
+    for name in ("events.parquet", "outcomes.parquet", "sim_summary.csv", "approvals.png"):
+        assert (tmp_path / "run" / name).exists(), name
+    events = pd.read_parquet(tmp_path / "run" / "events.parquet")
+    assert set(events["replication"]) == {0, 1}
+    assert "events.parquet" in res.manifest["outputs"]

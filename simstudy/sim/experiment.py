@@ -56,6 +56,7 @@ def run_event_world(
     response: ResponseModel | None = None,
     timeline_step_days: float = 1.0,
     progress: bool = False,
+    per_replication: Sequence[tuple[CausalWorld, WorldData, torch.nn.Module]] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Simulates ``len(seeds)`` replications of every policy and writes the run files.
 
@@ -70,6 +71,9 @@ def run_event_world(
         response: acceptance / action model (default: the spec's).
         timeline_step_days: resolution of ``timeline.csv``.
         progress: show a progress bar.
+        per_replication: optional ``(world, data, model)`` for each seed, when every
+            replication has its own world sample and decision model (as scenario runs do);
+            overrides ``world``, ``data`` and ``model``.
 
     Returns:
         The written tables, by file stem (``events``, ``outcomes``, ``timeline``, ...).
@@ -83,7 +87,8 @@ def run_event_world(
         jobs = tqdm(jobs, desc="event world", unit="run")
     events, outcomes, actions, models, timelines, metrics, timings = [], [], [], [], [], [], []
     for r, seed, name in jobs:
-        res = simulate(spec, world, data, model, policies[name], population, int(seed), response)
+        w, d, m = per_replication[r] if per_replication is not None else (world, data, model)
+        res = simulate(spec, w, d, m, policies[name], population, int(seed), response)
         tag = {"policy": name, "replication": r}
         events.append(res.events.assign(**tag))
         o = applicant_outcomes(res)
