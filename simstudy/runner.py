@@ -29,8 +29,8 @@ from .policies.base import RecourseContext, RecoursePolicy
 from .population import Population
 from .rng import derive_seed
 from .scenario import build_population, load_scenario, policy_name
-from .store import package_versions, read_manifest, write_csv, write_manifest, write_parquet
 from .sim.experiment import SIM_FILES, run_event_world
+from .store import package_versions, read_manifest, write_csv, write_manifest, write_parquet
 from .summary import summarize_recourse
 from .world.decision import ModelCache
 
