@@ -35,12 +35,12 @@ from typing import Annotated, Literal
 
 import numpy as np
 import torch
-from pydantic import Field
+from pydantic import Field, SerializeAsAny, field_validator
 
 from ..documents import StrictModel
 from ..metrics import Recourse
 from ..population import ActionabilityProfiles
-from ..registry import register_policy_spec
+from ..registry import POLICY_SPECS, register_policy_spec
 from ..rng import entity_normals, entity_uniforms
 from ..users.feedback import NoiseModel, SimulatedUsers
 from ..users.metrics import (
@@ -51,7 +51,6 @@ from ..users.metrics import (
 )
 from ..users.model import UserModel
 from .base import RecoursePolicy
-from .growing_spheres import GrowingSpheresSpec
 from .space import ScaledSpace, action_mask, points_to_recourse
 from .wachter import WachterSpec
 
@@ -174,6 +173,12 @@ class HARE(RecoursePolicy):
         gamma, lam, steps, lr: ActionableSampling settings.
         tolerance: BoundaryPointSearch tolerance.
         early_stop: ask the accept / reject question and stop on a yes.
+
+    Per-applicant extras: ``queries`` asked, ``accepted`` (stopped early), ``iterations_run``,
+    ``base_found``, ``redundancy`` and ``redundancy_base``, ``violations`` (changed coordinates
+    neither actionable for the person nor moved by a causal base's counterfactual),
+    ``user_loss`` and ``user_loss_base`` (the hidden loss), and for ground-truth users
+    ``has_ground_truth``, ``gtp``, ``gtd``, ``gtp_base`` and ``gtd_base``.
     """
 
     kind = "hare"
@@ -204,11 +209,13 @@ class HARE(RecoursePolicy):
         return self
 
     def _base_points(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
-                     seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+                     seed: int) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+        """Scaled base recourses ``r_0`` (``x`` where none), found flags, and base actions."""
         rec = self.base_.recommend(x, profiles, ids, seed)
         if rec.counterfactual is not None:
             cf = rec.counterfactual
         else:
+            # a causal base proposes an action; its point is the action's counterfactual
             with torch.no_grad():
                 xt = torch.as_tensor(x, dtype=torch.float64)
                 values = np.where(rec.intervened, rec.values, x)
@@ -217,7 +224,7 @@ class HARE(RecoursePolicy):
         found = torch.from_numpy(rec.found & np.isfinite(cf).all(axis=1))
         r0 = torch.where(found[:, None], self.space_.scale(np.nan_to_num(cf)),
                          self.space_.scale(x))
-        return r0, found
+        return r0, found, rec.intervened & found.numpy()[:, None]
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
                   seed: int = 0) -> Recourse:
@@ -228,7 +235,7 @@ class HARE(RecoursePolicy):
         mask_np = action_mask(names, profiles)
         mask = torch.from_numpy(mask_np)
         xs = space.scale(x)
-        r0, base_found = self._base_points(x, profiles, ids, seed)
+        r0, base_found, base_acted = self._base_points(x, profiles, ids, seed)
         user_model = self.users if self.users is not None else UserModel()
         people = user_model.build(space, xs, mask_np, ids, seed, self.budget, names, profiles)
         users = people.users
@@ -263,7 +270,11 @@ class HARE(RecoursePolicy):
                 searching &= ~yes
         found = base_found | space.approves(r)
         extras = self._extras(xs, r, r0, base_found, mask, people, users, accepted, rounds)
-        return points_to_recourse(space, x, r, found & (r != xs).any(dim=1), extras)
+        # HARE moves only actionable coordinates; other coordinates can differ from the factual
+        # only as causal consequences carried over from a causal base's point, which are effects,
+        # not actions
+        return points_to_recourse(space, x, r, found & (r != xs).any(dim=1), extras,
+                                  acted=mask_np | base_acted)
 
     def _extras(self, xs, r, r0, base_found, mask, people, users, accepted, rounds) -> dict:
         out = {
@@ -273,7 +284,7 @@ class HARE(RecoursePolicy):
             "base_found": base_found.numpy(),
             "redundancy": redundancy(self.space_, xs, r).numpy(),
             "redundancy_base": redundancy(self.space_, xs, r0).numpy(),
-            "violations": constraint_violations(xs, r, mask).numpy(),
+            "violations": constraint_violations(xs, r, mask | (r0 != xs)).numpy(),
             "user_loss": users.loss(r).numpy(),
             "user_loss_base": users.loss(r0).numpy(),
         }
@@ -318,16 +329,13 @@ class UserSpec(StrictModel):
                          self.accept_threshold, self.n_samples, self.eta)
 
 
-BaseSpec = Annotated[WachterSpec | GrowingSpheresSpec, Field(discriminator="kind")]
-
-
 @register_policy_spec
 class HARESpec(StrictModel):
     """Scenario entry of :class:`HARE`; ``iterations > 1`` is Multi-HARE."""
 
     kind: Literal["hare"] = "hare"
     name: str | None = None
-    base: BaseSpec = Field(default_factory=WachterSpec)
+    base: SerializeAsAny[StrictModel] = Field(default_factory=WachterSpec)
     users: UserSpec = Field(default_factory=UserSpec)
     budget: int = Field(30, gt=0)
     iterations: int = Field(1, gt=0)
@@ -337,6 +345,21 @@ class HARESpec(StrictModel):
     lr: float = Field(0.1, gt=0.0)
     tolerance: float = Field(1e-6, gt=0.0)
     early_stop: bool = True
+
+    @field_validator("base", mode="before")
+    @classmethod
+    def _base_spec(cls, value):
+        # any registered generator can be the base (Wachter, Growing Spheres, the causal
+        # oracle, iCARMA, ...), validated by its own spec; HARE over HARE is refused
+        if isinstance(value, StrictModel):
+            return value
+        if not isinstance(value, dict):
+            raise ValueError("base must be a policy entry with a kind")
+        kind = value.get("kind")
+        choices = sorted(k for k in POLICY_SPECS if k != "hare")
+        if kind not in choices:
+            raise ValueError(f"unknown base generator kind {kind!r}; choose from {choices}")
+        return POLICY_SPECS[kind].model_validate(value)
 
     def build(self) -> HARE:
         return HARE(self.base.build(), self.users.build(), self.budget, self.iterations,

@@ -70,14 +70,16 @@ def action_mask(feature_names: Sequence[str], profiles: ActionabilityProfiles) -
 
 def points_to_recourse(
     space: ScaledSpace, x: np.ndarray, r: torch.Tensor, found: torch.Tensor,
-    extras: dict[str, np.ndarray] | None = None,
+    extras: dict[str, np.ndarray] | None = None, acted: np.ndarray | None = None,
 ) -> Recourse:
     """Wraps scaled counterfactual points as a :class:`~simstudy.metrics.Recourse`.
 
-    A feature counts as intervened when its scaled value moved; unmoved features keep the
-    factual's exact value, so scaling round-off never shows up as a tiny action.
+    A feature counts as intervened when its scaled value moved (and, when ``acted`` is given,
+    the person acted on it rather than it following from a causal base's action); unmoved
+    features keep the factual's exact value, so scaling round-off never shows up as an action.
     """
     x = np.asarray(x, dtype=np.float64)
     changed = ((r - space.scale(x)) != 0).numpy() & found.numpy()[:, None]
     cf = np.where(changed, space.unscale(r).numpy(), x)
-    return Recourse(changed, cf, found.numpy(), extras=dict(extras or {}), counterfactual=cf)
+    intervened = changed if acted is None else changed & acted
+    return Recourse(intervened, cf, found.numpy(), extras=dict(extras or {}), counterfactual=cf)
