@@ -3,6 +3,8 @@ import pytest
 import torch
 from pydantic import ValidationError
 
+from simstudy.metrics import Recourse
+from simstudy.policies.base import RecoursePolicy
 from simstudy.policies.growing_spheres import GrowingSpheres
 from simstudy.policies.hare import (
     HARE,
@@ -96,3 +98,31 @@ def test_spec_builds_multi_hare_and_refuses_bad_documents():
         HARESpec.model_validate({"kind": "hare", "users": {"noise": {"kind": "gaussian"}}})
     with pytest.raises(ValidationError):
         HARESpec.model_validate({"kind": "hare", "budgett": 3})
+
+
+class _RaiseIncome(RecoursePolicy):
+    """A causal stand-in: intervene on income alone (where actionable), no point proposed."""
+
+    def recommend(self, x, profiles, ids, seed=0):
+        names = self.context_.feature_names
+        mask = action_mask(names, profiles)
+        intervened = np.zeros_like(mask)
+        i = names.index("income")
+        intervened[:, i] = mask[:, i]
+        values = x.copy()
+        values[:, i] = self.context_.upper[i]
+        return Recourse(intervened, values, intervened.any(axis=1))
+
+
+def test_hare_over_a_causal_base_treats_downstream_effects_as_effects(loan_context, rejected):
+    x, ids, profiles = rejected
+    hare = HARE(_RaiseIncome(), UserModel(scale="near", n_samples=50), budget=6,
+                iterations=2, steps=20).fit(loan_context)
+    rec = hare.recommend(x, profiles, ids)
+    mask = action_mask(loan_context.feature_names, profiles)
+    assert not (rec.intervened & ~mask).any()
+    assert (rec.extras["violations"] == 0).all()
+    # savings follows income in the Loan SCM: it moves for people who may not act on it
+    savings = loan_context.feature_names.index("savings")
+    moved = rec.found & (rec.counterfactual[:, savings] != x[:, savings]) & ~mask[:, savings]
+    assert moved.any()
