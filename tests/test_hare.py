@@ -14,7 +14,7 @@ from simstudy.policies.hare import (
     tournament,
 )
 from simstudy.policies.space import ScaledSpace, action_mask
-from simstudy.users.feedback import SimulatedUsers
+from simstudy.users.feedback import NoiseModel, SimulatedUsers
 from simstudy.users.model import UserModel
 
 
@@ -126,3 +126,22 @@ def test_hare_over_a_causal_base_treats_downstream_effects_as_effects(loan_conte
     savings = loan_context.feature_names.index("savings")
     moved = rec.found & (rec.counterfactual[:, savings] != x[:, savings]) & ~mask[:, savings]
     assert moved.any()
+
+
+@pytest.mark.parametrize("weights", ["centres", "profile"])
+def test_weighted_users_get_their_cheapest_candidate(loan_context, rejected, weights):
+    x, ids, profiles = rejected
+
+    def extras(noise):
+        users = UserModel(preference="weights", weights=weights, noise=noise)
+        hare = HARE(GrowingSpheres(n_samples=50), users, budget=8, iterations=1, steps=20,
+                    early_stop=False).fit(loan_context)
+        return hare.recommend(x, profiles, ids).extras
+
+    honest = extras(NoiseModel())
+    random = extras(NoiseModel("bernoulli", p=0.5))
+    assert "gtd" not in honest
+    assert (honest["queries"] <= 7).all() and not honest["accepted"].any()
+    # one iteration shows both the same candidates; an honest person picks the cheapest
+    assert (honest["user_loss"] <= random["user_loss"] + 1e-12).all()
+    assert honest["user_loss"].mean() < random["user_loss"].mean()
