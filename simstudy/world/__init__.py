@@ -3,6 +3,7 @@
 from .base import CausalWorld, FeatureRoles, causal_order_check
 from .data import WorldData, sample_world_data, tensor_hash
 from .loan import LOAN_ROLES, LoanSCM, loan_label, loan_label_probability
+from .specs import LoanWorldSpec
 
 __all__ = [
     "CausalWorld",
@@ -15,4 +16,5 @@ __all__ = [
     "LoanSCM",
     "loan_label",
     "loan_label_probability",
+    "LoanWorldSpec",
 ]
