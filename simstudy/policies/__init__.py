@@ -2,11 +2,9 @@
 
 from .base import RecourseContext, RecoursePolicy
 from .growing_spheres import GrowingSpheres, GrowingSpheresSpec
+from .hare import HARE, HARESpec
 from .oracle import CausalOracle, OracleSpec
 from .wachter import Wachter, WachterSpec
-
-# HARE last: its base may be any generator registered above
-from .hare import HARE, HARESpec  # noqa: E402, I001
 
 __all__ = [
     "RecourseContext",
