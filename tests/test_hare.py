@@ -145,3 +145,15 @@ def test_weighted_users_get_their_cheapest_candidate(loan_context, rejected, wei
     # one iteration shows both the same candidates; an honest person picks the cheapest
     assert (honest["user_loss"] <= random["user_loss"] + 1e-12).all()
     assert honest["user_loss"].mean() < random["user_loss"].mean()
+
+
+def test_hare_over_the_causal_oracle(loan_context, rejected):
+    x, ids, profiles = rejected
+    spec = HARESpec.model_validate({"kind": "hare", "base": {"kind": "oracle", "n_values": 5},
+                                    "budget": 4, "iterations": 2, "steps": 10,
+                                    "users": {"scale": "near", "n_samples": 50}})
+    rec = spec.build().fit(loan_context).recommend(x, profiles, ids)
+    assert (rec.extras["violations"] == 0).all()
+    mask = action_mask(loan_context.feature_names, profiles)
+    assert not (rec.intervened & ~mask).any()
+    assert rec.extras["base_found"].any()

@@ -95,8 +95,8 @@ def actionable_sampling(
         similarity = (p @ p.transpose(1, 2) - eye2).max(dim=2).values.mean(dim=1)
         logit = space.logit(r[:, None, :] + gamma * p)
         validity = torch.nn.functional.softplus(-logit).to(torch.float64).mean(dim=1)
-        opt.zero_grad(set_to_none=True)
-        (lam * similarity + validity).sum().backward()
+        # gradients for the directions only: the decision model's parameters stay untouched
+        (p.grad,) = torch.autograd.grad((lam * similarity + validity).sum(), p)
         opt.step()
         with torch.no_grad():
             p.copy_(project(p))

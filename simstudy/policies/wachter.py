@@ -59,8 +59,8 @@ def wachter(
                 # the epsilon keeps the gradient finite at δ = 0, where every search starts
                 dist = ((r - x) ** 2).sum(dim=1).add(1e-12).sqrt()
             loss = lam_i * torch.nn.functional.softplus(-logit).to(torch.float64) + dist
-            opt.zero_grad(set_to_none=True)
-            (loss * active).sum().backward()
+            # gradients for δ only: the decision model's parameters stay untouched
+            (delta.grad,) = torch.autograd.grad((loss * active).sum(), delta)
             opt.step()
             with torch.no_grad():
                 better = (logit >= 0) & (dist < best_dist) & active
