@@ -8,7 +8,8 @@ Every configuration serves the same rejected applicants, who hold the same hidde
 and answer with the same keyed luck (common random numbers), so rows compare. Tables:
 
 * ``scales``: GTP / GTD of the base generator, HARE (T = 1) and Multi-HARE (T = 5), B = 30, at
-  near / intermediate / far ground truth, over Wachter and Growing Spheres;
+  near / intermediate / far ground truth, over Wachter and Growing Spheres (``--bases`` adds
+  the causal oracle);
 * ``budget``: Multi-HARE (T = 5) and HARE over Wachter, far, B = 10, 30, 70, 100;
 * ``iterations``: over Wachter, far, B = 30, T = 1, 3, 5, 10;
 * ``noise``: Multi-HARE over Wachter, far, B = 30, under Bernoulli flips p = 0 .. 0.5, the
@@ -55,10 +56,14 @@ def hare(base: str, scale: str = "far", budget: int = 30, iterations: int = 1,
                     users={"scale": scale, "noise": noise or {"kind": "none"}})
 
 
-def tables(context, x, ids, profiles, progress) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = {"scales": [], "budget": [], "iterations": [], "noise": []}
-    for scale in ("near", "intermediate", "far"):
-        for base in ("wachter", "growing_spheres"):
+TABLES = ("scales", "budget", "iterations", "noise")
+
+
+def tables(context, x, ids, profiles, progress, which=TABLES,
+           bases=("wachter", "growing_spheres")) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {name: [] for name in TABLES}
+    for scale in ("near", "intermediate", "far") if "scales" in which else ():
+        for base in bases:
             one = run(context, x, ids, profiles, hare(base, scale, 30, 1))
             multi = run(context, x, ids, profiles, hare(base, scale, 30, 5))
             out["scales"].append({"scale": scale, "base": base,
@@ -70,18 +75,19 @@ def tables(context, x, ids, profiles, progress) -> dict[str, list[dict]]:
                                   "valid_hare": one["valid"], "valid_multi": multi["valid"],
                                   "violations": one["violations"] + multi["violations"]})
             progress(out["scales"][-1])
-    for budget in (10, 30, 70, 100):
+    for budget in (10, 30, 70, 100) if "budget" in which else ():
         for iterations in (1, 5):
             row = run(context, x, ids, profiles, hare("wachter", "far", budget, iterations))
             out["budget"].append({"budget": budget, "iterations": iterations, **row})
             progress(out["budget"][-1])
-    for iterations in (1, 3, 5, 10):
+    for iterations in (1, 3, 5, 10) if "iterations" in which else ():
         row = run(context, x, ids, profiles, hare("wachter", "far", 30, iterations))
         out["iterations"].append({"iterations": iterations, **row})
         progress(out["iterations"][-1])
     noises = [{"kind": "bernoulli", "p": p} for p in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)]
     noises += [{"kind": "logistic"}]
     noises += [{"kind": "bradley_terry", "temperature": t} for t in (0.01, 0.1, 1.0)]
+    noises = noises if "noise" in which else []
     for noise in noises:
         row = run(context, x, ids, profiles, hare("wachter", "far", 30, 5, noise))
         out["noise"].append({"noise": noise["kind"],
@@ -110,6 +116,11 @@ def main() -> None:
     parser.add_argument("--people", type=int, default=500)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--tables", default=",".join(TABLES),
+                        help="comma-separated subset of " + ", ".join(TABLES))
+    parser.add_argument("--bases", default="wachter,growing_spheres",
+                        help="base generators of the scales table (wachter, growing_spheres, "
+                             "oracle)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     context, x, ids, profiles = loan_setup(args.people)
@@ -117,7 +128,8 @@ def main() -> None:
     def progress(row):
         print(json.dumps(row), flush=True, file=__import__("sys").stderr)
 
-    out = tables(context, x, ids, profiles, progress)
+    out = tables(context, x, ids, profiles, progress, args.tables.split(","),
+                 args.bases.split(","))
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "hare_tables.json").write_text(json.dumps(out, indent=2))
