@@ -1,4 +1,4 @@
-"""Running a scenario: worlds, decision models, populations and policies, replication by replication.
+"""Running a scenario: worlds, decision models, populations and policies, per replication.
 
 For replication ``r`` of a scenario with base seed ``s``, the replication seed is
 ``derive_seed(s, "replication", r)``; the world sample, the decision model and every applicant's

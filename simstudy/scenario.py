@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
 from . import world as _world  # noqa: F401 - registers the built-in world kinds
@@ -172,16 +172,19 @@ def build_population(
     return Population(ids, x, feature_names, profiles, groups)
 
 
+def _population_form(value: Any) -> str:
+    return "file" if isinstance(value, str) else "inline"
+
+
 class ConditionSpec(StrictModel):
     """One condition to compare: a name and a population (file path or inline document)."""
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
-    population: PopulationSpec | str
-
-    @field_validator("population", mode="before")
-    @classmethod
-    def _keep_paths(cls, value: Any) -> Any:
-        return value
+    # A tagged union so that a bad inline document is reported once, not also as "not a path".
+    population: Annotated[
+        Union[Annotated[PopulationSpec, Tag("inline")], Annotated[str, Tag("file")]],  # noqa: UP007
+        Discriminator(_population_form),
+    ]
 
 
 class DecisionModelSpec(StrictModel):

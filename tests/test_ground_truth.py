@@ -5,10 +5,10 @@ from simstudy.policies.space import ScaledSpace, action_mask
 from simstudy.users.ground_truth import centred_weights, ground_truth_recourse, profile_weights
 
 
-def test_ground_truth_is_approved_and_only_moves_actionable_features(loan_context, rejected):
-    x, ids, profiles = rejected
-    space = ScaledSpace.from_context(loan_context)
-    mask = action_mask(loan_context.feature_names, profiles)
+def test_ground_truth_is_approved_and_only_moves_actionable_features(lin_ctx, lin_people):
+    x, ids, profiles = lin_people
+    space = ScaledSpace.from_context(lin_ctx)
+    mask = action_mask(lin_ctx.feature_names, profiles)
     xs = space.scale(x)
     near, found = ground_truth_recourse(space, xs, mask, ids, 0, "near", n_samples=100)
     far, _ = ground_truth_recourse(space, xs, mask, ids, 0, "far", n_samples=100)
@@ -25,8 +25,8 @@ def test_hidden_weights():
     assert np.array_equal(w[10:20], centred_weights(np.arange(10, 20), 0, 4))
 
 
-def test_profile_weights_are_infinite_where_not_actionable(rejected, loan_context):
-    _, _, profiles = rejected
-    w = profile_weights(loan_context.feature_names, profiles)
-    mask = action_mask(loan_context.feature_names, profiles)
+def test_profile_weights_are_infinite_where_not_actionable(lin_people, lin_ctx):
+    _, _, profiles = lin_people
+    w = profile_weights(lin_ctx.feature_names, profiles)
+    mask = action_mask(lin_ctx.feature_names, profiles)
     assert np.isinf(w[~mask]).all() and np.isfinite(w[mask]).all()

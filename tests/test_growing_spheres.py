@@ -15,20 +15,20 @@ def test_sample_shell_stays_in_shell_and_subspace():
     assert bool(((pts - center[:, None]).abs()[~mask[:, None, :].expand_as(pts)] == 0).all())
 
 
-def test_recourse_is_approved_and_respects_hard_constraints(loan_context, rejected):
-    x, ids, profiles = rejected
-    rec = GrowingSpheresSpec(n_samples=100).build().fit(loan_context).recommend(x, profiles, ids)
+def test_recourse_is_approved_and_respects_hard_constraints(lin_ctx, lin_people):
+    x, ids, profiles = lin_people
+    rec = GrowingSpheresSpec(n_samples=100).build().fit(lin_ctx).recommend(x, profiles, ids)
     assert rec.found.mean() > 0.9
     with torch.no_grad():
-        assert bool(loan_context.model(torch.from_numpy(rec.counterfactual[rec.found])).ge(0).all())
-    mask = action_mask(loan_context.feature_names, profiles)
+        assert bool(lin_ctx.model(torch.from_numpy(rec.counterfactual[rec.found])).ge(0).all())
+    mask = action_mask(lin_ctx.feature_names, profiles)
     assert not (rec.intervened & ~mask).any()
     assert np.array_equal(rec.counterfactual[~mask], x[~mask])
 
 
-def test_answers_do_not_depend_on_batching(loan_context, rejected):
-    x, ids, profiles = rejected
-    gs = GrowingSpheres(n_samples=50).fit(loan_context)
+def test_answers_do_not_depend_on_batching(lin_ctx, lin_people):
+    x, ids, profiles = lin_people
+    gs = GrowingSpheres(n_samples=50).fit(lin_ctx)
     whole = gs.recommend(x, profiles, ids, seed=3)
     part = gs.recommend(x[5:9], profiles.subset(slice(5, 9)), ids[5:9], seed=3)
     np.testing.assert_allclose(part.counterfactual, whole.counterfactual[5:9])

@@ -18,10 +18,10 @@ from simstudy.users.feedback import NoiseModel, SimulatedUsers
 from simstudy.users.model import UserModel
 
 
-def test_projection_never_moves_a_non_actionable_feature(loan_context, rejected):
-    x, ids, profiles = rejected
-    space = ScaledSpace.from_context(loan_context)
-    mask = torch.from_numpy(action_mask(loan_context.feature_names, profiles))
+def test_projection_never_moves_a_non_actionable_feature(lin_ctx, lin_people):
+    x, ids, profiles = lin_people
+    space = ScaledSpace.from_context(lin_ctx)
+    mask = torch.from_numpy(action_mask(lin_ctx.feature_names, profiles))
     init = torch.randn(len(ids), 4, x.shape[1], dtype=torch.float64,
                        generator=torch.Generator().manual_seed(0))
     p = actionable_sampling(space, space.scale(x), mask, init, steps=10)
@@ -37,9 +37,9 @@ def test_projection_never_moves_a_non_actionable_feature(loan_context, rejected)
     assert gram[:, off].max(dim=1).values.mean() < init_gram[:, off].max(dim=1).values.mean()
 
 
-def test_boundary_point_search_returns_approved_point_within_tolerance(loan_context, rejected):
-    x, _, _ = rejected
-    space = ScaledSpace.from_context(loan_context)
+def test_boundary_point_search_returns_approved_point_within_tolerance(lin_ctx, lin_people):
+    x, _, _ = lin_people
+    space = ScaledSpace.from_context(lin_ctx)
     xs = space.scale(x)
     c = torch.ones(len(xs), 1, xs.shape[1], dtype=torch.float64) * xs[:, None, :]
     c[..., 6] = 1.0  # maximal savings: approved by the linear model
@@ -70,20 +70,20 @@ def test_noiseless_tournament_ends_with_candidate_nearest_ground_truth():
     assert (users.queries == shown.sum(dim=1).numpy() - 1).all()
 
 
-def test_hare_gets_closer_to_the_hidden_truth_than_its_base(loan_context, rejected):
-    x, ids, profiles = rejected
+def test_hare_gets_closer_to_the_hidden_truth_than_its_base(lin_ctx, lin_people):
+    x, ids, profiles = lin_people
     hare = HARE(GrowingSpheres(n_samples=50), UserModel(scale="far", n_samples=50),
-                budget=12, iterations=2, steps=30).fit(loan_context)
+                budget=12, iterations=2, steps=30).fit(lin_ctx)
     rec = hare.recommend(x, profiles, ids)
     e = rec.extras
     assert (e["queries"] <= 12).all()
     assert np.nanmean(e["gtd"]) < np.nanmean(e["gtd_base"])
     assert np.nanmean(e["gtp"]) < np.nanmean(e["gtp_base"])
     assert (e["violations"] == 0).all()
-    mask = action_mask(loan_context.feature_names, profiles)
+    mask = action_mask(lin_ctx.feature_names, profiles)
     assert not (rec.intervened & ~mask).any()
     with torch.no_grad():
-        assert bool(loan_context.model(torch.from_numpy(rec.counterfactual[rec.found])).ge(0).all())
+        assert bool(lin_ctx.model(torch.from_numpy(rec.counterfactual[rec.found])).ge(0).all())
 
 
 def test_spec_builds_multi_hare_and_refuses_bad_documents():
@@ -114,28 +114,28 @@ class _RaiseIncome(RecoursePolicy):
         return Recourse(intervened, values, intervened.any(axis=1))
 
 
-def test_hare_over_a_causal_base_treats_downstream_effects_as_effects(loan_context, rejected):
-    x, ids, profiles = rejected
+def test_hare_over_a_causal_base_treats_downstream_effects_as_effects(lin_ctx, lin_people):
+    x, ids, profiles = lin_people
     hare = HARE(_RaiseIncome(), UserModel(scale="near", n_samples=50), budget=6,
-                iterations=2, steps=20).fit(loan_context)
+                iterations=2, steps=20).fit(lin_ctx)
     rec = hare.recommend(x, profiles, ids)
-    mask = action_mask(loan_context.feature_names, profiles)
+    mask = action_mask(lin_ctx.feature_names, profiles)
     assert not (rec.intervened & ~mask).any()
     assert (rec.extras["violations"] == 0).all()
     # savings follows income in the Loan SCM: it moves for people who may not act on it
-    savings = loan_context.feature_names.index("savings")
+    savings = lin_ctx.feature_names.index("savings")
     moved = rec.found & (rec.counterfactual[:, savings] != x[:, savings]) & ~mask[:, savings]
     assert moved.any()
 
 
 @pytest.mark.parametrize("weights", ["centres", "profile"])
-def test_weighted_users_get_their_cheapest_candidate(loan_context, rejected, weights):
-    x, ids, profiles = rejected
+def test_weighted_users_get_their_cheapest_candidate(lin_ctx, lin_people, weights):
+    x, ids, profiles = lin_people
 
     def extras(noise):
         users = UserModel(preference="weights", weights=weights, noise=noise)
         hare = HARE(GrowingSpheres(n_samples=50), users, budget=8, iterations=1, steps=20,
-                    early_stop=False).fit(loan_context)
+                    early_stop=False).fit(lin_ctx)
         return hare.recommend(x, profiles, ids).extras
 
     honest = extras(NoiseModel())
@@ -147,13 +147,13 @@ def test_weighted_users_get_their_cheapest_candidate(loan_context, rejected, wei
     assert honest["user_loss"].mean() < random["user_loss"].mean()
 
 
-def test_hare_over_the_causal_oracle(loan_context, rejected):
-    x, ids, profiles = rejected
+def test_hare_over_the_causal_oracle(lin_ctx, lin_people):
+    x, ids, profiles = lin_people
     spec = HARESpec.model_validate({"kind": "hare", "base": {"kind": "oracle", "n_values": 5},
                                     "budget": 4, "iterations": 2, "steps": 10,
                                     "users": {"scale": "near", "n_samples": 50}})
-    rec = spec.build().fit(loan_context).recommend(x, profiles, ids)
+    rec = spec.build().fit(lin_ctx).recommend(x, profiles, ids)
     assert (rec.extras["violations"] == 0).all()
-    mask = action_mask(loan_context.feature_names, profiles)
+    mask = action_mask(lin_ctx.feature_names, profiles)
     assert not (rec.intervened & ~mask).any()
     assert rec.extras["base_found"].any()
