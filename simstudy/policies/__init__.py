@@ -1,6 +1,20 @@
 """Recourse policies behind one small batched interface."""
 
 from .base import RecourseContext, RecoursePolicy
+from .growing_spheres import GrowingSpheres, GrowingSpheresSpec
+from .hare import HARE, HARESpec
 from .oracle import CausalOracle, OracleSpec
+from .wachter import Wachter, WachterSpec
 
-__all__ = ["RecourseContext", "RecoursePolicy", "CausalOracle", "OracleSpec"]
+__all__ = [
+    "RecourseContext",
+    "RecoursePolicy",
+    "CausalOracle",
+    "OracleSpec",
+    "GrowingSpheres",
+    "GrowingSpheresSpec",
+    "Wachter",
+    "WachterSpec",
+    "HARE",
+    "HARESpec",
+]
