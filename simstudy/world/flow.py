@@ -210,7 +210,8 @@ class CausalFlow(nn.Module):
         z, ladj = self._transform(c).call_and_ladj(y)
         lp = (-0.5 * z**2 - 0.5 * math.log(2 * math.pi)).sum(dim=1) + ladj
         lp = lp - torch.log(self.std).sum()
-        for j, (name, (levels, probs)) in enumerate(self.discrete.items()):
+        for j, idx in enumerate(self.disc_idx.tolist()):
+            levels, probs = self.discrete[self.roles.names[idx]]
             col = c[:, j]
             mass = torch.zeros_like(col)
             for level, p in zip(levels, probs, strict=True):
