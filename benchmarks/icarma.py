@@ -41,7 +41,7 @@ def main() -> None:
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
 
     world = LoanSCM()
-    data = sample_world_data(world, 20000, generator(args.seed, "world-data"))
+    data = sample_world_data(world, 20000, generator(args.seed, "world-sample"))
     model, _ = ModelCache().decision_model(data, DecisionConfig(), seed=args.seed)
     context = RecourseContext(world, model, data, seed=args.seed)
     config = ICARMAConfig() if args.epochs is None else replace(ICARMAConfig(),

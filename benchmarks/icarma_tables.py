@@ -93,7 +93,7 @@ def main() -> None:
     torch.set_num_threads(1)
 
     true_world = LoanSCM()
-    data = sample_world_data(true_world, 20000, generator(args.data_seed, "world-data"))
+    data = sample_world_data(true_world, 20000, generator(args.data_seed, "world-sample"))
     cache = ModelCache()
     model, _ = cache.decision_model(data, DecisionConfig(), seed=args.data_seed)
     world = true_world

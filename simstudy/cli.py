@@ -13,17 +13,13 @@ import argparse
 import importlib
 import sys
 
-from .documents import DocumentError
+from .documents import DocumentError, UsageError
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError"]
 
 COMMAND_MODULES = [
     "simstudy.commands",
 ]
-
-
-class UsageError(Exception):
-    """A user error that is not about a document (for example a missing run directory)."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,9 +3,64 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-__all__ = ["register"]
+from .documents import DocumentError, load_yaml
+
+__all__ = ["register", "validate_files"]
+
+
+def validate_files(paths: list[str]) -> list[str]:
+    """Validates scenario and population documents; returns one line per problem.
+
+    A document with a top-level ``policies`` key is read as a scenario (with the population
+    files it names), anything else as a population document.
+    """
+    from .scenario import load_population, load_scenario
+
+    lines: list[str] = []
+    for path in paths:
+        try:
+            data = load_yaml(path)
+            if isinstance(data, dict) and "policies" in data:
+                load_scenario(path)
+            else:
+                load_population(path)
+        except DocumentError as exc:
+            lines.extend(str(p) for p in exc.problems)
+    return lines
+
+
+def _validate(args: argparse.Namespace) -> int:
+    problems = validate_files(args.files)
+    for line in problems:
+        print(line, file=sys.stderr)
+    if not problems:
+        print(f"{len(args.files)} document(s) valid")
+    return 2 if problems else 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .runner import run_scenario
+
+    result = run_scenario(args.scenario, args.out, seed=args.seed, progress=not args.quiet)
+    print(f"wrote {Path(result.run_dir) / 'summary.csv'}")
+    cols = [c for c in ("policy", "condition", "validity", "plausibility", "hap",
+                        "cost_unweighted") if c in result.summary.columns]
+    overall = result.summary[result.summary["group_by"] == "all"][cols]
+    print(overall.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Adds the core subcommands (filled in with the scenario runner)."""
+    p = subparsers.add_parser("validate", help="check scenario and population documents")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.set_defaults(handler=_validate)
+
+    p = subparsers.add_parser("run", help="run a scenario and write its results")
+    p.add_argument("scenario", metavar="SCENARIO")
+    p.add_argument("--out", required=True, metavar="DIR", help="run directory")
+    p.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(handler=_run)

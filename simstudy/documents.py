@@ -22,6 +22,7 @@ __all__ = [
     "load_yaml",
     "load_document",
     "validate_data",
+    "UsageError",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -51,6 +52,10 @@ class DocumentError(Exception):
     def __init__(self, problems: list[DocumentProblem]):
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
+
+
+class UsageError(Exception):
+    """A user error that is not about a document's content (for example a clashing run dir)."""
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

@@ -2,5 +2,7 @@
 
 from .base import RecourseContext, RecoursePolicy
 from .icarma import ICARMA, ICARMAConfig, ICARMASpec
+from .oracle import CausalOracle, OracleSpec
 
-__all__ = ["RecourseContext", "RecoursePolicy", "ICARMA", "ICARMAConfig", "ICARMASpec"]
+__all__ = ["RecourseContext", "RecoursePolicy", "CausalOracle", "OracleSpec", "ICARMA",
+           "ICARMAConfig", "ICARMASpec"]

@@ -5,6 +5,7 @@ from .data import WorldData, sample_world_data, tensor_hash
 from .flow import CausalFlow, FlowConfig, cached_causal_flow, fit_causal_flow
 from .learned import CausalFlowWorldSpec, load_csv_data
 from .loan import LOAN_ROLES, LoanSCM, loan_label, loan_label_probability
+from .specs import LoanWorldSpec
 
 __all__ = [
     "CausalWorld",
@@ -23,4 +24,5 @@ __all__ = [
     "LoanSCM",
     "loan_label",
     "loan_label_probability",
+    "LoanWorldSpec",
 ]

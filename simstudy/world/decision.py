@@ -146,7 +146,18 @@ def train_decision_model(
     """Trains the decision model on the training split; deterministic for a seed.
 
     Initialization and mini-batch order come from a torch generator seeded with ``seed``.
+    Training runs on one thread: the network is tiny, and a fixed thread count keeps the
+    floating-point reductions, hence the trained weights, identical on every machine.
     """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _train(data, config, seed, progress)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(data: WorldData, config: DecisionConfig, seed: int, progress: bool) -> DecisionModel:
     x = data.x_train.to(torch.float32)
     y = data.y_train.to(torch.float32)
     mean, std = x.mean(dim=0), x.std(dim=0).clamp_min(1e-6)

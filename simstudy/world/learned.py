@@ -149,7 +149,8 @@ class CausalFlowWorldSpec(StrictModel):
     def build(self, seed: int, cache: ModelCache | None = None,
               base_dir: str | Path = ".") -> tuple:
         if self.source == "loan":
-            data = sample_world_data(LoanSCM(), self.n_samples, generator(seed, "world-data"))
+            # the same draws as the ``loan`` world of the same seed, so the two compare
+            data = sample_world_data(LoanSCM(), self.n_samples, generator(seed, "world-sample"))
         else:
             data = load_csv_data(self.csv, seed, base_dir)
         flow, meta = cached_causal_flow(cache, data.roles, data.x_train, data.x_val,

@@ -98,16 +98,17 @@ class LoanSCM:
 
     def noise_log_prob(self, u: torch.Tensor) -> torch.Tensor:
         """Sum over features of the exogenous log-densities (Bernoulli mass for gender)."""
-        is_binary = (u[:, G] == 0) | (u[:, G] == 1)
+        uc = u.T.contiguous()
+        is_binary = (uc[G] == 0) | (uc[G] == 1)
         lp = torch.where(is_binary, math.log(0.5), -math.inf).to(u.dtype)
-        ua = u[:, A]
+        ua = uc[A]
         gamma_lp = ((_AGE_SHAPE - 1) * torch.log(ua.clamp_min(1e-300)) - ua / _AGE_SCALE
                     - math.lgamma(_AGE_SHAPE) - _AGE_SHAPE * math.log(_AGE_SCALE))
         lp = lp + torch.where(ua > 0, gamma_lp, torch.full_like(ua, -math.inf))
         for j, name in ((E, "education"), (L, "loan_amount"), (D, "loan_duration"),
                         (I, "income"), (S, "savings")):
             sd = _NOISE_SD[name]
-            lp = lp - 0.5 * (u[:, j] / sd) ** 2 - math.log(sd) - 0.5 * math.log(2 * math.pi)
+            lp = lp - 0.5 * (uc[j] / sd) ** 2 - math.log(sd) - 0.5 * math.log(2 * math.pi)
         return lp
 
     # -- the structural equations, one feature at a time ------------------------------------
@@ -146,13 +147,15 @@ class LoanSCM:
 
     # -- protocol --------------------------------------------------------------------------
     def predict(self, u: torch.Tensor) -> torch.Tensor:
+        uc = u.T.contiguous()
         cols: list[torch.Tensor] = []
         for j in range(7):
-            cols.append(self._equation(j, cols, u[:, j]))
+            cols.append(self._equation(j, cols, uc[j]))
         return torch.stack(cols, dim=1)
 
     def abduct(self, x: torch.Tensor) -> torch.Tensor:
-        cols = list(x.unbind(dim=1))
+        # Column-major copy: every equation works on whole contiguous columns.
+        cols = list(x.T.contiguous())
         return torch.stack([self._inverse(j, cols) for j in range(7)], dim=1)
 
     def sample(self, n: int, generator: np.random.Generator) -> torch.Tensor:
@@ -161,11 +164,23 @@ class LoanSCM:
     def counterfactual(
         self, x: torch.Tensor, intervened: torch.Tensor, values: torch.Tensor
     ) -> torch.Tensor:
-        u = self.abduct(x)
+        return self.intervene(self.abduct(x), intervened, values)
+
+    def intervene(
+        self, u: torch.Tensor, intervened: torch.Tensor, values: torch.Tensor
+    ) -> torch.Tensor:
+        """Action and prediction steps: features from noise ``u`` under ``do(X_I := values_I)``.
+
+        ``counterfactual(x, ...) == intervene(abduct(x), ...)``; solvers that try many actions
+        per person abduct once and call this directly.
+        """
+        u_cols = u.T.contiguous()
+        inter_cols = intervened.T.contiguous()
+        value_cols = values.T.to(u.dtype).contiguous()
         cols: list[torch.Tensor] = []
         for j in range(7):
-            natural = self._equation(j, cols, u[:, j])
-            cols.append(torch.where(intervened[:, j], values[:, j].to(x.dtype), natural))
+            natural = self._equation(j, cols, u_cols[j])
+            cols.append(torch.where(inter_cols[j], value_cols[j], natural))
         return torch.stack(cols, dim=1)
 
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:

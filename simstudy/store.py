@@ -1,0 +1,72 @@
+"""The results layout: atomic writes, the run manifest, and package versions.
+
+A run directory holds ``manifest.json`` (everything the run used), ``recourse.parquet`` and
+``summary.csv``, and ``parts/`` with one parquet file per finished unit of work. Every file is
+written to a temporary name and renamed into place, so an interrupted run never leaves a
+half-written file and a rerun resumes from the finished parts.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["atomic_write_text", "write_parquet", "write_csv", "package_versions",
+           "write_manifest", "read_manifest"]
+
+_PACKAGES = ("simstudy", "numpy", "scipy", "torch", "zuko", "simpy", "pandas", "pyarrow",
+             "pydantic", "statsmodels", "pygam", "matplotlib")
+
+
+def _tmp(path: Path) -> Path:
+    return path.with_name(f".{path.name}.tmp{os.getpid()}")
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp(path)
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp(path)
+    df.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def write_csv(df: pd.DataFrame, path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp(path)
+    # repr-precision floats so reruns compare byte for byte
+    df.to_csv(tmp, index=False, float_format="%.17g")
+    os.replace(tmp, path)
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def write_manifest(run_dir: str | Path, manifest: dict[str, Any]) -> None:
+    atomic_write_text(Path(run_dir) / "manifest.json",
+                      json.dumps(manifest, indent=2, sort_keys=False, default=str))
+
+
+def read_manifest(run_dir: str | Path) -> dict[str, Any]:
+    return json.loads((Path(run_dir) / "manifest.json").read_text())

@@ -1,0 +1,104 @@
+"""Summaries of recourse tables: metrics per policy x condition x group, over replications.
+
+Population-level metrics follow the individual-actionability study (2026, Section 5.1):
+
+* ``validity``: share of applicants whose recourse is approved (no recourse counts as invalid);
+* ``plausibility``, ``hap``: shares among applicants who received a recourse;
+* ``cost``, ``cost_unweighted``, ``sparsity``, ``proximity``, ``logp_cf``: means among
+  applicants who received a recourse;
+* ``no_recourse``: share for whom the policy found nothing; ``violation``: share of recourses
+  acting on a feature the person cannot change.
+
+Each metric is computed per replication and reported as the mean over replications with a
+95% Student-t confidence interval (a single replication gives no interval).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+__all__ = ["replication_metrics", "summarize_recourse", "mean_ci", "SUMMARY_METRICS"]
+
+SUMMARY_METRICS = ("validity", "plausibility", "hap", "cost", "cost_unweighted", "sparsity",
+                   "proximity", "logp_cf", "no_recourse", "violation")
+_KEYS = ("policy", "condition")
+_BASE_COLUMNS = {"replication", "seed", "condition", "policy", "applicant_id", "found", "valid",
+                 "plausible", "cost", "cost_unweighted", "hard_action", "sparsity", "proximity",
+                 "violation", "logp", "logp_cf", "n_actionable"}
+
+
+def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t confidence interval of replication-level values (NaNs dropped)."""
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if len(v) == 0:
+        return np.nan, np.nan, np.nan
+    m = float(v.mean())
+    if len(v) < 2:
+        return m, np.nan, np.nan
+    half = float(stats.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
+    return m, m - half, m + half
+
+
+def _metrics(block: pd.DataFrame, extras: Sequence[str]) -> dict[str, float]:
+    found = block["found"].to_numpy(bool)
+    got = block[found]
+    out = {
+        "n": float(len(block)),
+        "validity": float(block["valid"].mean()),
+        "plausibility": float(got["plausible"].mean()) if len(got) else np.nan,
+        "hap": float(got["hard_action"].mean()) if len(got) else np.nan,
+        "cost": float(got["cost"].mean()) if len(got) else np.nan,
+        "cost_unweighted": float(got["cost_unweighted"].mean()) if len(got) else np.nan,
+        "sparsity": float(got["sparsity"].mean()) if len(got) else np.nan,
+        "proximity": float(got["proximity"].mean()) if len(got) else np.nan,
+        "logp_cf": float(got["logp_cf"].mean()) if len(got) else np.nan,
+        "no_recourse": float(1.0 - found.mean()),
+        "violation": float(block["violation"].mean()),
+    }
+    for col in extras:
+        out[col] = float(pd.to_numeric(block[col], errors="coerce").mean())
+    return out
+
+
+def _extra_columns(df: pd.DataFrame, group_columns: Sequence[str]) -> list[str]:
+    skip = _BASE_COLUMNS | set(group_columns)
+    prefixes = ("x_", "xcf_", "score_", "weight_", "act_", "theta_")
+    return [c for c in df.columns if c not in skip and not c.startswith(prefixes)
+            and pd.api.types.is_numeric_dtype(df[c])]
+
+
+def replication_metrics(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per replication x policy x condition x group (``group_by = all`` included)."""
+    extras = _extra_columns(df, group_columns)
+    rows = []
+    for by in ("all", *group_columns):
+        keys = ["replication", *_KEYS] + ([] if by == "all" else [by])
+        for key, block in df.groupby(keys, sort=True, dropna=False):
+            key = key if isinstance(key, tuple) else (key,)
+            group = "all" if by == "all" else str(key[-1])
+            rows.append({"replication": key[0], "policy": key[1], "condition": key[2],
+                         "group_by": by, "group": group, **_metrics(block, extras)})
+    return pd.DataFrame(rows)
+
+
+def summarize_recourse(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> pd.DataFrame:
+    """Mean and 95% CI over replications of every metric, per policy x condition x group."""
+    per_rep = replication_metrics(df, group_columns)
+    metric_cols = [c for c in per_rep.columns
+                   if c not in ("replication", "policy", "condition", "group_by", "group")]
+    rows = []
+    for key, block in per_rep.groupby(["policy", "condition", "group_by", "group"], sort=False):
+        row = dict(zip(("policy", "condition", "group_by", "group"), key, strict=True))
+        row["replications"] = int(block["replication"].nunique())
+        for col in metric_cols:
+            m, lo, hi = mean_ci(block[col].to_numpy())
+            row[col] = m
+            if col != "n":
+                row[f"{col}_ci_low"], row[f"{col}_ci_high"] = lo, hi
+        rows.append(row)
+    return pd.DataFrame(rows)
