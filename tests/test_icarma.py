@@ -160,3 +160,24 @@ def test_spec_picks_paper_defaults_and_refuses_unknown_keys():
     with pytest.raises(DocumentError) as err:
         validate_data({"kind": "icarma", "epoch": 3}, ICARMASpec, "s.yaml")
     assert "epoch: unknown key" in str(err.value)
+
+
+def test_trains_through_a_learned_flow(loan_context):
+    """The do-operator may be a learned causal flow; the hard guarantee still holds."""
+    from simstudy.world.flow import FlowConfig, fit_causal_flow
+
+    data = loan_context.data
+    flow, _ = fit_causal_flow(data.roles, data.x_train, data.x_val,
+                              FlowConfig(epochs=2, patience=0), seed=0)
+    context = RecourseContext(flow, loan_context.model, data, seed=0)
+    policy = ICARMA(ICARMAConfig(epochs=2, val_every=1, patience=0), progress=False).fit(context)
+    x = rejected(loan_context)[:100]
+    ids = np.arange(len(x))
+    scores, levels = RankingSampler().sample(data.roles.actionable,
+                                             entity_uniforms(1, "p", ids, 2))
+    profiles = ActionabilityProfiles(data.roles.actionable, scores, levels,
+                                     CostProfile("linear").weights(scores, levels))
+    result = evaluate_recourse(flow, loan_context.model, x, policy.recommend(x, profiles, ids),
+                               profiles, loan_context.feature_range)
+    assert result["violation"].sum() == 0
+    assert np.isfinite(result["logp_cf"][result["found"]]).all()
