@@ -181,3 +181,17 @@ def test_trains_through_a_learned_flow(loan_context):
                                profiles, loan_context.feature_range)
     assert result["violation"].sum() == 0
     assert np.isfinite(result["logp_cf"][result["found"]]).all()
+
+
+def test_relaxed_training_counterfactual_equals_the_hard_one(loan_context, trained):
+    """The straight-through relaxation changes gradients only, never the forward pass."""
+    from simstudy.policies.icarma import _Objective
+
+    policy, _, config = trained
+    x = torch.as_tensor(rejected(loan_context)[:200])
+    act, w = sample_training_profiles(len(x), 4, config, torch.Generator().manual_seed(2))
+    objective = _Objective(policy.networks_, loan_context, config)
+    out = objective(x, loan_context.world.log_prob(x), act, w, torch.Generator().manual_seed(3))
+    hard_cf = loan_context.world.counterfactual(x, out["hard"], out["values"])
+    assert torch.allclose(out["x_cf"], hard_cf, atol=1e-9)
+    assert out["hard"].any()

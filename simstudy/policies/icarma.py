@@ -300,7 +300,8 @@ class _Objective:
         with torch.no_grad():
             valid = (prob >= 0.5).to(torch.float64)
         return {"loss": loss, "valid": valid.mean(), "cost": cost.mean(),
-                "plausible": (logp_cf >= logp).to(torch.float64).mean()}
+                "plausible": (logp_cf >= logp).to(torch.float64).mean(),
+                "hard": hard_full, "values": theta_full.detach(), "x_cf": x_cf.detach()}
 
 
 class ICARMA(RecoursePolicy):
@@ -454,7 +455,8 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
         nets.eval()
         with torch.no_grad():
             val = objective(x_va, logp_va, val_act, val_w, None)
-        record = {"epoch": epoch + 1, **{k2: float(v) for k2, v in val.items()}}
+        record = {"epoch": epoch + 1, **{k2: float(val[k2])
+                                         for k2 in ("loss", "valid", "cost", "plausible")}}
         history.append(record)
         if progress:
             epochs.set_postfix(val_loss=f"{record['loss']:.3f}", valid=f"{record['valid']:.3f}")
