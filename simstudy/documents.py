@@ -104,6 +104,10 @@ def load_yaml(path: str | Path) -> Any:
         raise DocumentError([DocumentProblem(str(path), "", f"invalid YAML: {exc}")]) from None
 
 
+# Tags of documents' tagged unions (a path or an inline document); not user fields.
+_UNION_TAGS = {"inline", "file"}
+
+
 def _field_path(loc: tuple[Any, ...]) -> str:
     parts: list[str] = []
     for item in loc:
@@ -111,7 +115,8 @@ def _field_path(loc: tuple[Any, ...]) -> str:
             parts.append(f"[{item}]")
         else:
             # pydantic adds the tag of a discriminated union member; it is not a user field.
-            if parts and isinstance(item, str) and item.startswith("function-"):
+            if parts and isinstance(item, str) and (item.startswith("function-")
+                                                    or item in _UNION_TAGS):
                 continue
             parts.append(("." if parts else "") + str(item))
     return "".join(parts)

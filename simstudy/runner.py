@@ -1,4 +1,4 @@
-"""Running a scenario: worlds, decision models, populations and policies, replication by replication.
+"""Running a scenario: worlds, decision models, populations and policies, per replication.
 
 For replication ``r`` of a scenario with base seed ``s``, the replication seed is
 ``derive_seed(s, "replication", r)``; the world sample, the decision model and every applicant's
@@ -29,6 +29,7 @@ from .policies.base import RecourseContext, RecoursePolicy
 from .population import Population
 from .rng import derive_seed
 from .scenario import build_population, load_scenario, policy_name
+from .sim.experiment import SIM_FILES, run_event_world
 from .store import package_versions, read_manifest, write_csv, write_manifest, write_parquet
 from .summary import summarize_recourse
 from .world.decision import ModelCache
@@ -223,8 +224,39 @@ def run_scenario(
     summary = summarize_recourse(recourse, group_columns)
     write_parquet(recourse, out / "recourse.parquet")
     write_csv(summary, out / "summary.csv")
+    if scenario.simulation is not None:
+        _run_event_world(scenario, populations, base_seed, cache, out, progress)
+        manifest["outputs"] = ["recourse.parquet", "summary.csv", *SIM_FILES]
     manifest["status"] = "complete"
     manifest["wall_seconds"] = round(time.time() - started, 2)
-    manifest["outputs"] = ["recourse.parquet", "summary.csv"]
+    manifest.setdefault("outputs", ["recourse.parquet", "summary.csv"])
     write_manifest(out, manifest)
     return RunResult(out, recourse, summary, manifest)
+
+
+def _run_event_world(scenario: Any, populations: dict, base_seed: int, cache: ModelCache,
+                     out: Path, progress: bool) -> None:
+    """The scenario's event world: every replication x policy, per condition.
+
+    Each replication uses its own world sample and decision model (the same ones as the
+    recourse tables); with one condition the files go beside the other run files, with several
+    into ``sim/<condition>/``.
+    """
+    reps = [prepare_replication(scenario, r, base_seed, cache)
+            for r in range(scenario.replications)]
+    setups = [(rep.context.world, rep.context.data, rep.context.model) for rep in reps]
+    names = reps[0].context.feature_names
+    actionable = reps[0].context.world.roles.actionable
+    for cond in scenario.conditions:
+        spec = populations[cond.name]
+
+        def population(x, ids, seed, spec=spec):
+            pop = build_population(spec, x, names, actionable, ids, seed)
+            return pop.profiles, pop.groups
+
+        policies = {policy_name(p): (lambda context, p=p: p.build().fit(context))
+                    for p in scenario.policies}
+        target = out if len(scenario.conditions) == 1 else out / "sim" / cond.name
+        run_event_world(scenario.simulation, setups[0][0], setups[0][1], setups[0][2], policies,
+                        population, [rep.seed for rep in reps], target, progress=progress,
+                        per_replication=setups)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
 from . import world as _world  # noqa: F401 - registers the built-in world kinds
@@ -45,6 +45,7 @@ from .population import (
 )
 from .registry import POLICY_SPECS, WORLD_SPECS
 from .rng import entity_uniforms
+from .sim.spec import SimulationSpec
 from .world.decision import DecisionConfig
 
 __all__ = [
@@ -93,7 +94,7 @@ class CostSpec(StrictModel):
     """Cost profile mapping scores to weights: ``w(s) = 1 + alpha ((s-1)/(S-1))^p``."""
 
     shape: Literal["constant", "concave", "linear", "convex"] = "constant"
-    alpha: float = Field(3.0, ge=0)
+    alpha: float = Field(1.0, ge=0)
     power: float | None = Field(None, gt=0)
 
     def profile(self) -> CostProfile:
@@ -172,16 +173,19 @@ def build_population(
     return Population(ids, x, feature_names, profiles, groups)
 
 
+def _population_form(value: Any) -> str:
+    return "file" if isinstance(value, str) else "inline"
+
+
 class ConditionSpec(StrictModel):
     """One condition to compare: a name and a population (file path or inline document)."""
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
-    population: PopulationSpec | str
-
-    @field_validator("population", mode="before")
-    @classmethod
-    def _keep_paths(cls, value: Any) -> Any:
-        return value
+    # A tagged union so that a bad inline document is reported once, not also as "not a path".
+    population: Annotated[
+        Union[Annotated[PopulationSpec, Tag("inline")], Annotated[str, Tag("file")]],  # noqa: UP007
+        Discriminator(_population_form),
+    ]
 
 
 class DecisionModelSpec(StrictModel):
@@ -229,6 +233,7 @@ def _scenario_model() -> type[StrictModel]:
         applicants: ApplicantsSpec = ApplicantsSpec()
         policies: list[policy_union] = Field(min_length=1)  # type: ignore[valid-type]
         conditions: list[ConditionSpec] = Field(min_length=1)
+        simulation: SimulationSpec | None = None
 
         @model_validator(mode="after")
         def _unique_names(self):

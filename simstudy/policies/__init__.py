@@ -1,8 +1,24 @@
 """Recourse policies behind one small batched interface."""
 
 from .base import RecourseContext, RecoursePolicy
+from .growing_spheres import GrowingSpheres, GrowingSpheresSpec
+from .hare import HARE, HARESpec
 from .icarma import ICARMA, ICARMAConfig, ICARMASpec
 from .oracle import CausalOracle, OracleSpec
+from .wachter import Wachter, WachterSpec
 
-__all__ = ["RecourseContext", "RecoursePolicy", "CausalOracle", "OracleSpec", "ICARMA",
-           "ICARMAConfig", "ICARMASpec"]
+__all__ = [
+    "RecourseContext",
+    "RecoursePolicy",
+    "CausalOracle",
+    "OracleSpec",
+    "GrowingSpheres",
+    "GrowingSpheresSpec",
+    "Wachter",
+    "WachterSpec",
+    "HARE",
+    "HARESpec",
+    "ICARMA",
+    "ICARMAConfig",
+    "ICARMASpec",
+]

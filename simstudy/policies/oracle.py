@@ -78,14 +78,14 @@ class CausalOracle(RecoursePolicy):
         span: grid placement, see :func:`oracle_grid`.
         plausibility: require ``log p(x_cf) >= log p(x)`` (the published hard constraint).
         chunk_size: people evaluated together (bounds memory: about
-            ``chunk_size * (n_values + 1) ** K`` candidate costs at once).
+            ``chunk_size * (distinct values + 1) ** K`` candidate costs at once).
         progress: show a progress bar over people.
     """
 
     kind = "oracle"
 
     def __init__(self, n_values: int = 25, span: Literal["published", "range"] = "published",
-                 plausibility: bool = True, chunk_size: int = 32, progress: bool = False):
+                 plausibility: bool = True, chunk_size: int = 128, progress: bool = False):
         self.n_values = n_values
         self.span = span
         self.plausibility = plausibility
@@ -104,14 +104,16 @@ class CausalOracle(RecoursePolicy):
         """Approved (and plausible) for each candidate; ``u``, ``logp`` are the factual's."""
         world, model = self.context_.world, self.context_.model
         with torch.no_grad():
-            if hasattr(world, "intervene"):
-                x_cf = world.intervene(u, intervened, values)
+            ok = np.ones(len(u), dtype=bool)
+            if hasattr(world, "intervene_with_log_prob"):
+                x_cf, lp_cf = world.intervene_with_log_prob(u, intervened, values,
+                                                            log_prob=self.plausibility)
             else:
                 x_cf = world.counterfactual(world.predict(u), intervened, values)
-            ok = np.ones(len(x_cf), dtype=bool)
+                lp_cf = world.log_prob(x_cf) if self.plausibility else None
             if self.plausibility:
                 # The density is cheaper than the classifier and rules out most candidates.
-                ok = world.log_prob(x_cf).numpy() >= logp
+                ok = lp_cf.numpy() >= logp
             rows = np.flatnonzero(ok)
             if len(rows):
                 ok[rows] = (model(x_cf[torch.from_numpy(rows)]) >= 0).numpy()
@@ -161,10 +163,16 @@ class CausalOracle(RecoursePolicy):
     def _solve_chunk(self, x, cols, feat_idx, grid, usable, weights, scale):
         p, d = x.shape
         m = len(cols)
-        n_opt = self.n_values + 1
-        # Option 0 is "no action"; options 1.. are the grid values.
-        opt_values = np.concatenate([np.full((p, m, 1), np.nan), grid[:, cols]], axis=2)
-        opt_ok = np.concatenate([np.ones((p, m, 1), bool), usable[:, cols]], axis=2)
+        # Option 0 is "no action"; then each person's distinct grid values in ascending order,
+        # padded to the chunk's largest count. Padding sits at the end of each feature's
+        # options, so real candidates keep their enumeration order.
+        sub_usable = usable[:, cols]
+        n_opt = int(sub_usable.sum(axis=2).max()) + 1
+        order = np.argsort(~sub_usable, axis=2, kind="stable")[..., : n_opt - 1]
+        packed = np.take_along_axis(grid[:, cols], order, axis=2)
+        packed_ok = np.take_along_axis(sub_usable, order, axis=2)
+        opt_values = np.concatenate([np.full((p, m, 1), np.nan), packed], axis=2)
+        opt_ok = np.concatenate([np.ones((p, m, 1), bool), packed_ok], axis=2)
         cost_sq = None
         for j, k in enumerate(cols):
             delta = (opt_values[:, j] - x[:, feat_idx[k], None]) / scale[k]
@@ -301,7 +309,7 @@ class OracleSpec(StrictModel):
     n_values: int = Field(25, ge=2, le=200, description="grid values per feature")
     span: Literal["published", "range"] = "published"
     plausibility: bool = True
-    chunk_size: int = Field(32, ge=1)
+    chunk_size: int = Field(128, ge=1)
 
     def build(self) -> CausalOracle:
         return CausalOracle(self.n_values, self.span, self.plausibility, self.chunk_size)

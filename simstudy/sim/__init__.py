@@ -1,1 +1,36 @@
-"""simstudy.sim."""
+"""The discrete-event world: recourse over time (arrivals, sessions, acting, re-applying,
+retraining), scheduled with simpy and computed in batches."""
+
+from .experiment import SIM_FILES, run_event_world
+from .outcomes import applicant_outcomes, replication_metrics, summarize, timeline
+from .response import LogisticResponse, ResponseInputs, ResponseModel
+from .spec import SimulationSpec
+from .world import (
+    EVENT_TYPES,
+    TERMINAL_EVENTS,
+    EventWorld,
+    SamplerPopulation,
+    SimulationResult,
+    fitted,
+    simulate,
+)
+
+__all__ = [
+    "SIM_FILES",
+    "run_event_world",
+    "applicant_outcomes",
+    "replication_metrics",
+    "summarize",
+    "timeline",
+    "LogisticResponse",
+    "ResponseInputs",
+    "ResponseModel",
+    "SimulationSpec",
+    "EVENT_TYPES",
+    "TERMINAL_EVENTS",
+    "EventWorld",
+    "SamplerPopulation",
+    "SimulationResult",
+    "fitted",
+    "simulate",
+]

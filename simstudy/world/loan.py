@@ -174,14 +174,42 @@ class LoanSCM:
         ``counterfactual(x, ...) == intervene(abduct(x), ...)``; solvers that try many actions
         per person abduct once and call this directly.
         """
+        return self.intervene_with_log_prob(u, intervened, values, log_prob=False)[0]
+
+    def intervene_with_log_prob(
+        self, u: torch.Tensor, intervened: torch.Tensor, values: torch.Tensor,
+        log_prob: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Counterfactual features and, optionally, their log-density in one pass.
+
+        A non-intervened feature keeps its noise, so only the intervened features' noise is
+        recomputed (``u_j = inverse_j(x_cf)``); this avoids a second abduction of ``x_cf``.
+        """
         u_cols = u.T.contiguous()
         inter_cols = intervened.T.contiguous()
         value_cols = values.T.to(u.dtype).contiguous()
         cols: list[torch.Tensor] = []
+        noise: list[torch.Tensor] = []
         for j in range(7):
             natural = self._equation(j, cols, u_cols[j])
-            cols.append(torch.where(inter_cols[j], value_cols[j], natural))
-        return torch.stack(cols, dim=1)
+            if bool(inter_cols[j].any()):
+                cols.append(torch.where(inter_cols[j], value_cols[j], natural))
+                if log_prob:
+                    noise.append(torch.where(inter_cols[j], self._inverse(j, cols), u_cols[j]))
+            else:
+                cols.append(natural)
+                noise.append(u_cols[j])
+        x_cf = torch.stack(cols, dim=1)
+        if not log_prob:
+            return x_cf, None
+        return x_cf, self._log_prob_columns(cols, noise)
+
+    def _log_prob_columns(self, x: list[torch.Tensor], u: list[torch.Tensor]) -> torch.Tensor:
+        z = x[E] + 0.5
+        inside = (z > 0) & (z < 1)
+        log_jac = -torch.log(z.clamp(1e-300, 1.0)) - torch.log((1.0 - z).clamp(1e-300, 1.0))
+        lp = self.noise_log_prob(torch.stack(u, dim=1)) + log_jac
+        return torch.where(inside, lp, torch.full_like(lp, -math.inf))
 
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
         u = self.abduct(x)

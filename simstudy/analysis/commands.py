@@ -1,0 +1,172 @@
+"""Subcommands ``analyze``, ``power`` and ``study``.
+
+* ``simstudy analyze DATA.csv SPEC.yaml --out DIR``: fits the GAMMs of the spec to a rating
+  table (a real study's export or a simulated one), writes ``gamm.csv``/``gamm.json`` and one
+  plot per model with the smooth and its 95% band.
+* ``simstudy power PLAN.yaml --out DIR``: runs (or resumes) a power analysis; writes
+  ``power.csv``, ``power.json`` and ``power.png``.
+* ``simstudy study STUDY.yaml --out FILE.csv``: simulates one study of the published design.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..documents import load_document
+from ..rng import generator
+
+__all__ = ["register", "analyze", "plot_smooth"]
+
+
+def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
+    """Plots b0 + f(x) with its 95% band over the observed range."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = np.linspace(np.min(x), np.max(x), 200)
+    band = model.predict_band(grid)
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.fill_between(grid, band["lower"], band["upper"], alpha=0.3, label="95% band")
+    ax.plot(grid, band["fit"], lw=2, label="intercept + smooth")
+    ax.set_xlabel(title.split("~")[1].strip())
+    ax.set_ylabel(title.split("~")[0].strip())
+    t = model.test_
+    ax.set_title(f"{title}: EDF {model.edf_:.2f}, F {t.F:.2f}, p {t.p:.3g}", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def analyze(data: pd.DataFrame, spec, out: Path | None = None) -> pd.DataFrame:
+    """Fits every model of an :class:`~simstudy.analysis.documents.AnalysisSpec`."""
+    from .gamm import fit_gamm
+    from .ordinal import fit_ordinal
+
+    rows = []
+    for m in spec.models:
+        for col in (spec.group, m.response, m.distance):
+            if col not in data.columns:
+                from ..cli import UsageError
+
+                raise UsageError(f"column {col!r} is not in the data "
+                                 f"(columns: {', '.join(data.columns)})")
+        model = fit_gamm(data, m.response, m.distance, group=spec.group, k=m.k)
+        row = {"model": f"{m.response} ~ {m.distance}", **model.summary()}
+        if spec.ordinal:
+            o = fit_ordinal(data, m.response, m.distance)
+            row.update({"ordinal_lr": o["lr_stat"], "ordinal_df": o["df"], "ordinal_p": o["p"]})
+        if spec.exploratory_pygam:
+            from pygam import LinearGAM, s
+
+            sub = data[[m.distance, m.response]].dropna()
+            g = LinearGAM(s(0, n_splines=8)).fit(sub[[m.distance]].to_numpy(),
+                                                 sub[m.response].to_numpy())
+            # pygam ignores participants and its p-values are anti-conservative: exploratory.
+            row["pygam_exploratory_p"] = float(g.statistics_["p_values"][0])
+        rows.append(row)
+        if out is not None and spec.plot:
+            plot_smooth(model, data[m.distance].dropna().to_numpy(float), row["model"],
+                        out / f"smooth_{m.response}_{m.distance}.png")
+    return pd.DataFrame(rows)
+
+
+def _analyze_cmd(args) -> int:
+    from ..cli import UsageError
+    from .documents import AnalysisSpec
+
+    spec = load_document(args.spec, AnalysisSpec)
+    try:
+        data = pd.read_csv(args.data)
+    except (OSError, pd.errors.ParserError) as exc:
+        raise UsageError(f"cannot read {args.data}: {exc}") from exc
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = analyze(data, spec, out)
+    table.to_csv(out / "gamm.csv", index=False)
+    (out / "gamm.json").write_text(json.dumps(table.to_dict(orient="records"), indent=2))
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(table[["model", "n", "edf", "ref_df", "F", "p", "sd_intercept", "sd_slope",
+                     "sd_resid"]].to_string(index=False))
+    return 0
+
+
+def _power_cmd(args) -> int:
+    from .documents import PowerPlan
+    from .power import run_power, summarize_power
+
+    plan = load_document(args.plan, PowerPlan)
+    out = Path(args.out)
+    simulations = args.simulations or plan.simulations
+    rows = run_power(plan.response.build(), plan.participants, simulations, out,
+                     seed=plan.seed, items=plan.items, outcome=plan.outcome,
+                     distance=plan.distance, alpha=plan.alpha,
+                     workers=args.workers or plan.workers, progress=not args.quiet)
+    table, smallest = summarize_power(rows, plan.target_power, plan.confidence)
+    table.to_csv(out / "power.csv", index=False)
+    (out / "power.json").write_text(json.dumps(
+        {"target_power": plan.target_power, "smallest_n": smallest,
+         "table": table.to_dict(orient="records")}, indent=2))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.errorbar(table["n"], table["power"], yerr=[table["power"] - table["lower"],
+                                                  table["upper"] - table["power"]],
+                marker="o", capsize=3)
+    ax.axhline(plan.target_power, ls="--", color="grey")
+    ax.set_xlabel("participants")
+    ax.set_ylabel(f"power ({plan.outcome} ~ s({plan.distance}), alpha {plan.alpha})")
+    ax.set_ylim(0, 1.02)
+    fig.tight_layout()
+    fig.savefig(out / "power.png", dpi=120)
+    plt.close(fig)
+    print(table.to_string(index=False))
+    print(f"smallest N reaching power {plan.target_power}: {smallest}")
+    return 0
+
+
+def _study_cmd(args) -> int:
+    from ..users.study import ProfilePool, simulate_study
+    from .documents import StudySpec
+
+    spec = load_document(args.study, StudySpec)
+    gen = generator(spec.seed, "study", 0)
+    pool = ProfilePool(size=spec.pool_size).fit(gen)
+    table = simulate_study(spec.participants, spec.response.build(), gen, items=spec.items,
+                           pool=pool, exclude_immutable=spec.exclude_immutable)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(args.out, index=False)
+    print(f"{len(table)} ratings from {table['uid'].nunique()} participants -> {args.out}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Adds ``analyze``, ``power`` and ``study``."""
+    p = subparsers.add_parser("analyze", help="fit GAMMs to a rating table")
+    p.add_argument("data", help="CSV with uid,item,sparsity,proximity,accept,act,...")
+    p.add_argument("spec", help="analysis spec (YAML)")
+    p.add_argument("--out", default="analysis_out", help="output folder")
+    p.set_defaults(handler=_analyze_cmd)
+
+    p = subparsers.add_parser("power", help="power analysis for planning a rating study")
+    p.add_argument("plan", help="power plan (YAML)")
+    p.add_argument("--out", default="power_out", help="output folder (resumable)")
+    p.add_argument("--simulations", type=int, default=None, help="override simulations per N")
+    p.add_argument("--workers", type=int, default=None, help="worker processes")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(handler=_power_cmd)
+
+    p = subparsers.add_parser("study", help="simulate one rating study")
+    p.add_argument("study", help="study document (YAML)")
+    p.add_argument("--out", default="study.csv", help="output CSV")
+    p.set_defaults(handler=_study_cmd)

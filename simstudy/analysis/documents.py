@@ -1,0 +1,114 @@
+"""The analysis documents: GAMM analysis specs, simulated studies and power plans (YAML)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..documents import StrictModel
+from ..users.response import DistanceEffect, RatingModel, ResponseModel, published_model
+
+__all__ = ["EffectSpec", "RatingSpec", "ResponseSpec", "ModelSpec", "AnalysisSpec", "StudySpec",
+           "PowerPlan"]
+
+_DEFAULT = published_model()
+
+
+class EffectSpec(StrictModel):
+    """f(distance), in rating points (see :class:`~simstudy.users.response.DistanceEffect`)."""
+
+    kind: Literal["none", "linear", "plateau"] = "none"
+    slope: float = Field(0.0, description="fall per unit distance")
+    threshold: float = Field(4.0, gt=0)
+    d_min: float = 1.0
+    dip: float = 0.0
+    dip_below: float = 0.0
+
+    def build(self) -> DistanceEffect:
+        return DistanceEffect(**self.model_dump())
+
+
+class RatingSpec(StrictModel):
+    """One rating's model; variance components are standard deviations in rating points."""
+
+    intercept: float
+    effect: EffectSpec = EffectSpec()
+    sd_intercept: float = Field(ge=0)
+    sd_slope: float = Field(0.0, ge=0)
+    sd_noise: float = Field(gt=0)
+    noise: Literal["normal", "logistic"] = "normal"
+    blocked_penalty: float = 0.0
+
+    def build(self) -> RatingModel:
+        data = self.model_dump()
+        data["effect"] = self.effect.build()
+        return RatingModel(**data)
+
+
+def _rating_default(r: RatingModel) -> RatingSpec:
+    e = r.effect
+    return RatingSpec(intercept=r.intercept, effect=EffectSpec(
+        kind=e.kind, slope=e.slope, threshold=e.threshold, d_min=e.d_min, dip=e.dip,
+        dip_below=e.dip_below), sd_intercept=r.sd_intercept, sd_slope=r.sd_slope,
+        sd_noise=r.sd_noise, noise=r.noise, blocked_penalty=r.blocked_penalty)
+
+
+class ResponseSpec(StrictModel):
+    """The response model; omitted parts take the calibrated published defaults."""
+
+    accept: RatingSpec = _rating_default(_DEFAULT.accept)
+    act: RatingSpec = _rating_default(_DEFAULT.act)
+    intercept_correlation: float = Field(_DEFAULT.intercept_correlation, ge=-1, le=1)
+    distance: Literal["sparsity", "proximity"] = _DEFAULT.distance
+    threshold: int = Field(_DEFAULT.threshold, ge=2, le=7)
+
+    def build(self) -> ResponseModel:
+        return ResponseModel(accept=self.accept.build(), act=self.act.build(),
+                             intercept_correlation=self.intercept_correlation,
+                             distance=self.distance, threshold=self.threshold)
+
+
+class ModelSpec(StrictModel):
+    """One GAMM: ``response ~ s(distance, k) + s(group, re) + s(group, distance, re)``."""
+
+    response: str
+    distance: str
+    k: int | None = Field(None, ge=3, description="basis size; default min(10, distinct - 1)")
+
+
+class AnalysisSpec(StrictModel):
+    """What ``simstudy analyze`` fits to a rating table."""
+
+    group: str = "uid"
+    models: list[ModelSpec] = Field(min_length=1)
+    ordinal: bool = Field(True, description="also fit the cumulative-logit sensitivity model")
+    exploratory_pygam: bool = Field(False, description="also fit exploratory pygam GAMs")
+    plot: bool = True
+
+
+class StudySpec(StrictModel):
+    """A simulated study of the published design."""
+
+    seed: int = Field(ge=0)
+    participants: int = Field(gt=1)
+    items: int = Field(5, ge=2)
+    pool_size: int = Field(4057, gt=10)
+    exclude_immutable: bool = True
+    response: ResponseSpec = ResponseSpec()
+
+
+class PowerPlan(StrictModel):
+    """``simstudy power``: simulate R studies per participant count and test the smooth."""
+
+    seed: int = Field(ge=0)
+    participants: list[int] = Field(min_length=1)
+    simulations: int = Field(1000, ge=1)
+    items: int = Field(5, ge=2)
+    outcome: Literal["accept", "act"] = "act"
+    distance: Literal["sparsity", "proximity"] = "sparsity"
+    alpha: float = Field(0.05, gt=0, lt=1)
+    target_power: float = Field(0.8, gt=0, lt=1)
+    confidence: float = Field(0.95, gt=0, lt=1)
+    workers: int | None = Field(None, ge=1)
+    response: ResponseSpec = ResponseSpec()

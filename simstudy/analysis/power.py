@@ -1,0 +1,191 @@
+"""Power analysis for planning a rating study: simulate, refit, test, repeat.
+
+For every participant count N of the plan and every simulation r = 0..R-1, a study is simulated
+from the assumed response model with its own keyed stream ``generator(seed, "study", N, r)`` (so
+results do not depend on worker count or order), the GAMM is refitted and the smooth tested.
+Power at N is the share of simulations with p < alpha, with a Clopper-Pearson interval
+(Clopper & Pearson 1934): [Beta(alpha/2; x, n - x + 1), Beta(1 - alpha/2; x + 1, n - x)].
+
+Simulations run in a process pool (spawned workers, one BLAS thread each). Each finished
+simulation is appended as one line to ``parts/n{N}.csv`` in the output folder and flushed, so an
+interrupted plan resumes where it stopped; a partial last line is ignored on reading.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from scipy import stats
+
+from ..rng import generator
+from ..users.response import ResponseModel
+from ..users.study import simulate_study
+from .gamm import fit_gamm
+
+__all__ = ["SimulationTask", "run_simulation", "clopper_pearson", "run_power", "summarize_power",
+           "PART_COLUMNS"]
+
+PART_COLUMNS = ["n", "sim", "p", "edf", "F", "significant"]
+_BLAS_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@dataclass(frozen=True)
+class SimulationTask:
+    """One simulated study of the plan."""
+
+    seed: int
+    n_participants: int
+    sim: int
+    items: int
+    response: ResponseModel
+    outcome: str
+    distance: str
+    alpha: float
+
+
+def run_simulation(task: SimulationTask) -> dict:
+    """Simulates, refits and tests one study; returns one row of the part file."""
+    gen = generator(task.seed, "study", task.n_participants, task.sim)
+    data = simulate_study(task.n_participants, task.response, gen, items=task.items)
+    model = fit_gamm(data, task.outcome, task.distance)
+    t = model.test_
+    return {"n": task.n_participants, "sim": task.sim, "p": t.p, "edf": model.edf_, "F": t.F,
+            "significant": int(t.p < task.alpha)}
+
+
+def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact binomial confidence interval for a proportion."""
+    a = 1.0 - level
+    lo = 0.0 if successes == 0 else stats.beta.ppf(a / 2, successes, trials - successes + 1)
+    hi = 1.0 if successes == trials else stats.beta.ppf(1 - a / 2, successes + 1,
+                                                         trials - successes)
+    return float(lo), float(hi)
+
+
+def _read_part(path: Path) -> pd.DataFrame:
+    if not path.exists():
+        return pd.DataFrame(columns=PART_COLUMNS)
+    rows = []
+    for line in path.read_text().splitlines()[1:]:
+        parts = line.split(",")
+        if len(parts) != len(PART_COLUMNS):
+            continue  # a line cut short by an interruption
+        try:
+            rows.append([int(parts[0]), int(parts[1]), float(parts[2]), float(parts[3]),
+                         float(parts[4]), int(parts[5])])
+        except ValueError:
+            continue
+    return pd.DataFrame(rows, columns=PART_COLUMNS).drop_duplicates("sim", keep="first")
+
+
+def _append(path: Path, row: dict) -> None:
+    new = not path.exists()
+    # After an interruption mid-line, start a fresh line so the cut line stays isolated.
+    cut = not new and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
+    with path.open("a") as fh:
+        if new:
+            fh.write(",".join(PART_COLUMNS) + "\n")
+        elif cut:
+            fh.write("\n")
+        fh.write(f"{row['n']},{row['sim']},{row['p']!r},{row['edf']!r},{row['F']!r},"
+                 f"{row['significant']}\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _worker_init() -> None:
+    for var in _BLAS_VARS:
+        os.environ[var] = "1"
+
+
+def run_power(
+    response: ResponseModel,
+    participants: Iterable[int],
+    simulations: int,
+    out_dir: Path,
+    seed: int = 0,
+    items: int = 5,
+    outcome: str = "act",
+    distance: str = "sparsity",
+    alpha: float = 0.05,
+    workers: int | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Runs (or resumes) every simulation of a plan; returns all per-simulation rows.
+
+    Args:
+        response: the assumed response model.
+        participants: the grid of participant counts.
+        simulations: simulated studies per participant count (R).
+        out_dir: folder for ``parts/n{N}.csv`` checkpoints.
+        seed: the plan's seed.
+        items: recourses per participant.
+        outcome: the rating tested (``accept`` or ``act``).
+        distance: the distance covariate (``sparsity`` or ``proximity``).
+        alpha: significance level of each test.
+        workers: worker processes (default: all cores); 1 runs in this process.
+        progress: show a tqdm progress bar.
+    """
+    from tqdm import tqdm
+
+    parts = Path(out_dir) / "parts"
+    parts.mkdir(parents=True, exist_ok=True)
+    grid = sorted({int(n) for n in participants})
+    todo = []
+    for n in grid:
+        done = set(_read_part(parts / f"n{n}.csv")["sim"].tolist())
+        todo.extend(SimulationTask(seed, n, r, items, response, outcome, distance, alpha)
+                    for r in range(simulations) if r not in done)
+    workers = workers or os.cpu_count() or 1
+    bar = tqdm(total=len(grid) * simulations, initial=len(grid) * simulations - len(todo),
+               disable=not progress, desc="simulated studies", unit="study")
+    if workers <= 1 or len(todo) <= 1:
+        for task in todo:
+            _append(parts / f"n{task.n_participants}.csv", run_simulation(task))
+            bar.update()
+    else:
+        import multiprocessing as mp
+
+        # Spawned workers read the BLAS thread variables when numpy loads: set them first.
+        saved = {v: os.environ.get(v) for v in _BLAS_VARS}
+        os.environ.update({v: "1" for v in _BLAS_VARS})
+        try:
+            with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
+                                     initializer=_worker_init) as pool:
+                futures = [pool.submit(run_simulation, t) for t in todo]
+                for fut in as_completed(futures):
+                    row = fut.result()
+                    _append(parts / f"n{row['n']}.csv", row)
+                    bar.update()
+        finally:
+            for v, val in saved.items():
+                if val is None:
+                    os.environ.pop(v, None)
+                else:
+                    os.environ[v] = val
+    bar.close()
+    frames = [_read_part(parts / f"n{n}.csv") for n in grid]
+    rows = pd.concat(frames, ignore_index=True)
+    return rows[rows["sim"] < simulations].sort_values(["n", "sim"]).reset_index(drop=True)
+
+
+def summarize_power(rows: pd.DataFrame, target: float = 0.8, level: float = 0.95
+                    ) -> tuple[pd.DataFrame, int | None]:
+    """Power per participant count with Clopper-Pearson bounds, and the smallest N whose
+    estimated power reaches ``target`` (None if none does)."""
+    out = []
+    for n, grp in rows.groupby("n"):
+        x, m = int(grp["significant"].sum()), len(grp)
+        lo, hi = clopper_pearson(x, m, level)
+        out.append({"n": int(n), "simulations": m, "significant": x, "power": x / m,
+                    "lower": lo, "upper": hi, "median_edf": float(grp["edf"].median()),
+                    "median_F": float(grp["F"].median())})
+    table = pd.DataFrame(out)
+    reach = table[table["power"] >= target]
+    smallest = int(reach["n"].min()) if len(reach) else None
+    return table, smallest

@@ -1,0 +1,366 @@
+"""HARE and Multi-HARE: human-in-the-loop recourse, batched over people.
+
+From "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission). A base generator
+gives a first recourse ``r_0`` for the factual ``x`` (all in [0, 1]-scaled space). The query
+budget ``B`` is split over ``T`` iterations (HARE: ``T = 1``; Multi-HARE: ``T > 1``), ``k = B / T``
+queries each. Iteration ``t``:
+
+1. **ActionableSampling** around ``r_{t-1}``: ``k`` unit directions ``P = [p_1 .. p_k]``,
+   initialised at random in the person's actionable subspace, refined by ``n`` steps of Adam on
+   ``λ L1(P) + L2(P)`` with ``L1(P) = mean_i max_j (P P^T - 2 I)_ij`` (spreads the directions,
+   as hyperspherical prototypes do) and ``L2(P) = mean_i BCE(g(r_{t-1} + γ p_i), 1)``
+   (candidates should be approved); after each step the directions are projected onto the
+   actionable subspace (non-actionable coordinates zeroed) and renormalised. Candidates
+   ``c_i = r_{t-1} + γ p_i``, clipped to the feasible box.
+2. **BoundaryPointSearch**: bisect ``[x, c_i]`` until the ends are closer than the tolerance,
+   keeping the approved end; the approved end replaces ``c_i`` (the smallest change along that
+   direction). Candidates that are not approved at all are never shown.
+3. **Comparative evaluation**: a tournament over the candidates in random order, the winner of
+   each comparison meeting the next candidate (``k - 1`` pairwise queries); the survivor is
+   ``r_t``.
+4. **Indicator evaluation**: the person is asked whether ``r_t`` is satisfactory (one query);
+   a yes stops their search.
+
+All people run at once: the gradient steps and bisections are tensors over
+``(people, candidates, features)``; only who is still searching differs, through masks. Because
+Adam is elementwise and every loss is a sum of per-person terms, a person's trajectory does not
+depend on who else is in the batch. Random directions and tournament orders are keyed by
+``(seed, purpose:iteration, applicant id)``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+import numpy as np
+import torch
+from pydantic import Field, SerializeAsAny, field_validator
+
+from ..documents import StrictModel
+from ..metrics import Recourse
+from ..population import ActionabilityProfiles
+from ..registry import POLICY_SPECS, register_policy_spec
+from ..rng import entity_normals, entity_uniforms
+from ..users.feedback import NoiseModel, SimulatedUsers
+from ..users.metrics import (
+    constraint_violations,
+    ground_truth_dissimilarity,
+    ground_truth_proximity,
+    redundancy,
+)
+from ..users.model import UserModel
+from .base import RecoursePolicy
+from .space import ScaledSpace, action_mask, points_to_recourse
+from .wachter import WachterSpec
+
+__all__ = [
+    "actionable_sampling",
+    "boundary_point_search",
+    "tournament",
+    "HARE",
+    "HARESpec",
+    "NoiseSpec",
+    "UserSpec",
+]
+
+
+def actionable_sampling(
+    space: ScaledSpace, r: torch.Tensor, mask: torch.Tensor, init: torch.Tensor,
+    gamma: float = 1.0, lam: float = 10.0, steps: int = 100, lr: float = 0.1,
+) -> torch.Tensor:
+    """Diverse unit directions in each person's actionable subspace (HARE's ActionableSampling).
+
+    Args:
+        space: the scaled decision model.
+        r: ``(n, d)`` current recourses.
+        mask: ``(n, d)`` bool actionable coordinates.
+        init: ``(n, k, d)`` initial directions (projected and normalised here).
+        gamma, lam, steps, lr: step length, diversity weight, Adam steps and learning rate.
+
+    Returns:
+        ``(n, k, d)`` unit directions, zero outside the actionable subspace.
+    """
+    m = mask[:, None, :].to(torch.float64)
+    k = init.shape[1]
+
+    def project(p: torch.Tensor) -> torch.Tensor:
+        p = p * m
+        return p / p.norm(dim=2, keepdim=True).clamp_min(1e-12)
+
+    p = project(init.to(torch.float64)).requires_grad_(True)
+    opt = torch.optim.Adam([p], lr=lr)
+    eye2 = 2 * torch.eye(k, dtype=torch.float64)
+    for _ in range(steps):
+        similarity = (p @ p.transpose(1, 2) - eye2).max(dim=2).values.mean(dim=1)
+        logit = space.logit(r[:, None, :] + gamma * p)
+        validity = torch.nn.functional.softplus(-logit).to(torch.float64).mean(dim=1)
+        # gradients for the directions only: the decision model's parameters stay untouched
+        (p.grad,) = torch.autograd.grad((lam * similarity + validity).sum(), p)
+        opt.step()
+        with torch.no_grad():
+            p.copy_(project(p))
+    return p.detach()
+
+
+@torch.no_grad()
+def boundary_point_search(
+    space: ScaledSpace, x: torch.Tensor, c: torch.Tensor, tolerance: float = 1e-6,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Bisection of every segment ``[x, c]`` to the decision boundary (HARE's BoundaryPointSearch).
+
+    Args:
+        x: ``(n, d)`` rejected factuals.
+        c: ``(n, k, d)`` candidates.
+        tolerance: stop when the two ends are closer than this (L2, scaled space).
+
+    Returns:
+        ``(c', approved)``: ``c'`` is the approved end, within ``tolerance`` of a rejected point
+        on the segment, where ``c`` is approved; ``c`` itself elsewhere.
+    """
+    start = x[:, None, :].expand_as(c).clone()
+    end = c.clone()
+    approved = space.approves(end)
+    length = float((end - start).norm(dim=2).max()) if c.numel() else 0.0
+    n_iter = max(0, math.ceil(math.log2(length / tolerance))) if length > tolerance else 0
+    for _ in range(n_iter):
+        mid = (start + end) / 2
+        ok = space.approves(mid)[..., None]
+        end = torch.where(ok, mid, end)
+        start = torch.where(ok, start, mid)
+    return torch.where(approved[..., None], end, c), approved
+
+
+def tournament(
+    users: SimulatedUsers, candidates: torch.Tensor, shown: torch.Tensor, order: torch.Tensor,
+    asking: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pairwise tournament: the winner of each comparison meets the next candidate.
+
+    Args:
+        users: the people answering.
+        candidates: ``(n, k, d)``.
+        shown: ``(n, k)`` bool; candidates not shown lose without a query.
+        order: ``(n, k)`` the order in which each person meets the candidates.
+        asking: ``(n,)`` bool, the people still searching.
+
+    Returns:
+        ``(winner, any_shown)``: ``(n, d)`` and ``(n,)`` bool.
+    """
+    rows = torch.arange(candidates.shape[0])[:, None]
+    cands, ok = candidates[rows, order], shown[rows, order]
+    win, win_ok = cands[:, 0], ok[:, 0].clone()
+    for j in range(1, cands.shape[1]):
+        challenger, ch_ok = cands[:, j], ok[:, j]
+        ask = asking & win_ok & ch_ok
+        keep = users.compare(win, challenger, ask)
+        take = ch_ok & (~win_ok | ~keep)
+        win = torch.where(take[:, None], challenger, win)
+        win_ok |= ch_ok
+    return win, win_ok
+
+
+class HARE(RecoursePolicy):
+    """HARE (``iterations = 1``) and Multi-HARE (``iterations > 1``) over a base generator.
+
+    Args:
+        base: unfitted base recourse policy (Wachter, Growing Spheres, the causal oracle, ...).
+        users: the simulated people who answer (built per batch from applicant ids); default
+            ``UserModel()`` (far ground truth, noiseless).
+        budget: queries per person ``B``.
+        iterations: ``T``; each iteration uses ``B // T`` queries (``B // T - 1`` comparisons and
+            one accept / reject question).
+        gamma, lam, steps, lr: ActionableSampling settings.
+        tolerance: BoundaryPointSearch tolerance.
+        early_stop: ask the accept / reject question and stop on a yes.
+
+    Per-applicant extras: ``queries`` asked, ``accepted`` (stopped early), ``iterations_run``,
+    ``base_found``, ``redundancy`` and ``redundancy_base``, ``violations`` (changed coordinates
+    neither actionable for the person nor moved by a causal base's counterfactual),
+    ``user_loss`` and ``user_loss_base`` (the hidden loss), and for ground-truth users
+    ``has_ground_truth``, ``gtp``, ``gtd``, ``gtp_base`` and ``gtd_base``.
+    """
+
+    kind = "hare"
+
+    def __init__(
+        self, base: RecoursePolicy, users: UserModel | None = None, budget: int = 30,
+        iterations: int = 1, gamma: float = 1.0, lam: float = 10.0, steps: int = 100,
+        lr: float = 0.1, tolerance: float = 1e-6, early_stop: bool = True,
+    ) -> None:
+        self.base = base
+        self.users = users
+        self.budget = budget
+        self.iterations = iterations
+        self.gamma = gamma
+        self.lam = lam
+        self.steps = steps
+        self.lr = lr
+        self.tolerance = tolerance
+        self.early_stop = early_stop
+
+    def fit(self, context) -> HARE:
+        super().fit(context)
+        if self.budget // self.iterations < 1:
+            raise ValueError(f"budget {self.budget} cannot be split over {self.iterations} "
+                             "iterations")
+        self.base_ = self.base.fit(context)
+        self.space_ = ScaledSpace.from_context(context)
+        return self
+
+    def _base_points(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
+                     seed: int) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+        """Scaled base recourses ``r_0`` (``x`` where none), found flags, and base actions."""
+        rec = self.base_.recommend(x, profiles, ids, seed)
+        if rec.counterfactual is not None:
+            cf = rec.counterfactual
+        else:
+            # a causal base proposes an action; its point is the action's counterfactual
+            with torch.no_grad():
+                xt = torch.as_tensor(x, dtype=torch.float64)
+                values = np.where(rec.intervened, rec.values, x)
+                cf = self.context_.world.counterfactual(
+                    xt, torch.from_numpy(rec.intervened), torch.from_numpy(values)).numpy()
+        found = torch.from_numpy(rec.found & np.isfinite(cf).all(axis=1))
+        r0 = torch.where(found[:, None], self.space_.scale(np.nan_to_num(cf)),
+                         self.space_.scale(x))
+        return r0, found, rec.intervened & found.numpy()[:, None]
+
+    def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
+                  seed: int = 0) -> Recourse:
+        x = np.asarray(x, dtype=np.float64)
+        ids = np.asarray(ids)
+        space = self.space_
+        names = self.context_.feature_names
+        mask_np = action_mask(names, profiles)
+        mask = torch.from_numpy(mask_np)
+        xs = space.scale(x)
+        r0, base_found, base_acted = self._base_points(x, profiles, ids, seed)
+        user_model = self.users if self.users is not None else UserModel()
+        people = user_model.build(space, xs, mask_np, ids, seed, self.budget, names, profiles)
+        users = people.users
+        k = self.budget // self.iterations
+        r = r0.clone()
+        searching = mask.any(dim=1)
+        accepted = torch.zeros(len(ids), dtype=torch.bool)
+        rounds = torch.zeros(len(ids), dtype=torch.int64)
+        for t in range(self.iterations):
+            idx = searching.nonzero().squeeze(1)
+            if idx.numel() == 0:
+                break
+            sub = ids[idx.numpy()]
+            d = xs.shape[1]
+            init = torch.from_numpy(entity_normals(seed, f"hare-directions:{t}", sub, k * d))
+            p = actionable_sampling(space, r[idx], mask[idx], init.reshape(-1, k, d), self.gamma,
+                                    self.lam, self.steps, self.lr)
+            c = (r[idx, None, :] + self.gamma * p).clamp(0.0, 1.0)
+            c, shown = boundary_point_search(space, xs[idx], c, self.tolerance)
+            full_c = r[:, None, :].expand(-1, k, -1).clone()
+            full_c[idx] = c
+            full_shown = torch.zeros(len(ids), k, dtype=torch.bool)
+            full_shown[idx] = shown
+            order = torch.from_numpy(
+                entity_uniforms(seed, f"hare-tournament:{t}", ids, k)).argsort(dim=1)
+            win, any_shown = tournament(users, full_c, full_shown, order, searching)
+            r = torch.where((searching & any_shown)[:, None], win, r)
+            rounds += searching.to(torch.int64)
+            if self.early_stop:
+                yes = users.accept(r, searching)
+                accepted |= yes
+                searching &= ~yes
+        found = base_found | space.approves(r)
+        extras = self._extras(xs, r, r0, base_found, mask, people, users, accepted, rounds)
+        # HARE moves only actionable coordinates; other coordinates can differ from the factual
+        # only as causal consequences carried over from a causal base's point, which are effects,
+        # not actions
+        return points_to_recourse(space, x, r, found & (r != xs).any(dim=1), extras,
+                                  acted=mask_np | base_acted)
+
+    def _extras(self, xs, r, r0, base_found, mask, people, users, accepted, rounds) -> dict:
+        out = {
+            "queries": users.queries.copy(),
+            "accepted": accepted.numpy(),
+            "iterations_run": rounds.numpy(),
+            "base_found": base_found.numpy(),
+            "redundancy": redundancy(self.space_, xs, r).numpy(),
+            "redundancy_base": redundancy(self.space_, xs, r0).numpy(),
+            "violations": constraint_violations(xs, r, mask | (r0 != xs)).numpy(),
+            "user_loss": users.loss(r).numpy(),
+            "user_loss_base": users.loss(r0).numpy(),
+        }
+        if people.ground_truth is not None:
+            gt, has = people.ground_truth, people.has_truth
+            nan = torch.tensor(torch.nan, dtype=torch.float64)
+            out["has_ground_truth"] = has.numpy()
+            out["gtp"] = torch.where(has, ground_truth_proximity(r, gt), nan).numpy()
+            out["gtd"] = torch.where(has, ground_truth_dissimilarity(xs, r, gt), nan).numpy()
+            out["gtp_base"] = torch.where(has, ground_truth_proximity(r0, gt), nan).numpy()
+            out["gtd_base"] = torch.where(has, ground_truth_dissimilarity(xs, r0, gt),
+                                          nan).numpy()
+        return out
+
+
+class NoiseSpec(StrictModel):
+    """Scenario entry of :class:`~simstudy.users.feedback.NoiseModel`."""
+
+    kind: Literal["none", "bernoulli", "logistic", "bradley_terry"] = "none"
+    p: float = Field(0.0, ge=0.0, le=1.0)
+    scale: float = 2.0
+    offset: float = 1.0
+    temperature: float = Field(0.1, gt=0.0)
+
+    def build(self) -> NoiseModel:
+        return NoiseModel(self.kind, self.p, self.scale, self.offset, self.temperature)
+
+
+class UserSpec(StrictModel):
+    """Scenario entry of :class:`~simstudy.users.model.UserModel`."""
+
+    preference: Literal["ground_truth", "weights"] = "ground_truth"
+    scale: Literal["near", "intermediate", "far"] | Annotated[float, Field(gt=0.0)] = "far"
+    weights: Literal["centres", "profile"] = "centres"
+    noise: NoiseSpec = Field(default_factory=NoiseSpec)
+    accept_threshold: float = Field(0.1, ge=0.0)
+    n_samples: int = Field(200, gt=0)
+    eta: float = Field(0.05, gt=0.0)
+
+    def build(self) -> UserModel:
+        return UserModel(self.preference, self.scale, self.weights, self.noise.build(),
+                         self.accept_threshold, self.n_samples, self.eta)
+
+
+@register_policy_spec
+class HARESpec(StrictModel):
+    """Scenario entry of :class:`HARE`; ``iterations > 1`` is Multi-HARE."""
+
+    kind: Literal["hare"] = "hare"
+    name: str | None = None
+    base: SerializeAsAny[StrictModel] = Field(default_factory=WachterSpec)
+    users: UserSpec = Field(default_factory=UserSpec)
+    budget: int = Field(30, gt=0)
+    iterations: int = Field(1, gt=0)
+    gamma: float = Field(1.0, gt=0.0)
+    lam: float = Field(10.0, ge=0.0)
+    steps: int = Field(100, ge=0)
+    lr: float = Field(0.1, gt=0.0)
+    tolerance: float = Field(1e-6, gt=0.0)
+    early_stop: bool = True
+
+    @field_validator("base", mode="before")
+    @classmethod
+    def _base_spec(cls, value):
+        # any registered generator can be the base (Wachter, Growing Spheres, the causal
+        # oracle, iCARMA, ...), validated by its own spec; HARE over HARE is refused
+        if isinstance(value, StrictModel):
+            return value
+        if not isinstance(value, dict):
+            raise ValueError("base must be a policy entry with a kind")
+        kind = value.get("kind")
+        choices = sorted(k for k in POLICY_SPECS if k != "hare")
+        if kind not in choices:
+            raise ValueError(f"unknown base generator kind {kind!r}; choose from {choices}")
+        return POLICY_SPECS[kind].model_validate(value)
+
+    def build(self) -> HARE:
+        return HARE(self.base.build(), self.users.build(), self.budget, self.iterations,
+                    self.gamma, self.lam, self.steps, self.lr, self.tolerance, self.early_stop)

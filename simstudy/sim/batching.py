@@ -1,0 +1,92 @@
+"""Batched numerical work for the event world, chunked by a size cap.
+
+The lender answers everything that arrived in a window at once. A cap on rows per call bounds
+memory; because every computation here is row-wise and every random draw is keyed by applicant,
+the answers (and so the event log) are the same whatever the cap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import torch
+
+from ..metrics import Recourse, evaluate_recourse
+from ..policies.base import RecoursePolicy
+from ..population import ActionabilityProfiles
+from ..world.base import CausalWorld
+
+__all__ = ["chunks", "slice_recourse", "concat_recourse", "decide", "recommend", "evaluate",
+           "counterfactual"]
+
+
+def chunks(n: int, size: int | None) -> Iterator[slice]:
+    """Consecutive slices of ``range(n)`` of at most ``size`` rows (one slice when ``None``)."""
+    if n == 0:
+        return
+    step = n if size is None else int(size)
+    for start in range(0, n, step):
+        yield slice(start, min(start + step, n))
+
+
+def slice_recourse(rec: Recourse, rows: slice | np.ndarray) -> Recourse:
+    """The recourses of some rows (extras and counterfactual points included)."""
+    cf = None if rec.counterfactual is None else rec.counterfactual[rows]
+    return Recourse(rec.intervened[rows], rec.values[rows], rec.found[rows],
+                    {k: np.asarray(v)[rows] for k, v in rec.extras.items()}, cf)
+
+
+def concat_recourse(parts: list[Recourse]) -> Recourse:
+    """Stacks recourses of consecutive row blocks; extras present in every part are kept."""
+    if len(parts) == 1:
+        return parts[0]
+    keys = set.intersection(*(set(p.extras) for p in parts))
+    cfs = [p.counterfactual for p in parts]
+    cf = None
+    if any(c is not None for c in cfs):
+        cf = np.concatenate([c if c is not None else np.where(p.intervened, p.values, np.nan)
+                             for c, p in zip(cfs, parts, strict=True)])
+    return Recourse(np.concatenate([p.intervened for p in parts]),
+                    np.concatenate([p.values for p in parts]),
+                    np.concatenate([p.found for p in parts]),
+                    {k: np.concatenate([np.asarray(p.extras[k]) for p in parts]) for k in keys},
+                    cf)
+
+
+@torch.no_grad()
+def decide(model: torch.nn.Module, x: np.ndarray, size: int | None) -> np.ndarray:
+    """Approval (logit >= 0) of every row, ``(n,)`` bool."""
+    out = np.zeros(x.shape[0], dtype=bool)
+    for s in chunks(x.shape[0], size):
+        out[s] = (model(torch.from_numpy(np.ascontiguousarray(x[s]))) >= 0).numpy()
+    return out
+
+
+def recommend(policy: RecoursePolicy, x: np.ndarray, profiles: ActionabilityProfiles,
+              ids: np.ndarray, seed: int, size: int | None) -> Recourse:
+    """The policy's recourse for every row, asked in chunks of at most ``size`` rows."""
+    parts = [policy.recommend(x[s], profiles.subset(s), ids[s], seed)
+             for s in chunks(x.shape[0], size)]
+    return concat_recourse(parts)
+
+
+def evaluate(world: CausalWorld, model: torch.nn.Module, x: np.ndarray, rec: Recourse,
+             profiles: ActionabilityProfiles, feature_range: np.ndarray,
+             size: int | None) -> dict[str, np.ndarray]:
+    """:func:`simstudy.metrics.evaluate_recourse` in chunks, concatenated."""
+    parts = [evaluate_recourse(world, model, x[s], slice_recourse(rec, s), profiles.subset(s),
+                               feature_range) for s in chunks(x.shape[0], size)]
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+@torch.no_grad()
+def counterfactual(world: CausalWorld, x: np.ndarray, intervened: np.ndarray,
+                   values: np.ndarray, size: int | None) -> np.ndarray:
+    """The world's counterfactual of every row under its own intervention, in chunks."""
+    out = np.empty_like(x)
+    for s in chunks(x.shape[0], size):
+        vals = np.where(intervened[s], values[s], x[s])
+        out[s] = world.counterfactual(torch.from_numpy(x[s]), torch.from_numpy(intervened[s]),
+                                      torch.from_numpy(vals)).numpy()
+    return out

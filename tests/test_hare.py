@@ -1,0 +1,159 @@
+import numpy as np
+import pytest
+import torch
+from pydantic import ValidationError
+
+from simstudy.metrics import Recourse
+from simstudy.policies.base import RecoursePolicy
+from simstudy.policies.growing_spheres import GrowingSpheres
+from simstudy.policies.hare import (
+    HARE,
+    HARESpec,
+    actionable_sampling,
+    boundary_point_search,
+    tournament,
+)
+from simstudy.policies.space import ScaledSpace, action_mask
+from simstudy.users.feedback import NoiseModel, SimulatedUsers
+from simstudy.users.model import UserModel
+
+
+def test_projection_never_moves_a_non_actionable_feature(lin_ctx, lin_people):
+    x, ids, profiles = lin_people
+    space = ScaledSpace.from_context(lin_ctx)
+    mask = torch.from_numpy(action_mask(lin_ctx.feature_names, profiles))
+    init = torch.randn(len(ids), 4, x.shape[1], dtype=torch.float64,
+                       generator=torch.Generator().manual_seed(0))
+    p = actionable_sampling(space, space.scale(x), mask, init, steps=10)
+    assert bool((p[~mask[:, None, :].expand_as(p)] == 0).all())
+    can_act = mask.any(dim=1)
+    np.testing.assert_allclose(p[can_act].norm(dim=2).numpy(), 1.0)
+    # the diversity loss spreads the directions apart
+    gram = p[can_act] @ p[can_act].transpose(1, 2)
+    init_p = init * mask[:, None, :]
+    init_p = init_p / init_p.norm(dim=2, keepdim=True).clamp_min(1e-12)
+    init_gram = init_p[can_act] @ init_p[can_act].transpose(1, 2)
+    off = ~torch.eye(4, dtype=torch.bool)
+    assert gram[:, off].max(dim=1).values.mean() < init_gram[:, off].max(dim=1).values.mean()
+
+
+def test_boundary_point_search_returns_approved_point_within_tolerance(lin_ctx, lin_people):
+    x, _, _ = lin_people
+    space = ScaledSpace.from_context(lin_ctx)
+    xs = space.scale(x)
+    c = torch.ones(len(xs), 1, xs.shape[1], dtype=torch.float64) * xs[:, None, :]
+    c[..., 6] = 1.0  # maximal savings: approved by the linear model
+    c[..., 5] = 1.0
+    end, ok = boundary_point_search(space, xs, c, 1e-6)
+    assert bool(ok.all()) and bool(space.approves(end).all())
+    back = (xs[:, None, :] - end) / (xs[:, None, :] - end).norm(dim=2, keepdim=True)
+    assert not bool(space.approves(end + 1e-6 * back).any())
+    # a candidate that is not approved is returned unchanged and flagged
+    same, flagged = boundary_point_search(space, xs, xs[:, None, :].clone(), 1e-6)
+    assert not bool(flagged.any()) and torch.equal(same[:, 0], xs)
+
+
+def test_noiseless_tournament_ends_with_candidate_nearest_ground_truth():
+    g = torch.Generator().manual_seed(0)
+    n, k, d = 50, 7, 3
+    target = torch.rand(n, d, dtype=torch.float64, generator=g)
+    cands = torch.rand(n, k, d, dtype=torch.float64, generator=g)
+    shown = torch.rand(n, k, generator=g) > 0.3
+    shown[:, 0] = True
+    order = torch.rand(n, k, generator=g).argsort(dim=1)
+    users = SimulatedUsers(np.arange(n), torch.zeros(n, d, dtype=torch.float64), 0, k - 1,
+                           target=target)
+    win, _ = tournament(users, cands, shown, order, torch.ones(n, dtype=torch.bool))
+    dist = torch.where(shown, (cands - target[:, None]).norm(dim=2), torch.inf)
+    best = cands[torch.arange(n), dist.argmin(dim=1)]
+    assert torch.equal(win, best)
+    assert (users.queries == shown.sum(dim=1).numpy() - 1).all()
+
+
+def test_hare_gets_closer_to_the_hidden_truth_than_its_base(lin_ctx, lin_people):
+    x, ids, profiles = lin_people
+    hare = HARE(GrowingSpheres(n_samples=50), UserModel(scale="far", n_samples=50),
+                budget=12, iterations=2, steps=30).fit(lin_ctx)
+    rec = hare.recommend(x, profiles, ids)
+    e = rec.extras
+    assert (e["queries"] <= 12).all()
+    assert np.nanmean(e["gtd"]) < np.nanmean(e["gtd_base"])
+    assert np.nanmean(e["gtp"]) < np.nanmean(e["gtp_base"])
+    assert (e["violations"] == 0).all()
+    mask = action_mask(lin_ctx.feature_names, profiles)
+    assert not (rec.intervened & ~mask).any()
+    with torch.no_grad():
+        assert bool(lin_ctx.model(torch.from_numpy(rec.counterfactual[rec.found])).ge(0).all())
+
+
+def test_spec_builds_multi_hare_and_refuses_bad_documents():
+    spec = HARESpec.model_validate({"kind": "hare", "base": {"kind": "growing_spheres"},
+                                    "iterations": 5, "users": {"scale": "near",
+                                                               "noise": {"kind": "bernoulli",
+                                                                         "p": 0.2}}})
+    policy = spec.build()
+    assert policy.iterations == 5 and isinstance(policy.base, GrowingSpheres)
+    assert policy.users.noise.p == 0.2 and policy.users.eps == 0.2
+    with pytest.raises(ValidationError):
+        HARESpec.model_validate({"kind": "hare", "users": {"noise": {"kind": "gaussian"}}})
+    with pytest.raises(ValidationError):
+        HARESpec.model_validate({"kind": "hare", "budgett": 3})
+
+
+class _RaiseIncome(RecoursePolicy):
+    """A causal stand-in: intervene on income alone (where actionable), no point proposed."""
+
+    def recommend(self, x, profiles, ids, seed=0):
+        names = self.context_.feature_names
+        mask = action_mask(names, profiles)
+        intervened = np.zeros_like(mask)
+        i = names.index("income")
+        intervened[:, i] = mask[:, i]
+        values = x.copy()
+        values[:, i] = self.context_.upper[i]
+        return Recourse(intervened, values, intervened.any(axis=1))
+
+
+def test_hare_over_a_causal_base_treats_downstream_effects_as_effects(lin_ctx, lin_people):
+    x, ids, profiles = lin_people
+    hare = HARE(_RaiseIncome(), UserModel(scale="near", n_samples=50), budget=6,
+                iterations=2, steps=20).fit(lin_ctx)
+    rec = hare.recommend(x, profiles, ids)
+    mask = action_mask(lin_ctx.feature_names, profiles)
+    assert not (rec.intervened & ~mask).any()
+    assert (rec.extras["violations"] == 0).all()
+    # savings follows income in the Loan SCM: it moves for people who may not act on it
+    savings = lin_ctx.feature_names.index("savings")
+    moved = rec.found & (rec.counterfactual[:, savings] != x[:, savings]) & ~mask[:, savings]
+    assert moved.any()
+
+
+@pytest.mark.parametrize("weights", ["centres", "profile"])
+def test_weighted_users_get_their_cheapest_candidate(lin_ctx, lin_people, weights):
+    x, ids, profiles = lin_people
+
+    def extras(noise):
+        users = UserModel(preference="weights", weights=weights, noise=noise)
+        hare = HARE(GrowingSpheres(n_samples=50), users, budget=8, iterations=1, steps=20,
+                    early_stop=False).fit(lin_ctx)
+        return hare.recommend(x, profiles, ids).extras
+
+    honest = extras(NoiseModel())
+    random = extras(NoiseModel("bernoulli", p=0.5))
+    assert "gtd" not in honest
+    assert (honest["queries"] <= 7).all() and not honest["accepted"].any()
+    # one iteration shows both the same candidates; an honest person picks the cheapest
+    assert (honest["user_loss"] <= random["user_loss"] + 1e-12).all()
+    assert honest["user_loss"].mean() < random["user_loss"].mean()
+
+
+def test_hare_over_the_causal_oracle(lin_ctx, lin_people):
+    x, ids, profiles = lin_people
+    spec = HARESpec.model_validate({"kind": "hare", "base": {"kind": "oracle", "n_values": 5},
+                                    "budget": 4, "iterations": 2, "steps": 10,
+                                    "users": {"scale": "near", "n_samples": 50}})
+    rec = spec.build().fit(lin_ctx).recommend(x, profiles, ids)
+    assert (rec.extras["violations"] == 0).all()
+    mask = action_mask(lin_ctx.feature_names, profiles)
+    assert not (rec.intervened & ~mask).any()
+    assert rec.extras["base_found"].any()

@@ -1,0 +1,76 @@
+import numpy as np
+import pytest
+
+from simstudy.metrics import evaluate_recourse
+from simstudy.policies.oracle import CausalOracle, enumerate_one_by_one, oracle_grid
+from simstudy.population import ActionabilityProfiles, CostProfile, RankingSampler
+from simstudy.rng import entity_uniforms
+
+
+def _profiles(ids, n_actionable, shape="constant", features=None):
+    features = features or ("loan_amount", "loan_duration", "income", "savings")
+    scores, levels = RankingSampler("uniform", n_actionable).sample(
+        features, entity_uniforms(11, "actionability", ids, 2))
+    return ActionabilityProfiles(features, scores, levels,
+                                 CostProfile(shape, alpha=3.0).weights(scores, levels))
+
+
+def test_grid_stays_inside_the_range_and_drops_repeats():
+    x = np.array([[0.0], [9.0]])
+    values, usable = oracle_grid(x, np.array([0.0]), np.array([10.0]), 25)
+    assert values.min() >= 0 and values.max() <= 10
+    kept = values[0, 0][usable[0, 0]]
+    assert len(np.unique(kept)) == len(kept)
+    # linspace(2 min - x, 2 max - x) = linspace(0, 20) clipped: values 0, 0.83, ..., 10
+    assert kept[0] == 0 and kept[-1] == 10
+
+
+@pytest.mark.parametrize("plausibility", [True, False])
+def test_oracle_equals_one_by_one_enumeration(small_loan_context, rejected, plausibility):
+    x, ids = rejected
+    x, ids = x[:50], ids[:50]
+    profiles = _profiles(ids, None, shape="linear")
+    oracle = CausalOracle(n_values=5, plausibility=plausibility, chunk_size=7)
+    oracle.fit(small_loan_context)
+    fast = oracle.recommend(x, profiles, ids)
+    inter, values, found, cost = enumerate_one_by_one(oracle, x, profiles)
+    assert np.array_equal(fast.found, found)
+    assert np.array_equal(fast.intervened, inter)
+    np.testing.assert_array_equal(np.nan_to_num(fast.values, nan=-1e9),
+                                  np.nan_to_num(values, nan=-1e9))
+    ev = evaluate_recourse(small_loan_context.world, small_loan_context.model, x, fast,
+                           profiles, small_loan_context.feature_range)
+    np.testing.assert_array_equal(ev["cost"][found], cost[found])
+    assert found.sum() >= 5  # the comparison covers real recourses, not only "no recourse"
+
+
+def test_oracle_respects_hard_constraints_and_finds_valid_plausible_recourse(
+        small_loan_context, rejected):
+    x, ids = rejected
+    profiles = _profiles(ids, 2)
+    oracle = CausalOracle(n_values=9).fit(small_loan_context)
+    rec = oracle.recommend(x, profiles, ids)
+    ev = evaluate_recourse(small_loan_context.world, small_loan_context.model, x, rec, profiles,
+                           small_loan_context.feature_range)
+    assert not ev["violation"].any()
+    assert (ev["valid"] == rec.found).all()
+    assert ev["plausible"][rec.found].all()
+    assert 0 < rec.found.mean() < 1
+
+
+def test_people_without_actionable_features_get_no_recourse(small_loan_context, rejected):
+    x, ids = rejected
+    profiles = _profiles(ids[:5], 0)
+    rec = CausalOracle(n_values=5).fit(small_loan_context).recommend(x[:5], profiles, ids[:5])
+    assert not rec.found.any() and not rec.intervened.any()
+
+
+def test_chunk_size_does_not_change_the_answer(small_loan_context, rejected):
+    x, ids = rejected
+    x, ids = x[:40], ids[:40]
+    profiles = _profiles(ids, None, shape="convex")
+    a = CausalOracle(n_values=7, chunk_size=3).fit(small_loan_context).recommend(x, profiles, ids)
+    b = CausalOracle(n_values=7, chunk_size=64).fit(small_loan_context).recommend(x, profiles,
+                                                                                   ids)
+    assert np.array_equal(a.intervened, b.intervened)
+    assert np.array_equal(np.nan_to_num(a.values), np.nan_to_num(b.values))
