@@ -6,7 +6,7 @@ Prints one JSON document. Goals on 2 CPU cores: training under 10 minutes, infer
 
 Usage::
 
-    OMP_NUM_THREADS=1 python benchmarks/icarma.py [--epochs N] [--oracle-n N]
+    OMP_NUM_THREADS=1 python -m benchmarks.icarma [--epochs N] [--oracle-n N]
 """
 
 from __future__ import annotations

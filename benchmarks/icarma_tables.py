@@ -8,7 +8,7 @@ mean over seeds, the best-on-validation model and the published value.
 
 Usage::
 
-    python benchmarks/icarma_tables.py --seeds 0 1 2 [--world scm|flow] [--epochs N]
+    python -m benchmarks.icarma_tables --seeds 0 1 2 [--world scm|flow] [--epochs N]
 """
 
 from __future__ import annotations

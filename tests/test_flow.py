@@ -123,7 +123,7 @@ def fidelity(flow, world, data, seed=1):
 def test_flow_fitted_on_loan_agrees_with_the_true_scm():
     world = LoanSCM()
     data = sample_world_data(world, 8000, generator(0, "world"))
-    config = FlowConfig(epochs=40, batch_size=128, lr=5e-3, patience=10)
+    config = FlowConfig(epochs=60, batch_size=128, lr=5e-3, patience=10)
     flow, meta = fit_causal_flow(world.roles, data.x_train, data.x_val, config, seed=0)
     r, err = fidelity(flow, world, data)
     assert r >= 0.95, r
