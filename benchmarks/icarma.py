@@ -6,7 +6,8 @@ Prints one JSON document. Goals on 2 CPU cores: training under 10 minutes, infer
 
 Usage::
 
-    OMP_NUM_THREADS=1 python -m benchmarks.icarma [--epochs N] [--oracle-n N]
+    OMP_NUM_THREADS=1 python -m benchmarks.icarma [--oracle-n N] [--epochs N] [--lr LR]
+        [--margin M] [--plausibility-weight W]
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def main() -> None:
     parser.add_argument("--oracle-n", type=int, default=200,
                         help="applicants the oracle is timed on (0: skip)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--lr", type=float, default=None)
+    parser.add_argument("--margin", type=float, default=None)
+    parser.add_argument("--plausibility-weight", type=float, default=None)
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
 
@@ -44,8 +48,9 @@ def main() -> None:
     data = sample_world_data(world, 20000, generator(args.seed, "world-sample"))
     model, _ = ModelCache().decision_model(data, DecisionConfig(), seed=args.seed)
     context = RecourseContext(world, model, data, seed=args.seed)
-    config = ICARMAConfig() if args.epochs is None else replace(ICARMAConfig(),
-                                                                 epochs=args.epochs)
+    overrides = {"epochs": args.epochs, "lr": args.lr, "margin": args.margin,
+                 "plausibility_weight": args.plausibility_weight}
+    config = replace(ICARMAConfig(), **{k: v for k, v in overrides.items() if v is not None})
 
     t0 = time.perf_counter()
     policy = ICARMA(config, seeds=[args.seed], cache=None, progress=True).fit(context)
@@ -75,6 +80,7 @@ def main() -> None:
                        "seconds_for_all": secs * len(x) / m, "extrapolated": m < len(x)})
     print(json.dumps({
         "applicants": len(x),
+        "config": config.to_json(),
         "training_seconds": train_s,
         "training_epochs_run": policy.meta_["epochs_run"],
         "best_epoch": policy.meta_["best_epoch"],

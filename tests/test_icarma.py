@@ -144,7 +144,9 @@ def test_several_seeds_deploy_best_on_validation(loan_context):
     policy = ICARMA(config, seeds=[0, 1], progress=False).fit(loan_context)
     losses = [m["best_val_loss"] for m in policy.runs_]
     assert policy.meta_["best_val_loss"] == min(losses)
-    assert len(policy.model_hashes()) == 2
+    best = policy.runs_[losses.index(min(losses))]["state_dict_sha256"]
+    assert policy.model_hashes()["icarma_deployed"] == best
+    assert len(policy.model_hashes()) == 3
 
 
 def test_spec_picks_paper_defaults_and_refuses_unknown_keys():

@@ -399,7 +399,8 @@ class ICARMA(RecoursePolicy):
         return Recourse(intervened, values, intervened.any(axis=1))
 
     def model_hashes(self) -> dict[str, str]:
-        return {f"icarma_seed{m['seed']}": m["state_dict_sha256"] for m in self.runs_}
+        hashes = {f"icarma_seed{m['seed']}": m["state_dict_sha256"] for m in self.runs_}
+        return {**hashes, "icarma_deployed": self.meta_["state_dict_sha256"]}
 
 
 def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
