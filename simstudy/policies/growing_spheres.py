@@ -26,8 +26,7 @@ from ..metrics import Recourse
 from ..population import ActionabilityProfiles
 from ..registry import register_policy_spec
 from ..rng import entity_normals, entity_uniforms
-from .base import RecoursePolicy
-from .space import ScaledSpace, action_mask, points_to_recourse
+from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
 
 __all__ = ["sample_shell", "growing_spheres", "sparsify", "GrowingSpheres", "GrowingSpheresSpec"]
 
@@ -138,7 +137,7 @@ def growing_spheres(
     return r, found
 
 
-class GrowingSpheres(RecoursePolicy):
+class GrowingSpheres(ScaledSpacePolicy):
     """Growing Spheres recourse restricted to each person's actionable features.
 
     Args:
@@ -154,11 +153,6 @@ class GrowingSpheres(RecoursePolicy):
         self.n_samples = n_samples
         self.eta = eta
         self.select_features = select_features
-
-    def fit(self, context) -> GrowingSpheres:
-        super().fit(context)
-        self.space_ = ScaledSpace.from_context(context)
-        return self
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
                   seed: int = 0) -> Recourse:

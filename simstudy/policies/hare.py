@@ -51,7 +51,7 @@ from ..users.metrics import (
 )
 from ..users.model import UserModel
 from .base import RecoursePolicy
-from .space import ScaledSpace, action_mask, points_to_recourse
+from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
 from .wachter import WachterSpec
 
 __all__ = [
@@ -160,7 +160,7 @@ def tournament(
     return win, win_ok
 
 
-class HARE(RecoursePolicy):
+class HARE(ScaledSpacePolicy):
     """HARE (``iterations = 1``) and Multi-HARE (``iterations > 1``) over a base generator.
 
     Args:
@@ -205,7 +205,6 @@ class HARE(RecoursePolicy):
             raise ValueError(f"budget {self.budget} cannot be split over {self.iterations} "
                              "iterations")
         self.base_ = self.base.fit(context)
-        self.space_ = ScaledSpace.from_context(context)
         return self
 
     def _base_points(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,

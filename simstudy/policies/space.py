@@ -16,8 +16,9 @@ import torch
 
 from ..metrics import Recourse
 from ..population import ActionabilityProfiles
+from .base import RecourseContext, RecoursePolicy
 
-__all__ = ["ScaledSpace", "action_mask", "points_to_recourse"]
+__all__ = ["ScaledSpace", "ScaledSpacePolicy", "action_mask", "points_to_recourse"]
 
 
 @dataclass
@@ -83,3 +84,12 @@ def points_to_recourse(
     cf = np.where(changed, space.unscale(r).numpy(), x)
     intervened = changed if acted is None else changed & acted
     return Recourse(intervened, cf, found.numpy(), extras=dict(extras or {}), counterfactual=cf)
+
+
+class ScaledSpacePolicy(RecoursePolicy):
+    """Base of the non-causal generators that search in the ``[0, 1]``-scaled feature space."""
+
+    def fit(self, context: RecourseContext) -> ScaledSpacePolicy:
+        super().fit(context)
+        self.space_ = ScaledSpace.from_context(context)
+        return self

@@ -24,8 +24,7 @@ from ..documents import StrictModel
 from ..metrics import Recourse
 from ..population import ActionabilityProfiles
 from ..registry import register_policy_spec
-from .base import RecoursePolicy
-from .space import ScaledSpace, action_mask, points_to_recourse
+from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
 
 __all__ = ["wachter", "Wachter", "WachterSpec"]
 
@@ -73,7 +72,7 @@ def wachter(
     return best, torch.isfinite(best_dist)
 
 
-class Wachter(RecoursePolicy):
+class Wachter(ScaledSpacePolicy):
     """Wachter et al. (2017) gradient counterfactuals on each person's actionable features.
 
     Args:
@@ -95,11 +94,6 @@ class Wachter(RecoursePolicy):
         self.steps = steps
         self.rounds = rounds
         self.lambda_growth = lambda_growth
-
-    def fit(self, context) -> Wachter:
-        super().fit(context)
-        self.space_ = ScaledSpace.from_context(context)
-        return self
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
                   seed: int = 0) -> Recourse:
