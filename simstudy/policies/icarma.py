@@ -12,7 +12,10 @@ without supervision on the applicants the decision model ``h`` rejects, minimizi
 with, for a counterfactual ``x_cf = CF(x, do(X_I := theta_I))`` computed by the world's
 differentiable do-operator (known SCM or learned causal flow):
 
-* ``hinge = max(0, 1/2 + margin - sigmoid(h(x_cf)))`` (validity with a margin);
+* ``hinge = max(0, margin - h(x_cf))`` on the decision logit (validity with a margin; the
+  probability form ``max(0, 1/2 + margin - sigmoid(h(x_cf)))`` is available as
+  ``hinge_on="probability"``, but its gradient vanishes for people the model rejects firmly, and
+  on Loan it left validity below 0.45 after 30 epochs);
 * ``cost = || m ⊙ w ⊙ (theta - x) / r ||_2`` over acted-on features only (their causal
   descendants change for free), ``r`` the training range (App. B.1, Eq. 10);
 * ``KL = sum_k a_k KL(Bernoulli(pi_k) || Bernoulli(rho_k))``: mask probabilities against an
@@ -90,6 +93,7 @@ class ICARMAConfig:
         prior_high, prior_low: mask prior for the cheapest and the dearest weight.
         patience: epochs without validation improvement before stopping early (0: never).
         val_every: epochs between validation checks.
+        hinge_on: ``logit`` (default) or ``probability``: where the validity hinge acts.
     """
 
     preferences: Literal["ranking", "likert"] = "ranking"
