@@ -108,17 +108,24 @@ def load_yaml(path: str | Path) -> Any:
 _UNION_TAGS = {"inline", "file"}
 
 
-def _field_path(loc: tuple[Any, ...]) -> str:
+def _field_path(loc: tuple[Any, ...], data: Any = None) -> str:
     parts: list[str] = []
+    node = data
     for item in loc:
         if isinstance(item, int):
             parts.append(f"[{item}]")
-        else:
-            # pydantic adds the tag of a discriminated union member; it is not a user field.
-            if parts and isinstance(item, str) and (item.startswith("function-")
-                                                    or item in _UNION_TAGS):
-                continue
-            parts.append(("." if parts else "") + str(item))
+            node = node[item] if isinstance(node, list) and -len(node) <= item < len(node) \
+                else None
+            continue
+        # pydantic adds the tag of a discriminated union member (the member's ``kind``, or a
+        # function name); it is not a user field.
+        is_kind_tag = (isinstance(node, dict) and item not in node
+                       and node.get("kind") == item)
+        if parts and isinstance(item, str) and (item.startswith("function-")
+                                                or item in _UNION_TAGS or is_kind_tag):
+            continue
+        parts.append(("." if parts else "") + str(item))
+        node = node.get(item) if isinstance(node, dict) else None
     return "".join(parts)
 
 
@@ -137,7 +144,7 @@ def validate_data(data: Any, model: type[M], source: str) -> M:
             reason = err["msg"]
             if err["type"] == "extra_forbidden":
                 reason = "unknown key"
-            problems.append(DocumentProblem(source, _field_path(err["loc"]), reason))
+            problems.append(DocumentProblem(source, _field_path(err["loc"], data), reason))
         raise DocumentError(problems) from None
 
 

@@ -3,6 +3,7 @@
 from .base import RecourseContext, RecoursePolicy
 from .growing_spheres import GrowingSpheres, GrowingSpheresSpec
 from .hare import HARE, HARESpec
+from .icarma import ICARMA, ICARMAConfig, ICARMASpec
 from .oracle import CausalOracle, OracleSpec
 from .wachter import Wachter, WachterSpec
 
@@ -17,4 +18,7 @@ __all__ = [
     "WachterSpec",
     "HARE",
     "HARESpec",
+    "ICARMA",
+    "ICARMAConfig",
+    "ICARMASpec",
 ]

@@ -1,0 +1,199 @@
+import numpy as np
+import pytest
+import torch
+
+from simstudy.documents import DocumentError, validate_data
+from simstudy.metrics import evaluate_recourse
+from simstudy.policies.base import RecourseContext
+from simstudy.policies.icarma import (
+    ICARMA,
+    ICARMAConfig,
+    ICARMASpec,
+    sample_training_profiles,
+)
+from simstudy.population import ActionabilityProfiles, CostProfile, RankingSampler
+from simstudy.registry import POLICY_SPECS
+from simstudy.rng import entity_uniforms, generator
+from simstudy.world import LoanSCM, sample_world_data
+from simstudy.world.decision import DecisionConfig, ModelCache, train_decision_model
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def loan_context():
+    world = LoanSCM()
+    data = sample_world_data(world, 4000, generator(7, "world"))
+    model = train_decision_model(data, DecisionConfig(epochs=40), seed=0)
+    return RecourseContext(world, model, data, seed=0)
+
+
+@pytest.fixture(scope="module")
+def trained(loan_context, tmp_path_factory):
+    cache = ModelCache(tmp_path_factory.mktemp("cache"))
+    config = ICARMAConfig(epochs=25, val_every=5, patience=0)
+    return ICARMA(config, cache=cache, progress=False).fit(loan_context), cache, config
+
+
+def rejected(context):
+    x = context.data.x_test
+    return x[~context.model.approves(x)].numpy()
+
+
+def test_training_profiles_cover_counts_and_respect_actionability():
+    config = ICARMAConfig()
+    act, w = sample_training_profiles(20000, 4, config, torch.Generator().manual_seed(0))
+    counts = np.bincount(act.sum(dim=1).numpy(), minlength=5)
+    assert counts[0] == 0
+    assert np.allclose(counts[1:] / 20000, 0.25, atol=0.02)
+    assert torch.isinf(w[~act]).all() and torch.isfinite(w[act]).all()
+    assert (w[act] >= 1).all() and (w[act] <= 1 + config.alpha).all()
+    # every feature is equally likely to be actionable
+    assert np.allclose(act.double().mean(dim=0).numpy(), 0.625, atol=0.02)
+
+
+def test_likert_profiles_use_score_levels():
+    config = ICARMAConfig.score_based(cost_shapes=("linear",))
+    act, w = sample_training_profiles(5000, 4, config, torch.Generator().manual_seed(1))
+    levels = torch.unique(w[act])
+    assert torch.allclose(levels, torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64))
+
+
+def test_never_acts_on_non_actionable_features(loan_context, trained):
+    policy = trained[0]
+    x = rejected(loan_context)
+    ids = np.arange(len(x))
+    features = loan_context.world.roles.actionable
+    for n_act in (1, 2, None):
+        scores, levels = RankingSampler(n_actionable=n_act).sample(
+            features, entity_uniforms(3, "profiles", ids, 2))
+        profiles = ActionabilityProfiles(features, scores, levels,
+                                         CostProfile("convex").weights(scores, levels))
+        rec = policy.recommend(x, profiles, ids)
+        names = loan_context.world.roles.names
+        act_idx = [names.index(f) for f in features]
+        assert not rec.intervened[:, [i for i in range(len(names)) if i not in act_idx]].any()
+        assert not (rec.intervened[:, act_idx] & ~profiles.actionable).any()
+        result = evaluate_recourse(loan_context.world, loan_context.model, x, rec, profiles,
+                                   loan_context.feature_range)
+        assert result["violation"].sum() == 0
+        # somebody who can act always gets an action
+        assert rec.found.all()
+
+
+def test_learns_valid_recourse(loan_context, trained):
+    policy = trained[0]
+    x = rejected(loan_context)
+    ids = np.arange(len(x))
+    features = loan_context.world.roles.actionable
+    scores = np.tile(np.arange(1, 5), (len(x), 1))
+    profiles = ActionabilityProfiles(features, scores, 4, np.ones_like(scores, dtype=float))
+    result = evaluate_recourse(loan_context.world, loan_context.model, x,
+                               policy.recommend(x, profiles, ids), profiles,
+                               loan_context.feature_range)
+    assert result["valid"].mean() > 0.8  # an untrained network reaches about 0.2
+    # an action that ignores cost would not stay this close
+    assert np.nanmedian(result["cost"]) < 0.5
+
+
+def test_weights_steer_away_from_expensive_features(loan_context, trained):
+    """With a steep cost profile the least-preferred feature is used less than with constant."""
+    policy = trained[0]
+    x = rejected(loan_context)
+    ids = np.arange(len(x))
+    features = loan_context.world.roles.actionable
+    scores, levels = RankingSampler(n_actionable=4).sample(
+        features, entity_uniforms(5, "profiles", ids, 2))
+    hap = {}
+    for shape in ("constant", "convex"):
+        profiles = ActionabilityProfiles(features, scores, levels,
+                                         CostProfile(shape).weights(scores, levels))
+        result = evaluate_recourse(loan_context.world, loan_context.model, x,
+                                   policy.recommend(x, profiles, ids), profiles,
+                                   loan_context.feature_range)
+        hap[shape] = result["hard_action"].mean()
+    assert hap["convex"] < hap["constant"]
+
+
+def test_cache_roundtrip_reproduces_recommendations(loan_context, trained):
+    policy, cache, config = trained
+    again = ICARMA(config, cache=cache, progress=False).fit(loan_context)
+    assert again.meta_["cached"] and not policy.meta_["cached"]
+    assert again.model_hashes() == policy.model_hashes()
+    x = rejected(loan_context)[:50]
+    ids = np.arange(len(x))
+    scores = np.tile(np.arange(1, 5), (len(x), 1))
+    profiles = ActionabilityProfiles(loan_context.world.roles.actionable, scores, 4,
+                                     np.ones((len(x), 4)))
+    a, b = policy.recommend(x, profiles, ids), again.recommend(x, profiles, ids)
+    assert np.array_equal(a.intervened, b.intervened)
+    assert np.allclose(np.nan_to_num(a.values), np.nan_to_num(b.values))
+
+
+def test_training_is_deterministic_for_a_seed(loan_context):
+    config = ICARMAConfig(epochs=2, val_every=1, patience=0)
+    a = ICARMA(config, seeds=[3], progress=False).fit(loan_context)
+    b = ICARMA(config, seeds=[3], progress=False).fit(loan_context)
+    c = ICARMA(config, seeds=[4], progress=False).fit(loan_context)
+    assert a.model_hashes()["icarma_seed3"] == b.model_hashes()["icarma_seed3"]
+    assert a.model_hashes()["icarma_seed3"] != c.model_hashes()["icarma_seed4"]
+
+
+def test_several_seeds_deploy_best_on_validation(loan_context):
+    config = ICARMAConfig(epochs=2, val_every=1, patience=0)
+    policy = ICARMA(config, seeds=[0, 1], progress=False).fit(loan_context)
+    losses = [m["best_val_loss"] for m in policy.runs_]
+    assert policy.meta_["best_val_loss"] == min(losses)
+    best = policy.runs_[losses.index(min(losses))]["state_dict_sha256"]
+    assert policy.model_hashes()["icarma_deployed"] == best
+    assert len(policy.model_hashes()) == 3
+
+
+def test_spec_picks_paper_defaults_and_refuses_unknown_keys():
+    assert POLICY_SPECS["icarma"] is ICARMASpec
+    rank = validate_data({"kind": "icarma"}, ICARMASpec, "s.yaml").config()
+    assert (rank.batch_size, rank.epochs, rank.lr, rank.margin, rank.tau) == (
+        128, 450, 0.005, 0.013, 0.36)
+    assert (rank.cost_weight, rank.plausibility_weight, rank.feasibility_weight,
+            rank.kl_weight) == (1.1, 0.225, 0.1, 1.5)
+    score = validate_data({"kind": "icarma", "preferences": "likert", "epochs": 10},
+                          ICARMASpec, "s.yaml").config()
+    assert (score.epochs, score.lr, score.margin, score.tau) == (10, 0.001, 0.004, 0.49)
+    with pytest.raises(DocumentError) as err:
+        validate_data({"kind": "icarma", "epoch": 3}, ICARMASpec, "s.yaml")
+    assert "epoch: unknown key" in str(err.value)
+
+
+def test_trains_through_a_learned_flow(loan_context):
+    """The do-operator may be a learned causal flow; the hard guarantee still holds."""
+    from simstudy.world.flow import FlowConfig, fit_causal_flow
+
+    data = loan_context.data
+    flow, _ = fit_causal_flow(data.roles, data.x_train, data.x_val,
+                              FlowConfig(epochs=2, patience=0), seed=0)
+    context = RecourseContext(flow, loan_context.model, data, seed=0)
+    policy = ICARMA(ICARMAConfig(epochs=2, val_every=1, patience=0), progress=False).fit(context)
+    x = rejected(loan_context)[:100]
+    ids = np.arange(len(x))
+    scores, levels = RankingSampler().sample(data.roles.actionable,
+                                             entity_uniforms(1, "p", ids, 2))
+    profiles = ActionabilityProfiles(data.roles.actionable, scores, levels,
+                                     CostProfile("linear").weights(scores, levels))
+    result = evaluate_recourse(flow, loan_context.model, x, policy.recommend(x, profiles, ids),
+                               profiles, loan_context.feature_range)
+    assert result["violation"].sum() == 0
+    assert np.isfinite(result["logp_cf"][result["found"]]).all()
+
+
+def test_relaxed_training_counterfactual_equals_the_hard_one(loan_context, trained):
+    """The straight-through relaxation changes gradients only, never the forward pass."""
+    from simstudy.policies.icarma import _Objective
+
+    policy, _, config = trained
+    x = torch.as_tensor(rejected(loan_context)[:200])
+    act, w = sample_training_profiles(len(x), 4, config, torch.Generator().manual_seed(2))
+    objective = _Objective(policy.networks_, loan_context, config)
+    out = objective(x, loan_context.world.log_prob(x), act, w, torch.Generator().manual_seed(3))
+    hard_cf = loan_context.world.counterfactual(x, out["hard"], out["values"])
+    assert torch.allclose(out["x_cf"], hard_cf, atol=1e-9)
+    assert out["hard"].any()
