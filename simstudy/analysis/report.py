@@ -133,8 +133,8 @@ def case_study_findings(result: AuditResult, policy: str,
         f"Under the baseline ({b}: every applicant may act on every feature), the female - male "
         f"gap in unweighted cost is {_fmt_gap(cost)} and in counterfactual log-density "
         f"{_fmt_gap(logp)}. " + ("Females get costlier and less plausible recourse, as in the "
-                                 "paper." if ok else "This does not reproduce the paper's "
-                                 "finding that females get costlier and less plausible recourse.")))
+                                 "paper." if ok else "Not reproduced: the paper finds "
+                                 "costlier and less plausible recourse for females.")))
     c_cost = _contrast(result, policy, "cost", sex, inc, rnd)
     c_logp = _contrast(result, policy, "logp_cf", sex, inc, rnd)
     g = {k: _gap(result, policy, c, "cost", sex) for k, c in (("b", b), ("r", rnd), ("i", inc))}
