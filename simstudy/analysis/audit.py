@@ -29,8 +29,9 @@ Uncertainty:
   discovery rate).
 
 A **hidden disparity** is a gap that is absent under the no-personalization baseline
-(adjusted ``p >= alpha`` and its interval covers zero) and present under a condition with
-individual actionability (adjusted ``p < alpha`` and its interval excludes zero).
+(adjusted ``p >= alpha`` and its interval, of non-zero width, covers zero) and present under
+a condition with individual actionability (adjusted ``p < alpha`` and its interval excludes
+zero).
 
 Group codes follow the worlds: in the Loan SCM (Karimi et al. 2020) ``gender`` 1 adds to income,
 so 1 = male and 0 = female; the stylized ``race`` has 1 = minority (non-white), 0 = white.
@@ -492,7 +493,10 @@ def _hidden(gaps: pd.DataFrame, baseline: str | None, alpha: float) -> pd.DataFr
         return pd.DataFrame(columns=cols)
     keys = ["source", "policy", "metric", "comparison"]
     base = gaps[gaps["condition"] == baseline].set_index(keys)
-    absent = base[(base["p_adjusted"] >= alpha) & (base["ci_low"] <= 0) & (base["ci_high"] >= 0)]
+    # A zero-width baseline interval means the metric is constant there (hap is 1 for everyone
+    # when all features score alike): no evidence either way, so no "hidden" claim.
+    absent = base[(base["p_adjusted"] >= alpha) & (base["ci_low"] <= 0) & (base["ci_high"] >= 0)
+                  & (base["ci_high"] > base["ci_low"])]
     rows = []
     for _, g in gaps[(gaps["condition"] != baseline) & gaps["significant"]].iterrows():
         k = tuple(g[c] for c in keys)
