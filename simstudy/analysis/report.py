@@ -331,6 +331,7 @@ def group_table(result: AuditResult, source: str = "recourse") -> pd.DataFrame:
                   for e, lo, hi in zip(g["estimate"], g["ci_low"], g["ci_high"], strict=True)]
     wide = g.pivot_table(index=["policy", "condition", "grouping", "group"], columns="metric",
                          values="value", aggfunc="first", sort=False)
+    wide.columns.name = None
     return wide.reset_index()[["policy", "condition", "grouping", "group",
                                *[m for m in dict.fromkeys(g["metric"]) if m in wide.columns]]]
 
