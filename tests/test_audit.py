@@ -125,3 +125,13 @@ def test_unknown_metric_or_column_is_refused():
         audit(df, ["gender"], metrics=["fairness"])
     with pytest.raises(ValueError, match="no column"):
         audit(df, ["income_band"])
+
+
+def test_replication_missing_a_group_is_skipped_not_counted_as_zero():
+    df = synthetic_recourse(4, n=300, reps=2, conditions={"baseline": {"nonwhite": 0.8}})
+    df = df[~((df["replication"] == 1) & (df["race"] == 1))]  # nobody non-white in rep 1
+    res = audit(df, ["race"], metrics=["cost"], n_bootstrap=200, n_permutations=200)
+    gap = res.gaps.iloc[0]
+    only = df[(df["replication"] == 0) & df["found"]].groupby("race")["cost_unweighted"].mean()
+    assert gap["estimate"] == pytest.approx(only[1] - only[0])
+    assert gap["p_value"] < 0.01 and gap["ci_low"] > 0.3

@@ -337,7 +337,7 @@ def audit(
         obs_n = {k: {m: np.zeros((R, C)) for m in defs} for k in blocks}
         boot_s = {k: {m: np.zeros((R, B, C)) for m in defs} for k in blocks}
         boot_n = {k: {m: np.zeros((R, B, C)) for m in defs} for k in blocks}
-        perm_t = {k: {m: np.zeros((len(comps), R, P)) for m in defs} for k in blocks}
+        perm_t = {k: {m: np.full((len(comps), R, P), np.nan) for m in defs} for k in blocks}
         obs_t = {k: {m: np.full((len(comps), R), np.nan) for m in defs} for k in blocks}
         for ri, r in enumerate(reps):
             sub = table[table["replication"] == r]
