@@ -135,3 +135,11 @@ def test_replication_missing_a_group_is_skipped_not_counted_as_zero():
     only = df[(df["replication"] == 0) & df["found"]].groupby("race")["cost_unweighted"].mean()
     assert gap["estimate"] == pytest.approx(only[1] - only[0])
     assert gap["p_value"] < 0.01 and gap["ci_low"] > 0.3
+
+
+def test_condition_without_the_attribute_is_left_out():
+    df = synthetic_recourse(5, conditions={"baseline": {}, "groups": {"female": 0.5}})
+    df["privileged"] = np.where(df["condition"] == "groups", df["race"], np.nan)
+    res = audit(df, ["privileged"], metrics=["cost"], n_bootstrap=50, n_permutations=50)
+    assert set(res.gaps["condition"]) == {"groups"}
+    assert set(res.groups["group"]) == {"all", "privileged", "non-privileged"}

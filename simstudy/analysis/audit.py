@@ -325,6 +325,10 @@ def audit(
     for source, table, defs, id_col in sources:
         if not defs:
             continue
+        # A condition without the attribute (no ``privileged`` under the baseline) is left out.
+        table = table.dropna(subset=by)
+        if not len(table):
+            continue
         levels = {a: sorted(int(v) for v in pd.unique(table[a].dropna())) for a in by}
         cells = list(itertools.product(*(levels[a] for a in by)))
         comps = _comparisons(by, levels, cells)
