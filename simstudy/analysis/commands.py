@@ -1,4 +1,4 @@
-"""Subcommands ``analyze``, ``power`` and ``study``.
+"""Subcommands ``analyze``, ``power``, ``study`` and ``audit``.
 
 * ``simstudy analyze DATA.csv SPEC.yaml --out DIR``: fits the GAMMs of the spec to a rating
   table (a real study's export or a simulated one), writes ``gamm.csv``/``gamm.json`` and one
@@ -6,6 +6,9 @@
 * ``simstudy power PLAN.yaml --out DIR``: runs (or resumes) a power analysis; writes
   ``power.csv``, ``power.json`` and ``power.png``.
 * ``simstudy study STUDY.yaml --out FILE.csv``: simulates one study of the published design.
+* ``simstudy audit RUN_DIR|AUDIT.yaml [--by gender race] [--out report.html]``: a fairness
+  audit of a finished run (see :mod:`simstudy.analysis.audit`); writes the HTML report, a
+  Markdown summary beside it and the audit tables as CSV.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import pandas as pd
 from ..documents import load_document
 from ..rng import generator
 
-__all__ = ["register", "analyze", "plot_smooth"]
+__all__ = ["register", "analyze", "plot_smooth", "run_audit"]
 
 
 def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
@@ -150,8 +153,53 @@ def _study_cmd(args) -> int:
     return 0
 
 
+def run_audit(spec, run_dir: Path, out: Path) -> dict[str, Path]:
+    """Audits a run directory as an :class:`~simstudy.analysis.documents.AuditSpec` says."""
+    from ..cli import UsageError
+    from .audit import audit
+    from .report import load_run, write_report
+
+    if not (run_dir / "recourse.parquet").exists() or not (run_dir / "manifest.json").exists():
+        raise UsageError(f"{run_dir} is not a finished run (no recourse.parquet / manifest.json)")
+    recourse, outcomes, manifest = load_run(run_dir)
+    conditions = set(recourse["condition"])
+    baseline = spec.baseline if spec.baseline in conditions else None
+    try:
+        result = audit(recourse, spec.by, baseline=baseline, metrics=spec.metrics,
+                       outcomes=outcomes, n_bootstrap=spec.bootstrap,
+                       n_permutations=spec.permutations, alpha=spec.alpha,
+                       correction=spec.correction, family=spec.family, seed=spec.seed)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    return write_report(result, manifest, out, run_dir, spec.case_study, spec.notes)
+
+
+def _audit_cmd(args) -> int:
+    from .documents import AuditSpec
+
+    target = Path(args.target)
+    if target.is_file():
+        spec = load_document(target, AuditSpec)
+        run_dir = (target.parent / spec.run).resolve()
+        default_out = (target.parent / spec.out) if spec.out else run_dir / "audit.html"
+    else:
+        spec = AuditSpec(run=str(target))
+        run_dir, default_out = target, target / "audit.html"
+    overrides = {k: v for k, v in (("by", args.by), ("bootstrap", args.bootstrap),
+                                   ("permutations", args.permutations), ("baseline", args.baseline),
+                                   ("seed", args.seed)) if v is not None}
+    if overrides:
+        spec = AuditSpec.model_validate({**spec.model_dump(), **overrides})
+    out = Path(args.out) if args.out else default_out
+    paths = run_audit(spec, run_dir, out)
+    hidden = pd.read_csv(paths["hidden"])
+    print(f"wrote {paths['html']} ({paths['html'].stat().st_size / 1e6:.2f} MB), "
+          f"{paths['markdown']}; {len(hidden)} hidden disparities")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Adds ``analyze``, ``power`` and ``study``."""
+    """Adds ``analyze``, ``power``, ``study`` and ``audit``."""
     p = subparsers.add_parser("analyze", help="fit GAMMs to a rating table")
     p.add_argument("data", help="CSV with uid,item,sparsity,proximity,accept,act,...")
     p.add_argument("spec", help="analysis spec (YAML)")
@@ -170,3 +218,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("study", help="study document (YAML)")
     p.add_argument("--out", default="study.csv", help="output CSV")
     p.set_defaults(handler=_study_cmd)
+
+    p = subparsers.add_parser("audit", help="fairness audit of a run: gaps between groups")
+    p.add_argument("target", metavar="RUN_DIR|AUDIT.yaml",
+                   help="a run directory, or an audit document (analysis/audit_*.yaml)")
+    p.add_argument("--by", nargs="+", default=None, help="group columns (default gender race)")
+    p.add_argument("--out", default=None, help="HTML report (default RUN_DIR/audit.html)")
+    p.add_argument("--baseline", default=None, help="no-personalization condition")
+    p.add_argument("--bootstrap", type=int, default=None, help="bootstrap resamples")
+    p.add_argument("--permutations", type=int, default=None, help="permutations per gap")
+    p.add_argument("--seed", type=int, default=None, help="seed of the resampling streams")
+    p.set_defaults(handler=_audit_cmd)

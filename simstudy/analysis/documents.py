@@ -6,11 +6,12 @@ from typing import Literal
 
 from pydantic import Field
 
+from .. import policies as _policies  # noqa: F401 - must load before users (import cycle)
 from ..documents import StrictModel
 from ..users.response import DistanceEffect, RatingModel, ResponseModel, published_model
 
 __all__ = ["EffectSpec", "RatingSpec", "ResponseSpec", "ModelSpec", "AnalysisSpec", "StudySpec",
-           "PowerPlan"]
+           "PowerPlan", "AuditSpec"]
 
 _DEFAULT = published_model()
 
@@ -112,3 +113,30 @@ class PowerPlan(StrictModel):
     confidence: float = Field(0.95, gt=0, lt=1)
     workers: int | None = Field(None, ge=1)
     response: ResponseSpec = ResponseSpec()
+
+
+AuditMetric = Literal["validity", "cost", "logp_cf", "plausibility", "hap", "approval_rate",
+                      "time_to_approval", "dropout_rate"]
+
+
+class AuditSpec(StrictModel):
+    """``simstudy audit SPEC.yaml``: a fairness audit of a finished run.
+
+    ``run`` and ``out`` are relative to the document. ``case_study`` maps the roles of the
+    case-study check (``baseline``, ``random``, ``income``, ``race``) to condition names.
+    """
+
+    run: str = Field(min_length=1, description="run directory (simstudy run --out)")
+    out: str | None = Field(None, description="report path (default RUN/audit.html)")
+    by: list[str] = Field(["gender", "race"], min_length=1)
+    baseline: str | None = Field("baseline", description="no-personalization condition")
+    metrics: list[AuditMetric] | None = None
+    bootstrap: int = Field(1000, ge=10)
+    permutations: int = Field(1000, ge=10)
+    alpha: float = Field(0.05, gt=0, lt=1)
+    correction: Literal["holm", "bh", "none"] = "holm"
+    family: Literal["table", "audit"] = "table"
+    seed: int = Field(0, ge=0)
+    case_study: dict[Literal["baseline", "random", "income", "race"], str] = {
+        "baseline": "baseline", "random": "random", "income": "income", "race": "race"}
+    notes: str = ""

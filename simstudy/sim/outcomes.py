@@ -49,7 +49,8 @@ def applicant_outcomes(result: SimulationResult) -> pd.DataFrame:
     ``active`` at the horizon), ``approved``, ``approval_time``, ``time_to_approval``,
     ``applications``, ``recourses``, ``actions``, ``action_failures``, ``dropped_out``,
     ``dropout_time``, ``invalidated`` (recourses invalidated by a newer model), ``returns``
-    (decisions after a completed action) and ``hidden_mismatch``.
+    (decisions after a completed action), ``hidden_mismatch``, and the applicants' group
+    attributes (``gender``, ``race``, ``privileged``, ...).
     """
     ev = result.events
     apps = result.applicants
@@ -71,7 +72,7 @@ def applicant_outcomes(result: SimulationResult) -> pd.DataFrame:
     dec_keys = decided["applicant"].to_numpy() * 1024 + decided["attempt"].to_numpy()
     is_return = np.isin(dec_keys, done_keys)
     returns = np.bincount(decided["applicant"].to_numpy()[is_return], minlength=n)
-    return pd.DataFrame({
+    table = pd.DataFrame({
         "applicant": apps["applicant"].to_numpy(),
         "group": apps["group"].to_numpy(),
         "arrival_time": arrival,
@@ -89,6 +90,12 @@ def applicant_outcomes(result: SimulationResult) -> pd.DataFrame:
         "returns": returns,
         "hidden_mismatch": apps["hidden_mismatch"].to_numpy(),
     })
+    # Group attributes (gender, race, privileged, ...) ride along for audits by group.
+    own = {"applicant", "arrival_time", "group", "hidden_mismatch", "n_actionable_reported"}
+    for col in apps.columns:
+        if col not in own and not col.startswith("can_") and col not in table.columns:
+            table[col] = apps[col].to_numpy()
+    return table
 
 
 def _groups(outcomes: pd.DataFrame) -> list[tuple[str, np.ndarray]]:

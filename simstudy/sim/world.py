@@ -563,6 +563,11 @@ class EventWorld:
                            "group": self.group_label.astype(str) if self.n else []})
         for name, col in self.groups.items():
             df[name] = np.asarray(col).astype(np.int64)
+        names = list(self.world.roles.names)
+        # Sensitive features are audited by group like the recourse tables (runner.recourse_table).
+        for sensitive in ("gender",):
+            if sensitive in names and sensitive not in df.columns:
+                df[sensitive] = self.x[:, names.index(sensitive)].astype(np.int64)
         df["hidden_mismatch"] = self.mismatch
         df["n_actionable_reported"] = self.n_reported
         for j, name in enumerate(self.reported.features):

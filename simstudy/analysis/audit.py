@@ -1,0 +1,513 @@
+"""Fairness audits of recourse: metrics per group and intersection, gaps, and their uncertainty.
+
+For every policy and condition of a run, each metric is estimated per group of one attribute
+(``gender``, ``race``, ...) and per cell of their intersection (``gender x race``). Within a
+replication ``r`` the estimate for a group ``G`` is the mean over the people of ``G`` for whom the
+metric is defined (every applicant for validity, those given a recourse for cost, log-density,
+plausibility and hap; see :data:`RECOURSE_METRICS`), and the reported estimate is the mean over
+replications:
+
+    m(G) = (1/R) sum_r  sum_{i in G_r} d_i v_i / sum_{i in G_r} d_i,
+
+with ``v_i`` the person's value and ``d_i`` whether it is defined. A **gap** is the difference
+between a focal and a reference group, ``m(focal) - m(reference)`` (female - male, non-white -
+white, non-privileged - privileged; see :data:`REFERENCE_LEVELS`).
+
+Uncertainty:
+
+* **Bootstrap intervals** (percentile, Efron & Tibshirani 1993, ch. 13): people are resampled
+  with replacement within each replication and each intersection cell (a stratified bootstrap,
+  so group sizes stay fixed). The draws are keyed by (seed, source, replication, cell) through
+  :mod:`simstudy.rng`, so the conditions of a run, which face the same applicants, are resampled
+  with the same people: contrasts between conditions (does a gap widen?) get paired intervals.
+* **Permutation p-values** (Good 2005, ch. 3): the focal / reference labels are permuted among
+  the people of the two groups within each replication; ``p = (1 + #{|T*| >= |T|}) / (1 + P)``
+  for the replication-averaged gap ``T``.
+* **Multiple comparisons**: over the group comparisons of each policy, condition and metric
+  (or, with ``family="audit"``, over every gap of the audit), Holm's step-down adjustment (Holm
+  1979, family-wise error) or the Benjamini-Hochberg step-up adjustment (1995, false
+  discovery rate).
+
+A **hidden disparity** is a gap that is absent under the no-personalization baseline
+(adjusted ``p >= alpha`` and its interval, of non-zero width, covers zero) and present under
+a condition with individual actionability (adjusted ``p < alpha`` and its interval excludes
+zero).
+
+Group codes follow the worlds: in the Loan SCM (Karimi et al. 2020) ``gender`` 1 adds to income,
+so 1 = male and 0 = female; the stylized ``race`` has 1 = minority (non-white), 0 = white.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..rng import generator
+
+__all__ = [
+    "MetricDef",
+    "RECOURSE_METRICS",
+    "OUTCOME_METRICS",
+    "GROUP_LABELS",
+    "REFERENCE_LEVELS",
+    "AuditResult",
+    "audit",
+    "adjust_pvalues",
+    "group_label",
+]
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """A per-person metric: its column and who it is defined for.
+
+    Attributes:
+        column: the column holding the person's value.
+        among: ``all`` (every applicant), ``found`` (those given a recourse) or ``finite``
+            (rows where the value is finite, e.g. time to approval of the approved).
+        label: a readable name.
+        higher_is_better: direction, for wording findings.
+    """
+
+    column: str
+    among: str
+    label: str
+    higher_is_better: bool
+
+
+#: Metrics of ``recourse.parquet``; cost is unweighted so that conditions compare.
+RECOURSE_METRICS: dict[str, MetricDef] = {
+    "validity": MetricDef("valid", "all", "validity", True),
+    "cost": MetricDef("cost_unweighted", "found", "cost (unweighted)", False),
+    "logp_cf": MetricDef("logp_cf", "found", "counterfactual log-density", True),
+    "plausibility": MetricDef("plausible", "found", "plausibility", True),
+    "hap": MetricDef("hard_action", "found", "hap", False),
+}
+
+#: Metrics of the event world's ``outcomes.parquet``.
+OUTCOME_METRICS: dict[str, MetricDef] = {
+    "approval_rate": MetricDef("approved", "all", "approval rate", True),
+    "time_to_approval": MetricDef("time_to_approval", "finite", "time to approval (days)",
+                                  False),
+    "dropout_rate": MetricDef("dropped_out", "all", "dropout rate", False),
+}
+
+#: Readable names of group codes.
+GROUP_LABELS: dict[str, dict[int, str]] = {
+    "gender": {0: "female", 1: "male"},
+    "race": {0: "white", 1: "non-white"},
+    "privileged": {0: "non-privileged", 1: "privileged"},
+}
+
+#: The reference (conventionally advantaged) level of each known attribute; gaps are
+#: focal - reference. Other attributes take their smallest level as reference.
+REFERENCE_LEVELS: dict[str, int] = {"gender": 1, "race": 0, "privileged": 1}
+
+
+def group_label(attribute: str, level: int) -> str:
+    """``female`` for ``(gender, 0)``; ``attribute=level`` for unknown attributes."""
+    return GROUP_LABELS.get(attribute, {}).get(int(level), f"{attribute}={int(level)}")
+
+
+def adjust_pvalues(p: Sequence[float], method: str = "holm") -> np.ndarray:
+    """Adjusted p-values: ``holm`` (step-down, FWER), ``bh`` (step-up, FDR) or ``none``.
+
+    Holm: ``p~_(i) = max_{j <= i} min(1, (m - j + 1) p_(j))``; Benjamini-Hochberg:
+    ``p~_(i) = min_{j >= i} min(1, m p_(j) / j)`` over the ``m`` finite p-values sorted
+    increasingly. NaNs stay NaN and do not count towards ``m``.
+    """
+    p = np.asarray(p, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = len(ok)
+    if m == 0 or method == "none":
+        out[ok] = p[ok]
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    ps = p[order]
+    rank = np.arange(1, m + 1)
+    if method == "holm":
+        adj = np.maximum.accumulate(np.minimum(1.0, (m - rank + 1) * ps))
+    elif method == "bh":
+        adj = np.minimum.accumulate(np.minimum(1.0, m * ps / rank)[::-1])[::-1]
+    else:
+        raise ValueError(f"unknown correction {method!r}; choose holm, bh or none")
+    out[order] = adj
+    return out
+
+
+@dataclass
+class AuditResult:
+    """Tables of an audit (see :func:`audit`).
+
+    Attributes:
+        groups: per source, policy, condition, metric and group: ``grouping`` (``all``, an
+            attribute, or ``gender x race``), ``group``, ``n`` (mean people per replication
+            with the metric defined), ``estimate``, ``ci_low``, ``ci_high``.
+        gaps: per source, policy, condition, metric and comparison (``focal - reference``):
+            ``estimate``, interval, ``p_value``, ``p_adjusted``, ``significant``.
+        contrasts: between conditions, per comparison and metric: ``gap(condition) -
+            gap(versus)`` with a paired bootstrap interval.
+        extremes: per condition and metric, the intersection cell with the highest estimate
+            and its margin over the runner-up, with a bootstrap interval.
+        hidden: gaps absent under the baseline and present under a condition.
+        settings: the audit's settings (for the report).
+    """
+
+    groups: pd.DataFrame
+    gaps: pd.DataFrame
+    contrasts: pd.DataFrame
+    extremes: pd.DataFrame
+    hidden: pd.DataFrame
+    settings: dict = field(default_factory=dict)
+
+
+@dataclass
+class _Comparison:
+    name: str
+    grouping: str
+    focal: str
+    reference: str
+    focal_cells: np.ndarray
+    reference_cells: np.ndarray
+
+
+def _comparisons(by: Sequence[str], levels: Mapping[str, list[int]],
+                 cells: list[tuple[int, ...]]) -> list[_Comparison]:
+    out = []
+    cell_arr = np.array(cells, dtype=np.int64).reshape(len(cells), len(by))
+    ref_of = {}
+    for k, attr in enumerate(by):
+        ref = REFERENCE_LEVELS.get(attr, min(levels[attr]))
+        ref = ref if ref in levels[attr] else min(levels[attr])
+        ref_of[attr] = ref
+        for lev in levels[attr]:
+            if lev == ref:
+                continue
+            focal, reference = group_label(attr, lev), group_label(attr, ref)
+            out.append(_Comparison(f"{attr}: {focal} - {reference}", attr, focal, reference,
+                                   np.flatnonzero(cell_arr[:, k] == lev),
+                                   np.flatnonzero(cell_arr[:, k] == ref)))
+    if len(by) >= 2:
+        ref_cell = tuple(ref_of[a] for a in by)
+        if ref_cell in cells:
+            r = cells.index(ref_cell)
+            ref_name = _cell_name(by, ref_cell)
+            for c, cell in enumerate(cells):
+                if c == r:
+                    continue
+                name = _cell_name(by, cell)
+                out.append(_Comparison(f"{' x '.join(by)}: {name} - {ref_name}",
+                                       " x ".join(by), name, ref_name,
+                                       np.array([c]), np.array([r])))
+    return out
+
+
+def _cell_name(by: Sequence[str], cell: tuple[int, ...]) -> str:
+    return " ".join(group_label(a, v) for a, v in zip(by, cell, strict=True))
+
+
+def _groupings(by: Sequence[str], levels: Mapping[str, list[int]],
+               cells: list[tuple[int, ...]]):
+    # (grouping, label, cell indices): everyone, each level of each attribute, each cell.
+    yield "all", "all", np.arange(len(cells))
+    for k, a in enumerate(by):
+        for lev in levels[a]:
+            yield a, group_label(a, lev), np.array(
+                [i for i, c in enumerate(cells) if c[k] == lev])
+    if len(by) >= 2:
+        for i, cell in enumerate(cells):
+            yield " x ".join(by), _cell_name(by, cell), np.array([i])
+
+
+def _ratio(s: np.ndarray, n: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, s / np.where(n > 0, n, 1), np.nan)
+
+
+def _mean_over_reps(x: np.ndarray) -> np.ndarray:
+    # x: (R, ...) per-replication values; NaN where a replication had nobody.
+    with np.errstate(invalid="ignore"):
+        cnt = np.isfinite(x).sum(axis=0)
+        tot = np.where(np.isfinite(x), x, 0.0).sum(axis=0)
+    return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
+
+
+def _interval(boot: np.ndarray, alpha: float) -> tuple[float, float]:
+    b = boot[np.isfinite(boot)]
+    if len(b) < 2:
+        return np.nan, np.nan
+    lo, hi = np.quantile(b, [alpha / 2, 1 - alpha / 2])
+    return float(lo), float(hi)
+
+
+def _defined(block: pd.DataFrame, metric: MetricDef) -> tuple[np.ndarray, np.ndarray]:
+    v = pd.to_numeric(block[metric.column], errors="coerce").to_numpy(dtype=float)
+    if metric.among == "found":
+        d = block["found"].to_numpy(bool) & np.isfinite(v)
+    elif metric.among == "finite":
+        d = np.isfinite(v)
+    else:
+        d = np.ones(len(v), dtype=bool)
+    return np.where(d, v, 0.0), d.astype(float)
+
+
+def _random_subsets(rng: np.random.Generator, n: int, k: int, reps: int) -> np.ndarray:
+    # reps uniformly random k-subsets of range(n) (rows of positions).
+    if k == 0:
+        return np.zeros((reps, 0), dtype=np.int64)
+    keys = rng.random((reps, n))
+    return np.argpartition(keys, k - 1, axis=1)[:, :k]
+
+
+def audit(
+    recourse: pd.DataFrame,
+    by: Sequence[str] = ("gender", "race"),
+    baseline: str | None = None,
+    metrics: Sequence[str] | None = None,
+    outcomes: pd.DataFrame | None = None,
+    n_bootstrap: int = 1000,
+    n_permutations: int = 1000,
+    alpha: float = 0.05,
+    correction: str = "holm",
+    family: str = "table",
+    seed: int = 0,
+) -> AuditResult:
+    """Audits a run's recourse (and event-world outcomes) by groups and their intersection.
+
+    Args:
+        recourse: ``recourse.parquet`` rows (``replication``, ``condition``, ``policy``,
+            ``applicant_id``, the ``by`` columns and the metric columns).
+        by: group attributes; intersections are taken over all of them.
+        baseline: the no-personalization condition for hidden-disparity lines (``None``: none).
+        metrics: names from :data:`RECOURSE_METRICS` and :data:`OUTCOME_METRICS` (default: all
+            that the tables have).
+        outcomes: the event world's per-applicant outcomes with ``condition``, ``policy``,
+            ``replication``, ``applicant`` and the ``by`` columns (optional).
+        n_bootstrap: bootstrap resamples.
+        n_permutations: label permutations per gap.
+        alpha: test level; intervals have level ``1 - alpha``.
+        correction: ``holm``, ``bh`` or ``none``.
+        family: the comparisons corrected together: ``table`` (the group comparisons of one
+            policy, condition and metric) or ``audit`` (every gap of the audit; needs enough
+            permutations that ``1 / (P + 1)`` clears ``alpha`` divided by the number of tests).
+        seed: base seed of the bootstrap and permutation streams.
+
+    Returns:
+        An :class:`AuditResult`.
+    """
+    by = list(by)
+    sources: list[tuple[str, pd.DataFrame, dict[str, MetricDef], str]] = []
+    chosen = set(metrics) if metrics is not None else None
+    unknown = (chosen or set()) - set(RECOURSE_METRICS) - set(OUTCOME_METRICS)
+    if unknown:
+        raise ValueError(f"unknown metrics {sorted(unknown)}; choose from "
+                         f"{sorted(RECOURSE_METRICS) + sorted(OUTCOME_METRICS)}")
+
+    def pick(table: pd.DataFrame, defs: dict[str, MetricDef]) -> dict[str, MetricDef]:
+        return {k: m for k, m in defs.items()
+                if (chosen is None or k in chosen) and m.column in table.columns}
+
+    sources.append(("recourse", recourse, pick(recourse, RECOURSE_METRICS), "applicant_id"))
+    if outcomes is not None and len(outcomes):
+        sources.append(("event world", outcomes, pick(outcomes, OUTCOME_METRICS), "applicant"))
+    for name, table, _, _ in sources:
+        missing = [c for c in by if c not in table.columns]
+        if missing:
+            raise ValueError(f"{name} table has no column {missing}; it has "
+                             f"{sorted(c for c in table.columns if c[:2] not in ('x_', 'xc'))}")
+
+    group_rows, gap_rows, contrast_rows, extreme_rows = [], [], [], []
+    for source, table, defs, id_col in sources:
+        if not defs:
+            continue
+        # A condition without the attribute (no ``privileged`` under the baseline) is left out.
+        table = table.dropna(subset=by)
+        if not len(table):
+            continue
+        levels = {a: sorted(int(v) for v in pd.unique(table[a].dropna())) for a in by}
+        cells = list(itertools.product(*(levels[a] for a in by)))
+        comps = _comparisons(by, levels, cells)
+        cell_index = {c: i for i, c in enumerate(cells)}
+        reps = sorted(int(r) for r in table["replication"].unique())
+        blocks = list(table.groupby(["policy", "condition"], sort=False).groups)
+        C, B, P, R = len(cells), n_bootstrap, n_permutations, len(reps)
+        # Per block and metric: observed (R, C) sums / counts, bootstrap (R, B, C).
+        obs_s = {k: {m: np.zeros((R, C)) for m in defs} for k in blocks}
+        obs_n = {k: {m: np.zeros((R, C)) for m in defs} for k in blocks}
+        boot_s = {k: {m: np.zeros((R, B, C)) for m in defs} for k in blocks}
+        boot_n = {k: {m: np.zeros((R, B, C)) for m in defs} for k in blocks}
+        perm_t = {k: {m: np.full((len(comps), R, P), np.nan) for m in defs} for k in blocks}
+        obs_t = {k: {m: np.full((len(comps), R), np.nan) for m in defs} for k in blocks}
+        for ri, r in enumerate(reps):
+            sub = table[table["replication"] == r]
+            draws: dict[tuple, np.ndarray] = {}
+            subsets: dict[tuple, np.ndarray] = {}
+            for key in blocks:
+                block = sub[(sub["policy"] == key[0]) & (sub["condition"] == key[1])]
+                block = block.sort_values(id_col, kind="stable")
+                ids = block[id_col].to_numpy(np.int64)
+                code = np.array([cell_index[tuple(int(v) for v in row)]
+                                 for row in block[by].to_numpy()], dtype=np.int64)
+                vals = {m: _defined(block, d) for m, d in defs.items()}
+                for c in range(C):
+                    pos = np.flatnonzero(code == c)
+                    if len(pos) == 0:
+                        continue
+                    # Keyed by cell and replication only: every condition and policy facing
+                    # the same people draws the same resample (paired contrasts).
+                    bk = (r, c, len(pos), hash(ids[pos].tobytes()))
+                    if bk not in draws:
+                        rng = generator(seed, "audit-bootstrap", source, r, *cells[c])
+                        draws[bk] = rng.integers(0, len(pos), size=(B, len(pos)))
+                    idx = pos[draws[bk]]
+                    for m, (v, d) in vals.items():
+                        obs_s[key][m][ri, c] = v[pos].sum()
+                        obs_n[key][m][ri, c] = d[pos].sum()
+                        boot_s[key][m][ri, :, c] = v[idx].sum(axis=1)
+                        boot_n[key][m][ri, :, c] = d[idx].sum(axis=1)
+                for q, comp in enumerate(comps):
+                    fpos = np.flatnonzero(np.isin(code, comp.focal_cells))
+                    rpos = np.flatnonzero(np.isin(code, comp.reference_cells))
+                    if len(fpos) == 0 or len(rpos) == 0:
+                        continue
+                    pool = np.concatenate([fpos, rpos])
+                    # The same people in every condition give the same draws: compute once.
+                    ck = (r, q, len(fpos), len(pool), hash(ids[pool].tobytes()))
+                    if ck not in subsets:
+                        rng = generator(seed, "audit-permutation", source, r, comp.name)
+                        subsets[ck] = _random_subsets(rng, len(pool), len(fpos), P)
+                    sel = pool[subsets[ck]]
+                    for m, (v, d) in vals.items():
+                        s_tot, n_tot = v[pool].sum(), d[pool].sum()
+                        s_f, n_f = v[sel].sum(axis=1), d[sel].sum(axis=1)
+                        perm_t[key][m][q, ri] = (_ratio(s_f, n_f)
+                                                 - _ratio(s_tot - s_f, n_tot - n_f))
+                        obs_t[key][m][q, ri] = (
+                            _ratio(v[fpos].sum(), d[fpos].sum())
+                            - _ratio(v[rpos].sum(), d[rpos].sum()))
+
+        boot_gap: dict[tuple, np.ndarray] = {}
+        for key in blocks:
+            policy, condition = key
+            for m in defs:
+                os_, on_ = obs_s[key][m], obs_n[key][m]
+                bs_, bn_ = boot_s[key][m], boot_n[key][m]
+
+                def est(cset, os_=os_, on_=on_):
+                    return float(_mean_over_reps(_ratio(os_[:, cset].sum(1),
+                                                        on_[:, cset].sum(1))))
+
+                def boot(cset, bs_=bs_, bn_=bn_):
+                    return _mean_over_reps(_ratio(bs_[:, :, cset].sum(2), bn_[:, :, cset].sum(2)))
+
+                base = {"source": source, "policy": policy, "condition": condition, "metric": m}
+                for grouping, label, cset in _groupings(by, levels, cells):
+                    lo, hi = _interval(boot(cset), alpha)
+                    group_rows.append({**base, "grouping": grouping, "group": label,
+                                       "n": float(on_[:, cset].sum(1).mean()),
+                                       "estimate": est(cset), "ci_low": lo, "ci_high": hi})
+                for q, comp in enumerate(comps):
+                    t_obs = obs_t[key][m][q]
+                    gap = float(_mean_over_reps(t_obs))
+                    bgap = boot(comp.focal_cells) - boot(comp.reference_cells)
+                    boot_gap[(policy, condition, m, comp.name)] = bgap
+                    t_perm = _mean_over_reps(perm_t[key][m][q])
+                    fin = np.isfinite(t_perm)
+                    p = (float((1 + np.sum(np.abs(t_perm[fin]) >= abs(gap) - 1e-12))
+                               / (1 + fin.sum())) if np.isfinite(gap) and fin.any() else np.nan)
+                    lo, hi = _interval(bgap, alpha)
+                    gap_rows.append({**base, "grouping": comp.grouping,
+                                     "comparison": comp.name, "focal": comp.focal,
+                                     "reference": comp.reference, "estimate": gap,
+                                     "ci_low": lo, "ci_high": hi, "p_value": p})
+                if len(by) >= 2:
+                    ests = np.array([est(np.array([c])) for c in range(C)])
+                    if np.isfinite(ests).sum() >= 2:
+                        order = np.argsort(np.where(np.isfinite(ests), -ests, np.inf))
+                        top, second = order[0], order[1]
+                        cb = np.stack([boot(np.array([c])) for c in range(C)], axis=1)
+                        others = np.delete(cb, top, axis=1)
+                        margin = cb[:, top] - np.nanmax(others, axis=1)
+                        lo, hi = _interval(margin, alpha)
+                        extreme_rows.append({**base, "grouping": " x ".join(by),
+                                             "highest": _cell_name(by, cells[top]),
+                                             "highest_estimate": float(ests[top]),
+                                             "runner_up": _cell_name(by, cells[second]),
+                                             "runner_up_estimate": float(ests[second]),
+                                             "margin": float(ests[top] - ests[second]),
+                                             "ci_low": lo, "ci_high": hi,
+                                             "share_highest": float(np.mean(margin > 0))})
+        conditions = list(dict.fromkeys(c for _, c in blocks))
+        policies = list(dict.fromkeys(p for p, _ in blocks))
+        for policy, m, comp in itertools.product(policies, defs, comps):
+            for a, b in itertools.permutations(conditions, 2):
+                if a == baseline or (conditions.index(a) < conditions.index(b)
+                                     and b != baseline):
+                    continue  # each unordered pair once; the baseline is always 'versus'
+                ka, kb = (policy, a, m, comp.name), (policy, b, m, comp.name)
+                if ka not in boot_gap or kb not in boot_gap:
+                    continue
+                ga = _row_estimate(gap_rows, source, policy, a, m, comp.name)
+                gb = _row_estimate(gap_rows, source, policy, b, m, comp.name)
+                lo, hi = _interval(boot_gap[ka] - boot_gap[kb], alpha)
+                contrast_rows.append({"source": source, "policy": policy, "metric": m,
+                                      "comparison": comp.name, "condition": a, "versus": b,
+                                      "gap": ga, "gap_versus": gb, "estimate": ga - gb,
+                                      "ci_low": lo, "ci_high": hi})
+
+    gaps = pd.DataFrame(gap_rows)
+    if len(gaps):
+        if family == "audit":
+            gaps["p_adjusted"] = adjust_pvalues(gaps["p_value"].to_numpy(), correction)
+        else:
+            gaps["p_adjusted"] = np.nan
+            for _, idx in gaps.groupby(["source", "policy", "condition", "metric"]).groups.items():
+                gaps.loc[idx, "p_adjusted"] = adjust_pvalues(
+                    gaps.loc[idx, "p_value"].to_numpy(), correction)
+        gaps["significant"] = ((gaps["p_adjusted"] < alpha)
+                               & ((gaps["ci_low"] > 0) | (gaps["ci_high"] < 0)))
+    hidden = _hidden(gaps, baseline, alpha)
+    settings = {"by": by, "baseline": baseline, "n_bootstrap": n_bootstrap,
+                "n_permutations": n_permutations, "alpha": alpha, "correction": correction,
+                "family": family,
+                "seed": seed, "tests": int(gaps["p_value"].notna().sum()) if len(gaps) else 0}
+    return AuditResult(pd.DataFrame(group_rows), gaps, pd.DataFrame(contrast_rows),
+                       pd.DataFrame(extreme_rows), hidden, settings)
+
+
+def _row_estimate(rows: list[dict], source: str, policy: str, condition: str, metric: str,
+                  comparison: str) -> float:
+    for row in reversed(rows):
+        if (row["source"], row["policy"], row["condition"], row["metric"],
+                row["comparison"]) == (source, policy, condition, metric, comparison):
+            return row["estimate"]
+    return np.nan
+
+
+def _hidden(gaps: pd.DataFrame, baseline: str | None, alpha: float) -> pd.DataFrame:
+    cols = ["source", "policy", "metric", "comparison", "condition", "estimate", "ci_low",
+            "ci_high", "p_adjusted", "baseline_estimate", "baseline_ci_low", "baseline_ci_high",
+            "baseline_p_adjusted"]
+    if baseline is None or not len(gaps) or baseline not in set(gaps["condition"]):
+        return pd.DataFrame(columns=cols)
+    keys = ["source", "policy", "metric", "comparison"]
+    base = gaps[gaps["condition"] == baseline].set_index(keys)
+    # A zero-width baseline interval means the metric is constant there (hap is 1 for everyone
+    # when all features score alike): no evidence either way, so no "hidden" claim.
+    absent = base[(base["p_adjusted"] >= alpha) & (base["ci_low"] <= 0) & (base["ci_high"] >= 0)
+                  & (base["ci_high"] > base["ci_low"])]
+    rows = []
+    for _, g in gaps[(gaps["condition"] != baseline) & gaps["significant"]].iterrows():
+        k = tuple(g[c] for c in keys)
+        if k in absent.index:
+            b = absent.loc[k]
+            rows.append({**{c: g[c] for c in cols[:9]},
+                         "baseline_estimate": b["estimate"], "baseline_ci_low": b["ci_low"],
+                         "baseline_ci_high": b["ci_high"],
+                         "baseline_p_adjusted": b["p_adjusted"]})
+    return pd.DataFrame(rows, columns=cols)

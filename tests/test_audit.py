@@ -1,0 +1,145 @@
+"""Fairness audit statistics: null coverage, planted gaps, hidden disparities, corrections."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from statsmodels.stats.multitest import multipletests
+
+from simstudy.analysis.audit import adjust_pvalues, audit, group_label
+
+torch.set_num_threads(1)
+
+
+def synthetic_recourse(seed: int, n: int = 120, reps: int = 2,
+                       conditions: dict[str, dict[str, float]] | None = None) -> pd.DataFrame:
+    """Recourse rows; ``conditions`` maps a name to planted effects on cost.
+
+    Effects: ``female`` adds to the cost of gender 0, ``nonwhite`` to race 1, ``cell`` to
+    non-white females only. The same people (ids, groups) appear in every condition.
+    """
+    conditions = conditions or {"baseline": {}}
+    rng = np.random.default_rng(seed)
+    rows = []
+    for r in range(reps):
+        gender = rng.integers(0, 2, n)
+        race = rng.integers(0, 2, n)
+        base_cost = rng.exponential(1.0, n)
+        valid = rng.random(n) < 0.7
+        for name, eff in conditions.items():
+            cost = (base_cost + eff.get("female", 0.0) * (gender == 0)
+                    + eff.get("nonwhite", 0.0) * (race == 1)
+                    + eff.get("cell", 0.0) * ((gender == 0) & (race == 1)))
+            rows.append(pd.DataFrame({
+                "replication": r, "condition": name, "policy": "oracle",
+                "applicant_id": np.arange(n), "gender": gender, "race": race,
+                "found": valid, "valid": valid, "plausible": rng.random(n) < 0.5,
+                "cost_unweighted": cost, "logp_cf": -cost + rng.normal(0, 0.1, n),
+                "hard_action": rng.random(n) < 0.5}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_adjust_pvalues_matches_statsmodels():
+    p = np.array([0.01, 0.04, 0.03, 0.2, np.nan, 0.001])
+    ok = np.isfinite(p)
+    for ours, theirs in (("holm", "holm"), ("bh", "fdr_bh")):
+        adj = adjust_pvalues(p, ours)
+        assert np.isnan(adj[~ok]).all()
+        np.testing.assert_allclose(adj[ok], multipletests(p[ok], method=theirs)[1])
+
+
+def test_group_labels_follow_the_loan_coding():
+    assert group_label("gender", 0) == "female" and group_label("gender", 1) == "male"
+    assert group_label("race", 1) == "non-white" and group_label("zone", 2) == "zone=2"
+
+
+def test_null_population_intervals_cover_zero_at_nominal_rate():
+    covered, rejected, total = 0, 0, 0
+    for s in range(40):
+        res = audit(synthetic_recourse(s), ["gender", "race"], metrics=["cost", "validity"],
+                    n_bootstrap=200, n_permutations=200, seed=s)
+        g = res.gaps
+        covered += int(((g["ci_low"] <= 0) & (g["ci_high"] >= 0)).sum())
+        rejected += int((g["p_value"] < 0.05).sum())
+        total += len(g)
+    assert total == 40 * 5 * 2
+    # 400 intervals (correlated within a data set): 95% nominal, generous band.
+    assert 0.89 <= covered / total <= 0.99
+    assert rejected / total <= 0.10
+
+
+def test_planted_gap_is_found_with_its_size():
+    df = synthetic_recourse(1, n=600, conditions={"baseline": {"female": 0.6}})
+    res = audit(df, ["gender", "race"], n_bootstrap=300, n_permutations=300)
+    g = res.gaps.set_index(["metric", "comparison"])
+    sex = g.loc[("cost", "gender: female - male")]
+    assert sex["significant"] and sex["ci_low"] < 0.6 < sex["ci_high"]
+    assert not g.loc[("cost", "race: non-white - white")]["significant"]
+    # Per-group estimates are means among those given a recourse.
+    grp = res.groups.set_index(["metric", "group"])
+    sub = df[df["found"] & (df["gender"] == 0)]
+    expect = sub.groupby("replication")["cost_unweighted"].mean().mean()
+    assert grp.loc[("cost", "female"), "estimate"] == pytest.approx(expect)
+
+
+def test_hidden_disparity_and_paired_contrast():
+    df = synthetic_recourse(2, n=400, conditions={
+        "baseline": {"female": 0.5}, "race": {"female": 0.5, "nonwhite": 0.5, "cell": 0.4}})
+    res = audit(df, ["gender", "race"], baseline="baseline", metrics=["cost"],
+                n_bootstrap=300, n_permutations=300)
+    hidden = res.hidden
+    assert "race: non-white - white" in set(hidden["comparison"])
+    assert "gender: female - male" not in set(hidden["comparison"])  # present in both
+    c = res.contrasts.set_index(["comparison", "condition", "versus"])
+    race = c.loc[("race: non-white - white", "race", "baseline")]
+    assert race["ci_low"] > 0.5
+    # The paired interval of an unchanged gap is narrow around zero.
+    same = c.loc[("gender: female - male", "race", "baseline")]
+    assert same["ci_low"] < 0.2 + 0.01 and same["ci_high"] > 0.2 - 0.01  # cell adds 0.2 to F
+    ex = res.extremes.set_index("condition")
+    assert ex.loc["race", "highest"] == "female non-white" and ex.loc["race", "ci_low"] > 0
+
+
+def test_event_world_outcomes_are_audited():
+    rng = np.random.default_rng(3)
+    n = 300
+    gender, race = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    approved = rng.random(n) < np.where(gender == 0, 0.3, 0.8)
+    outcomes = pd.DataFrame({
+        "replication": 0, "condition": "baseline", "policy": "oracle", "applicant": np.arange(n),
+        "gender": gender, "race": race, "approved": approved,
+        "time_to_approval": np.where(approved, rng.exponential(20, n), np.nan),
+        "dropped_out": ~approved & (rng.random(n) < 0.5)})
+    res = audit(synthetic_recourse(3), ["gender"], outcomes=outcomes, n_bootstrap=100,
+                n_permutations=100)
+    ev = res.gaps[res.gaps["source"] == "event world"].set_index("metric")
+    assert set(ev.index) == {"approval_rate", "time_to_approval", "dropout_rate"}
+    assert ev.loc["approval_rate", "significant"] and ev.loc["approval_rate", "estimate"] < 0
+
+
+def test_unknown_metric_or_column_is_refused():
+    df = synthetic_recourse(0)
+    with pytest.raises(ValueError, match="unknown metrics"):
+        audit(df, ["gender"], metrics=["fairness"])
+    with pytest.raises(ValueError, match="no column"):
+        audit(df, ["income_band"])
+
+
+def test_replication_missing_a_group_is_skipped_not_counted_as_zero():
+    df = synthetic_recourse(4, n=300, reps=2, conditions={"baseline": {"nonwhite": 0.8}})
+    df = df[~((df["replication"] == 1) & (df["race"] == 1))]  # nobody non-white in rep 1
+    res = audit(df, ["race"], metrics=["cost"], n_bootstrap=200, n_permutations=200)
+    gap = res.gaps.iloc[0]
+    only = df[(df["replication"] == 0) & df["found"]].groupby("race")["cost_unweighted"].mean()
+    assert gap["estimate"] == pytest.approx(only[1] - only[0])
+    assert gap["p_value"] < 0.01 and gap["ci_low"] > 0.3
+
+
+def test_condition_without_the_attribute_is_left_out():
+    df = synthetic_recourse(5, conditions={"baseline": {}, "groups": {"female": 0.5}})
+    df["privileged"] = np.where(df["condition"] == "groups", df["race"], np.nan)
+    res = audit(df, ["privileged"], metrics=["cost"], n_bootstrap=50, n_permutations=50)
+    assert set(res.gaps["condition"]) == {"groups"}
+    assert set(res.groups["group"]) == {"all", "privileged", "non-privileged"}
