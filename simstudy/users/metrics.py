@@ -13,10 +13,14 @@ space:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 
-from ..policies.space import ScaledSpace
+if TYPE_CHECKING:
+    # Annotation only: the policies package imports this one (HARE's metrics).
+    from ..policies.space import ScaledSpace
 
 __all__ = ["ground_truth_proximity", "ground_truth_dissimilarity", "redundancy",
            "constraint_violations"]

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import torch
 
-from ..policies.space import ScaledSpace
 from ..population import ActionabilityProfiles
 from .feedback import NoiseModel, SimulatedUsers
 from .ground_truth import (
@@ -24,6 +23,10 @@ from .ground_truth import (
     ground_truth_recourse,
     profile_weights,
 )
+
+if TYPE_CHECKING:
+    # Annotation only: the policies package imports this one (HARE's users).
+    from ..policies.space import ScaledSpace
 
 __all__ = ["UserModel", "UserBatch"]
 
