@@ -12,19 +12,31 @@ __all__ = ["register", "validate_files"]
 
 
 def validate_files(paths: list[str]) -> list[str]:
-    """Validates scenario and population documents; returns one line per problem.
+    """Validates scenario, population and analysis documents; returns one line per problem.
 
-    A document with a top-level ``policies`` key is read as a scenario (with the population
-    files it names), anything else as a population document.
+    The kind of document is told by its distinctive top-level key: ``policies`` (scenario, with
+    the population files it names), ``run`` (audit), ``models`` (GAMM analysis),
+    ``participants`` (a list: power plan; a number: simulated study); anything else is read as
+    a population document.
     """
+    from .analysis.documents import AnalysisSpec, AuditSpec, PowerPlan, StudySpec
+    from .documents import validate_data
     from .scenario import load_population, load_scenario
 
     lines: list[str] = []
     for path in paths:
         try:
             data = load_yaml(path)
-            if isinstance(data, dict) and "policies" in data:
+            keys = data if isinstance(data, dict) else {}
+            if "policies" in keys:
                 load_scenario(path)
+            elif "run" in keys:
+                validate_data(data, AuditSpec, str(path))
+            elif "models" in keys:
+                validate_data(data, AnalysisSpec, str(path))
+            elif "participants" in keys:
+                model = PowerPlan if isinstance(keys["participants"], list) else StudySpec
+                validate_data(data, model, str(path))
             else:
                 load_population(path)
         except DocumentError as exc:
@@ -54,7 +66,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("validate", help="check scenario and population documents")
+    p = subparsers.add_parser("validate",
+                              help="check scenario, population and analysis documents")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.set_defaults(handler=_validate)
 

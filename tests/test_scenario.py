@@ -31,6 +31,7 @@ def _write(tmp_path, text, name="s.yaml"):
 def test_shipped_documents_are_valid(capsys):
     files = sorted(str(p) for p in (ROOT / "scenarios").glob("*.yaml"))
     files += sorted(str(p) for p in (ROOT / "populations").glob("*.yaml"))
+    files += sorted(str(p) for p in (ROOT / "analysis").glob("*.yaml"))
     assert files
     assert main(["validate", *files]) == 0, capsys.readouterr().err
 
