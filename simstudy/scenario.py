@@ -94,7 +94,7 @@ class CostSpec(StrictModel):
     """Cost profile mapping scores to weights: ``w(s) = 1 + alpha ((s-1)/(S-1))^p``."""
 
     shape: Literal["constant", "concave", "linear", "convex"] = "constant"
-    alpha: float = Field(1.0, ge=0)
+    alpha: float = Field(3.0, ge=0)
     power: float | None = Field(None, gt=0)
 
     def profile(self) -> CostProfile:
