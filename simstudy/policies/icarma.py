@@ -56,12 +56,7 @@ from ..metrics import Recourse
 from ..population import COST_SHAPES, ActionabilityProfiles
 from ..registry import register_policy_spec
 from ..rng import torch_generator
-from ..world.decision import (
-    ModelCache,
-    _atomic_torch_save,
-    _atomic_write_text,
-    state_dict_hash,
-)
+from ..world.decision import ModelCache, save_module, state_dict_hash
 from .base import RecourseContext, RecoursePolicy
 
 __all__ = [
@@ -488,13 +483,7 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
 
 def save_networks(nets: ICARMANetworks, path_stem: str | Path, meta: dict) -> str:
     """Writes ``<stem>.pt`` (state dict) and ``<stem>.json`` (metadata); returns the hash."""
-    path_stem = Path(path_stem)
-    path_stem.parent.mkdir(parents=True, exist_ok=True)
-    digest = state_dict_hash(nets)
-    full = {**meta, **nets.metadata(), "state_dict_sha256": digest}
-    _atomic_torch_save(nets.state_dict(), path_stem.with_suffix(".pt"))
-    _atomic_write_text(path_stem.with_suffix(".json"), json.dumps(full, indent=2))
-    return digest
+    return save_module(nets, path_stem, {**meta, **nets.metadata()})
 
 
 def load_networks(path_stem: str | Path) -> tuple[ICARMANetworks, dict]:

@@ -25,6 +25,7 @@ __all__ = [
     "DecisionModel",
     "train_decision_model",
     "state_dict_hash",
+    "save_module",
     "ModelCache",
     "default_cache_dir",
 ]
@@ -94,13 +95,7 @@ class DecisionModel(nn.Module):
 
     def save(self, path_stem: str | Path, extra: dict | None = None) -> str:
         """Writes ``<stem>.pt`` (state dict) and ``<stem>.json`` (metadata); returns the hash."""
-        path_stem = Path(path_stem)
-        path_stem.parent.mkdir(parents=True, exist_ok=True)
-        digest = state_dict_hash(self)
-        meta = {**self.metadata(), "state_dict_sha256": digest, **(extra or {})}
-        _atomic_torch_save(self.state_dict(), path_stem.with_suffix(".pt"))
-        _atomic_write_text(path_stem.with_suffix(".json"), json.dumps(meta, indent=2))
-        return digest
+        return save_module(self, path_stem, {**self.metadata(), **(extra or {})})
 
     @classmethod
     def load(cls, path_stem: str | Path) -> tuple[DecisionModel, dict]:
@@ -123,6 +118,21 @@ def state_dict_hash(module: nn.Module) -> str:
         h.update(name.encode())
         h.update(tensor_hash(tensor).encode())
     return h.hexdigest()
+
+
+def save_module(module: nn.Module, path_stem: str | Path, metadata: dict) -> str:
+    """Saves a model as ``<stem>.pt`` (state dict) and ``<stem>.json`` (metadata plus hash).
+
+    Both files are written atomically; no pickled objects. Returns the state dict's sha256,
+    which is also stored in the JSON as ``state_dict_sha256``.
+    """
+    path_stem = Path(path_stem)
+    path_stem.parent.mkdir(parents=True, exist_ok=True)
+    digest = state_dict_hash(module)
+    meta = {**metadata, "state_dict_sha256": digest}
+    _atomic_torch_save(module.state_dict(), path_stem.with_suffix(".pt"))
+    _atomic_write_text(path_stem.with_suffix(".json"), json.dumps(meta, indent=2))
+    return digest
 
 
 def _atomic_write_text(path: Path, text: str) -> None:

@@ -37,7 +37,7 @@ from zuko.transforms import ComposedTransform, MonotonicRQSTransform
 
 from .base import FeatureRoles, causal_order_check
 from .data import tensor_hash
-from .decision import ModelCache, _atomic_torch_save, _atomic_write_text, state_dict_hash
+from .decision import ModelCache, save_module, state_dict_hash
 
 __all__ = [
     "FlowConfig",
@@ -247,13 +247,7 @@ class CausalFlow(nn.Module):
 
     def save(self, path_stem: str | Path, extra: dict | None = None) -> str:
         """Writes ``<stem>.pt`` (state dict) and ``<stem>.json`` (metadata); returns the hash."""
-        path_stem = Path(path_stem)
-        path_stem.parent.mkdir(parents=True, exist_ok=True)
-        digest = state_dict_hash(self)
-        meta = {**self.metadata(), "state_dict_sha256": digest, **(extra or {})}
-        _atomic_torch_save(self.state_dict(), path_stem.with_suffix(".pt"))
-        _atomic_write_text(path_stem.with_suffix(".json"), json.dumps(meta, indent=2))
-        return digest
+        return save_module(self, path_stem, {**self.metadata(), **(extra or {})})
 
     @classmethod
     def load(cls, path_stem: str | Path) -> tuple[CausalFlow, dict]:
