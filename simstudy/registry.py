@@ -3,7 +3,8 @@
 A policy spec is a :class:`~simstudy.documents.StrictModel` with a ``kind: Literal[...]`` field,
 an optional ``name`` and a ``build()`` method returning an unfitted
 :class:`~simstudy.policies.RecoursePolicy`. A world spec likewise has ``kind`` and a
-``build(seed, cache)`` method returning ``(world, data, info)``. Modules register their specs on
+``build(seed, cache, base_dir)`` method returning ``(world, data, info)``; ``base_dir`` is the
+scenario file's folder, against which relative data paths resolve. Modules register their specs on
 import with the decorators below; :mod:`simstudy.scenario` turns each registry into a pydantic
 discriminated union on ``kind``.
 """

@@ -94,10 +94,13 @@ def recourse_table(
 
 
 def prepare_replication(scenario: Any, index: int, base_seed: int, cache: ModelCache,
-                        progress: bool = False) -> Replication:
-    """World sample, decision model and recourse-seeking applicants of one replication."""
+                        progress: bool = False, base_dir: str | Path = ".") -> Replication:
+    """World sample, decision model and recourse-seeking applicants of one replication.
+
+    ``base_dir`` is the scenario file's folder: relative data paths resolve against it.
+    """
     seed = derive_seed(base_seed, "replication", index)
-    world, data, world_info = scenario.world.build(seed, cache)
+    world, data, world_info = scenario.world.build(seed, cache, base_dir=base_dir)
     model, meta = cache.decision_model(data, scenario.decision_model.config(),
                                        derive_seed(seed, "decision-model"), progress=progress)
     split = scenario.applicants.split
@@ -180,7 +183,8 @@ def run_scenario(
         bar = tqdm(total=len(units), desc=scenario.name, unit="unit")
     started = time.time()
     for r in range(scenario.replications):
-        rep = prepare_replication(scenario, r, base_seed, cache, progress=progress)
+        rep = prepare_replication(scenario, r, base_seed, cache, progress=progress,
+                                  base_dir=Path(path).parent)
         fitted: dict[str, RecoursePolicy] = {}
         rep.info["policies"] = {}
         for cond in scenario.conditions:
@@ -225,7 +229,8 @@ def run_scenario(
     write_parquet(recourse, out / "recourse.parquet")
     write_csv(summary, out / "summary.csv")
     if scenario.simulation is not None:
-        _run_event_world(scenario, populations, base_seed, cache, out, progress)
+        _run_event_world(scenario, populations, base_seed, cache, out, progress,
+                         Path(path).parent)
         manifest["outputs"] = ["recourse.parquet", "summary.csv", *SIM_FILES]
     manifest["status"] = "complete"
     manifest["wall_seconds"] = round(time.time() - started, 2)
@@ -235,14 +240,14 @@ def run_scenario(
 
 
 def _run_event_world(scenario: Any, populations: dict, base_seed: int, cache: ModelCache,
-                     out: Path, progress: bool) -> None:
+                     out: Path, progress: bool, base_dir: Path) -> None:
     """The scenario's event world: every replication x policy, per condition.
 
     Each replication uses its own world sample and decision model (the same ones as the
     recourse tables); with one condition the files go beside the other run files, with several
     into ``sim/<condition>/``.
     """
-    reps = [prepare_replication(scenario, r, base_seed, cache)
+    reps = [prepare_replication(scenario, r, base_seed, cache, base_dir=base_dir)
             for r in range(scenario.replications)]
     setups = [(rep.context.world, rep.context.data, rep.context.model) for rep in reps]
     names = reps[0].context.feature_names

@@ -31,7 +31,8 @@ class LoanWorldSpec(StrictModel):
             raise ValueError("split must be three positive shares summing to 1")
         return v
 
-    def build(self, seed: int, cache: Any = None) -> tuple[LoanSCM, WorldData, dict]:
+    def build(self, seed: int, cache: Any = None, base_dir: Any = ".",
+              ) -> tuple[LoanSCM, WorldData, dict]:
         world = LoanSCM(self.stochastic_label)
         data = sample_world_data(world, self.n_samples, generator(seed, "world-sample"),
                                  self.split)
