@@ -12,12 +12,13 @@ import importlib.metadata
 import json
 import os
 import platform
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["atomic_write_text", "write_parquet", "write_csv", "package_versions",
+__all__ = ["atomic_write", "atomic_write_text", "write_parquet", "write_csv", "package_versions",
            "write_manifest", "read_manifest"]
 
 _PACKAGES = ("simstudy", "numpy", "scipy", "torch", "zuko", "simpy", "pandas", "pyarrow",
@@ -25,32 +26,30 @@ _PACKAGES = ("simstudy", "numpy", "scipy", "torch", "zuko", "simpy", "pandas", "
 
 
 def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.name}.tmp{os.getpid()}")
+    # keep the suffix: writers such as matplotlib choose the format from it
+    return path.with_name(f".{path.stem}.tmp{os.getpid()}{path.suffix}")
+
+
+def atomic_write(path: str | Path, write: Callable[[Path], Any]) -> None:
+    """Calls ``write(tmp)`` on a temporary path beside ``path``, then renames it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp(path)
+    write(tmp)
+    os.replace(tmp, path)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp(path)
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp(path)
-    df.to_parquet(tmp, index=False)
-    os.replace(tmp, path)
+    atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
 
 
 def write_csv(df: pd.DataFrame, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp(path)
     # repr-precision floats so reruns compare byte for byte
-    df.to_csv(tmp, index=False, float_format="%.17g")
-    os.replace(tmp, path)
+    atomic_write(path, lambda tmp: df.to_csv(tmp, index=False, float_format="%.17g"))
 
 
 def package_versions() -> dict[str, str]:

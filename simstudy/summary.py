@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["replication_metrics", "summarize_recourse", "mean_ci", "SUMMARY_METRICS"]
+__all__ = ["replication_metrics", "summarize_recourse", "mean_ci", "mean_sd_ci",
+           "SUMMARY_METRICS"]
 
 SUMMARY_METRICS = ("validity", "plausibility", "hap", "cost", "cost_unweighted", "sparsity",
                    "proximity", "logp_cf", "no_recourse", "violation")
@@ -31,17 +32,28 @@ _BASE_COLUMNS = {"replication", "seed", "condition", "policy", "applicant_id", "
                  "violation", "logp", "logp_cf", "n_actionable"}
 
 
-def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t confidence interval of replication-level values (NaNs dropped)."""
-    v = np.asarray(values, dtype=float)
-    v = v[~np.isnan(v)]
+def mean_sd_ci(values: Sequence[float], level: float = 0.95
+               ) -> tuple[float, float, float, float]:
+    """Mean, standard deviation and Student-t interval of replication-level values.
+
+    Non-finite values are dropped; fewer than two values give no spread and no interval.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
     if len(v) == 0:
-        return np.nan, np.nan, np.nan
+        return (np.nan,) * 4
     m = float(v.mean())
     if len(v) < 2:
-        return m, np.nan, np.nan
-    half = float(stats.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)))
-    return m, m - half, m + half
+        return m, np.nan, np.nan, np.nan
+    sd = float(v.std(ddof=1))
+    half = float(stats.t.ppf(0.5 + level / 2, len(v) - 1)) * sd / np.sqrt(len(v))
+    return m, sd, m - half, m + half
+
+
+def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t confidence interval of replication-level values."""
+    m, _, lo, hi = mean_sd_ci(values, level)
+    return m, lo, hi
 
 
 def _metrics(block: pd.DataFrame, extras: Sequence[str]) -> dict[str, float]:

@@ -16,13 +16,13 @@ Files are written to a temporary name and renamed, so an interrupted run leaves 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 import torch
 
+from ..store import atomic_write
 from ..world.base import CausalWorld
 from ..world.data import WorldData
 from .outcomes import applicant_outcomes, replication_metrics, summarize, timeline
@@ -36,12 +36,6 @@ __all__ = ["SIM_FILES", "run_event_world"]
 #: Files :func:`run_event_world` writes into the run directory.
 SIM_FILES = ("events.parquet", "outcomes.parquet", "actions.parquet", "models.csv",
              "timeline.csv", "sim_summary.csv", "approvals.png")
-
-
-def _atomic(path: Path, write) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    write(tmp)
-    os.replace(tmp, path)
 
 
 def run_event_world(
@@ -109,11 +103,10 @@ def run_event_world(
     }
     tables["sim_summary"] = summarize(tables["replication_metrics"], baseline=next(iter(policies)))
     for stem in ("events", "outcomes", "actions"):
-        _atomic(out / f"{stem}.parquet",
+        atomic_write(out / f"{stem}.parquet",
                 lambda p, t=tables[stem]: t.to_parquet(p, index=False, engine="pyarrow"))
     for stem in ("models", "timeline", "sim_summary"):
-        _atomic(out / f"{stem}.csv", lambda p, t=tables[stem]: t.to_csv(p, index=False))
-    tmp_png = out / f"approvals.tmp{os.getpid()}.png"
-    plot_cumulative_approvals(tables["timeline"], tmp_png)
-    os.replace(tmp_png, out / "approvals.png")
+        atomic_write(out / f"{stem}.csv", lambda p, t=tables[stem]: t.to_csv(p, index=False))
+    atomic_write(out / "approvals.png",
+                 lambda p: plot_cumulative_approvals(tables["timeline"], p))
     return tables

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from ..summary import mean_sd_ci
 from .world import DROPOUT_EVENTS, EVENT_TYPES, TERMINAL_EVENTS, SimulationResult
 
 __all__ = [
@@ -158,18 +158,8 @@ def replication_metrics(outcomes: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
-    """Mean, standard deviation and the t confidence interval of the finite values."""
-    v = np.asarray(values, dtype=np.float64)
-    v = v[np.isfinite(v)]
-    if len(v) == 0:
-        return (float("nan"),) * 4
-    mean = float(v.mean())
-    if len(v) < 2:
-        return mean, float("nan"), float("nan"), float("nan")
-    sd = float(v.std(ddof=1))
-    half = float(stats.t.ppf(0.5 + level / 2, len(v) - 1)) * sd / np.sqrt(len(v))
-    return mean, sd, mean - half, mean + half
+#: Mean, standard deviation and t interval over replications (shared with the recourse summary).
+mean_ci = mean_sd_ci
 
 
 def summarize(metrics: pd.DataFrame, baseline: str | None = None, level: float = 0.95

@@ -9,7 +9,6 @@ training data and configuration, so a rerun does not retrain.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -18,6 +17,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from ..store import atomic_write, atomic_write_text
 from .data import WorldData, tensor_hash
 
 __all__ = [
@@ -130,23 +130,10 @@ def save_module(module: nn.Module, path_stem: str | Path, metadata: dict) -> str
     path_stem.parent.mkdir(parents=True, exist_ok=True)
     digest = state_dict_hash(module)
     meta = {**metadata, "state_dict_sha256": digest}
-    _atomic_torch_save(module.state_dict(), path_stem.with_suffix(".pt"))
-    _atomic_write_text(path_stem.with_suffix(".json"), json.dumps(meta, indent=2))
+    state = module.state_dict()
+    atomic_write(path_stem.with_suffix(".pt"), lambda tmp: torch.save(state, tmp))
+    atomic_write_text(path_stem.with_suffix(".json"), json.dumps(meta, indent=2))
     return digest
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def _atomic_torch_save(obj, path: Path) -> None:
-    buf = io.BytesIO()
-    torch.save(obj, buf)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_bytes(buf.getvalue())
-    os.replace(tmp, path)
 
 
 def train_decision_model(
