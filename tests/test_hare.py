@@ -86,6 +86,28 @@ def test_hare_gets_closer_to_the_hidden_truth_than_its_base(lin_ctx, lin_people)
         assert bool(lin_ctx.model(torch.from_numpy(rec.counterfactual[rec.found])).ge(0).all())
 
 
+def test_keep_best_never_ends_further_from_the_truth_than_its_first_iteration(
+        lin_ctx, lin_people):
+    # the first iteration of (B = 12, T = 3) is exactly (B = 4, T = 1): same keys, same k
+    x, ids, profiles = lin_people
+    users = UserModel(scale="far", n_samples=50)
+
+    def hidden_loss(budget, iterations, keep_best):
+        hare = HARE(GrowingSpheres(n_samples=50), users, budget=budget, iterations=iterations,
+                    steps=30, early_stop=False, keep_best=keep_best).fit(lin_ctx)
+        return hare.recommend(x, profiles, ids).extras["user_loss"]
+
+    first = hidden_loss(4, 1, False)
+    kept = hidden_loss(12, 3, True)
+    assert (kept <= first + 1e-12).all()
+    # without the incumbent a later iteration can discard what the person preferred
+    forgetful = hidden_loss(12, 3, False)
+    assert (forgetful > first + 1e-9).any()
+    with pytest.raises(ValidationError):
+        HARESpec.model_validate({"kind": "hare", "keep_best": "sometimes"})
+    assert HARESpec.model_validate({"kind": "hare", "keep_best": True}).build().keep_best
+
+
 def test_spec_builds_multi_hare_and_refuses_bad_documents():
     spec = HARESpec.model_validate({"kind": "hare", "base": {"kind": "growing_spheres"},
                                     "iterations": 5, "users": {"scale": "near",

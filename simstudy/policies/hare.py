@@ -21,6 +21,13 @@ queries each. Iteration ``t``:
 4. **Indicator evaluation**: the person is asked whether ``r_t`` is satisfactory (one query);
    a yes stops their search.
 
+``keep_best`` is a departure from the reference, off by default: from the second iteration on,
+the incumbent ``r_{t-1}`` is one of the ``k`` entrants of the tournament (with ``k - 1`` fresh
+candidates, so the budget is unchanged). In the reference, iteration ``t``'s winner replaces
+``r_{t-1}`` even when the person preferred ``r_{t-1}``, so Multi-HARE can end further from what
+the person wants than an earlier iteration's winner; keeping the incumbent makes the hidden
+loss of a noiseless person's recourse non-increasing across iterations.
+
 All people run at once: the gradient steps and bisections are tensors over
 ``(people, candidates, features)``; only who is still searching differs, through masks. Because
 Adam is elementwise and every loss is a sum of per-person terms, a person's trajectory does not
@@ -173,6 +180,8 @@ class HARE(ScaledSpacePolicy):
         gamma, lam, steps, lr: ActionableSampling settings.
         tolerance: BoundaryPointSearch tolerance.
         early_stop: ask the accept / reject question and stop on a yes.
+        keep_best: from the second iteration on, enter the incumbent ``r_{t-1}`` in the
+            tournament in place of one fresh candidate (not in the reference; see above).
 
     Per-applicant extras: ``queries`` asked, ``accepted`` (stopped early), ``iterations_run``,
     ``base_found``, ``redundancy`` and ``redundancy_base``, ``violations`` (changed coordinates
@@ -187,6 +196,7 @@ class HARE(ScaledSpacePolicy):
         self, base: RecoursePolicy, users: UserModel | None = None, budget: int = 30,
         iterations: int = 1, gamma: float = 1.0, lam: float = 10.0, steps: int = 100,
         lr: float = 0.1, tolerance: float = 1e-6, early_stop: bool = True,
+        keep_best: bool = False,
     ) -> None:
         self.base = base
         self.users = users
@@ -198,6 +208,7 @@ class HARE(ScaledSpacePolicy):
         self.lr = lr
         self.tolerance = tolerance
         self.early_stop = early_stop
+        self.keep_best = keep_best
 
     def fit(self, context) -> HARE:
         super().fit(context)
@@ -249,11 +260,21 @@ class HARE(ScaledSpacePolicy):
                 break
             sub = ids[idx.numpy()]
             d = xs.shape[1]
-            init = torch.from_numpy(entity_normals(seed, f"hare-directions:{t}", sub, k * d))
-            p = actionable_sampling(space, r[idx], mask[idx], init.reshape(-1, k, d), self.gamma,
-                                    self.lam, self.steps, self.lr)
-            c = (r[idx, None, :] + self.gamma * p).clamp(0.0, 1.0)
-            c, shown = boundary_point_search(space, xs[idx], c, self.tolerance)
+            # from the second iteration on, the incumbent takes one of the k places
+            incumbent = self.keep_best and t > 0
+            fresh = k - 1 if incumbent else k
+            c = xs.new_zeros((len(idx), 0, d))
+            shown = torch.zeros((len(idx), 0), dtype=torch.bool)
+            if fresh > 0:
+                init = torch.from_numpy(
+                    entity_normals(seed, f"hare-directions:{t}", sub, fresh * d))
+                p = actionable_sampling(space, r[idx], mask[idx], init.reshape(-1, fresh, d),
+                                        self.gamma, self.lam, self.steps, self.lr)
+                c = (r[idx, None, :] + self.gamma * p).clamp(0.0, 1.0)
+                c, shown = boundary_point_search(space, xs[idx], c, self.tolerance)
+            if incumbent:
+                c = torch.cat([r[idx, None, :], c], dim=1)
+                shown = torch.cat([space.approves(r[idx])[:, None], shown], dim=1)
             full_c = r[:, None, :].expand(-1, k, -1).clone()
             full_c[idx] = c
             full_shown = torch.zeros(len(ids), k, dtype=torch.bool)
@@ -344,6 +365,7 @@ class HARESpec(StrictModel):
     lr: float = Field(0.1, gt=0.0)
     tolerance: float = Field(1e-6, gt=0.0)
     early_stop: bool = True
+    keep_best: bool = False
 
     @field_validator("base", mode="before")
     @classmethod
@@ -362,4 +384,5 @@ class HARESpec(StrictModel):
 
     def build(self) -> HARE:
         return HARE(self.base.build(), self.users.build(), self.budget, self.iterations,
-                    self.gamma, self.lam, self.steps, self.lr, self.tolerance, self.early_stop)
+                    self.gamma, self.lam, self.steps, self.lr, self.tolerance, self.early_stop,
+                    self.keep_best)
