@@ -29,10 +29,13 @@ def main() -> None:
     parser.add_argument("--loop", type=int, default=20)
     parser.add_argument("--base", default="wachter", choices=["wachter", "growing_spheres"])
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--reference", action="store_true",
+                        help="the reference Multi-HARE (without keeping the incumbent)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     context, x, ids, profiles = loan_setup(args.people)
-    spec = HARESpec(base={"kind": args.base}, budget=30, iterations=5)
+    spec = HARESpec(base={"kind": args.base}, budget=30, iterations=5,
+                    keep_best=not args.reference)
     policy = spec.build().fit(context)
 
     start = time.perf_counter()
@@ -47,6 +50,7 @@ def main() -> None:
 
     print(json.dumps({
         "policy": "multi_hare", "base": args.base, "budget": 30, "iterations": 5,
+        "keep_best": spec.keep_best,
         "people": len(ids), "threads": args.threads,
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "batched_seconds": round(batched_s, 3),

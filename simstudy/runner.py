@@ -3,7 +3,9 @@
 For replication ``r`` of a scenario with base seed ``s``, the replication seed is
 ``derive_seed(s, "replication", r)``; the world sample, the decision model and every applicant's
 profile are keyed from it by purpose (see :mod:`simstudy.rng`). Every policy of a replication
-sees the same world, model and people.
+sees the same world, model and people, and gets the same seed, ``derive_seed(seed, "policies")``:
+the people's hidden preferences and answers, and every draw a policy keys by purpose, are common
+random numbers, so policies compare person by person.
 
 Each (replication, condition, policy) unit is written to ``parts/`` as soon as it finishes;
 a rerun of the same scenario into the same directory skips finished units, so an interrupted run
@@ -31,7 +33,7 @@ from .rng import derive_seed
 from .scenario import build_population, load_scenario, policy_name
 from .sim.experiment import SIM_FILES, run_event_world
 from .store import package_versions, read_manifest, write_csv, write_manifest, write_parquet
-from .summary import summarize_recourse
+from .summary import summarize_contrasts, summarize_recourse
 from .world.decision import ModelCache
 
 __all__ = ["run_scenario", "recourse_table", "RunResult", "Replication", "prepare_replication"]
@@ -205,7 +207,7 @@ def run_scenario(
                 policy = fitted[name]
                 t0 = time.time()
                 rec = policy.recommend(rep.x, population.profiles, rep.ids,
-                                       derive_seed(rep.seed, "policy", name))
+                                       derive_seed(rep.seed, "policies"))
                 seconds = time.time() - t0
                 ev = evaluate_recourse(rep.context.world, rep.context.model, rep.x, rec,
                                        population.profiles, rep.context.feature_range)
@@ -228,13 +230,18 @@ def run_scenario(
     summary = summarize_recourse(recourse, group_columns)
     write_parquet(recourse, out / "recourse.parquet")
     write_csv(summary, out / "summary.csv")
+    outputs = ["recourse.parquet", "summary.csv"]
+    if scenario.contrasts:
+        pairs = [(c.policy, c.baseline) for c in scenario.contrasts]
+        write_csv(summarize_contrasts(recourse, pairs, group_columns), out / "contrasts.csv")
+        outputs.append("contrasts.csv")
     if scenario.simulation is not None:
         _run_event_world(scenario, populations, base_seed, cache, out, progress,
                          Path(path).parent)
-        manifest["outputs"] = ["recourse.parquet", "summary.csv", *SIM_FILES]
+        outputs += SIM_FILES
     manifest["status"] = "complete"
     manifest["wall_seconds"] = round(time.time() - started, 2)
-    manifest.setdefault("outputs", ["recourse.parquet", "summary.csv"])
+    manifest["outputs"] = outputs
     write_manifest(out, manifest)
     return RunResult(out, recourse, summary, manifest)
 

@@ -56,6 +56,7 @@ __all__ = [
     "ConditionSpec",
     "DecisionModelSpec",
     "ApplicantsSpec",
+    "ContrastSpec",
     "Scenario",
     "load_scenario",
     "load_population",
@@ -188,6 +189,13 @@ class ConditionSpec(StrictModel):
     ]
 
 
+class ContrastSpec(StrictModel):
+    """A paired comparison written to ``contrasts.csv``: ``policy`` minus ``baseline``."""
+
+    policy: str = Field(min_length=1)
+    baseline: str = Field(min_length=1)
+
+
 class DecisionModelSpec(StrictModel):
     """The decision model's architecture and training (defaults: the published set-up)."""
 
@@ -234,14 +242,21 @@ def _scenario_model() -> type[StrictModel]:
         policies: list[policy_union] = Field(min_length=1)  # type: ignore[valid-type]
         conditions: list[ConditionSpec] = Field(min_length=1)
         simulation: SimulationSpec | None = None
+        contrasts: list[ContrastSpec] = Field(default_factory=list)
 
         @model_validator(mode="after")
         def _unique_names(self):
-            for what, names in (("policies", [policy_name(p) for p in self.policies]),
+            policies = [policy_name(p) for p in self.policies]
+            for what, names in (("policies", policies),
                                 ("conditions", [c.name for c in self.conditions])):
                 dupes = sorted({n for n in names if names.count(n) > 1})
                 if dupes:
                     raise ValueError(f"{what} names must be unique; repeated: {dupes}")
+            for i, c in enumerate(self.contrasts):
+                unknown = [n for n in (c.policy, c.baseline) if n not in policies]
+                if unknown:
+                    raise ValueError(f"contrasts[{i}] names unknown policies {unknown}; "
+                                     f"the scenario's policies are {policies}")
             return self
 
     return Scenario
@@ -265,6 +280,17 @@ def _unknown_kind_problems(data: Any, source: str) -> list[DocumentProblem]:
             problems.append(DocumentProblem(
                 source, f"policies[{i}].kind",
                 f"unknown policy {entry.get('kind')!r}; choose from {sorted(POLICY_SPECS)}"))
+    # a model-level check would name no field; name the contrast entry instead
+    entries = [e for e in data.get("policies") or [] if isinstance(e, dict)]
+    names = [e.get("name") or e.get("kind") for e in entries]
+    contrasts = data.get("contrasts")
+    for i, entry in enumerate(contrasts if isinstance(contrasts, list) else []):
+        for role in ("policy", "baseline"):
+            name = entry.get(role) if isinstance(entry, dict) else None
+            if isinstance(name, str) and name not in names:
+                problems.append(DocumentProblem(
+                    source, f"contrasts[{i}].{role}",
+                    f"unknown policy name {name!r}; the scenario's policies are {names}"))
     world = data.get("world")
     if isinstance(world, dict) and world.get("kind") not in WORLD_SPECS:
         problems.append(DocumentProblem(

@@ -11,6 +11,11 @@ Population-level metrics follow the individual-actionability study (2026, Sectio
 
 Each metric is computed per replication and reported as the mean over replications with a
 95% Student-t confidence interval (a single replication gives no interval).
+
+A contrast compares two policies that served the same people in the same replications: the
+replication-level difference ``metric(policy) - metric(baseline)``, reported as the mean over
+replications with a 95% Student-t interval. The policies share every random draw (common random
+numbers), so the pairing removes the spread between worlds and populations.
 """
 
 from __future__ import annotations
@@ -21,8 +26,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["replication_metrics", "summarize_recourse", "mean_ci", "mean_sd_ci",
-           "SUMMARY_METRICS"]
+__all__ = ["replication_metrics", "summarize_recourse", "summarize_contrasts", "mean_ci",
+           "mean_sd_ci", "SUMMARY_METRICS"]
 
 SUMMARY_METRICS = ("validity", "plausibility", "hap", "cost", "cost_unweighted", "sparsity",
                    "proximity", "logp_cf", "no_recourse", "violation")
@@ -113,4 +118,35 @@ def summarize_recourse(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> p
             if col != "n":
                 row[f"{col}_ci_low"], row[f"{col}_ci_high"] = lo, hi
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def summarize_contrasts(df: pd.DataFrame, pairs: Sequence[tuple[str, str]],
+                        group_columns: Sequence[str] = ()) -> pd.DataFrame:
+    """Paired differences ``policy - baseline`` of every metric, per condition x group.
+
+    Args:
+        df: the recourse table of a run.
+        pairs: ``(policy, baseline)`` names.
+        group_columns: columns to break the contrasts down by, besides ``all``.
+
+    Returns:
+        One row per pair x condition x group: each metric's mean difference over the
+        replications both policies ran, with its 95% interval (``*_ci_low``, ``*_ci_high``).
+    """
+    per_rep = replication_metrics(df, group_columns)
+    keys = ["replication", "condition", "group_by", "group"]
+    metric_cols = [c for c in per_rep.columns if c not in (*keys, "policy", "n")]
+    rows = []
+    for policy, baseline in pairs:
+        joined = per_rep[per_rep["policy"] == policy].merge(
+            per_rep[per_rep["policy"] == baseline], on=keys, suffixes=("", "_baseline"))
+        for key, block in joined.groupby(["condition", "group_by", "group"], sort=False):
+            row = {"policy": policy, "baseline": baseline,
+                   **dict(zip(("condition", "group_by", "group"), key, strict=True)),
+                   "replications": int(block["replication"].nunique())}
+            for col in metric_cols:
+                m, lo, hi = mean_ci((block[col] - block[f"{col}_baseline"]).to_numpy())
+                row[col], row[f"{col}_ci_low"], row[f"{col}_ci_high"] = m, lo, hi
+            rows.append(row)
     return pd.DataFrame(rows)

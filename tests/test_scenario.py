@@ -54,6 +54,8 @@ def test_population_files_resolve_relative_to_the_scenario(tmp_path):
     (("n_actionable: 2", "n_actionable: 2, colour: red"),
      "conditions[0].population.actionability.colour", "unknown key"),
     (("name: tiny", "name: tiny\nname: again"), "name", "duplicate key"),
+    (("conditions:", "contrasts: [{policy: oracle, baseline: orakel}]\nconditions:"),
+     "contrasts[0].baseline", "unknown policy name 'orakel'"),
     (("world: {kind: loan, n_samples: 400}", "world: {kind: loan, n_samples: [400"), "",
      "invalid YAML"),
 ])
