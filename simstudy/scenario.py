@@ -13,6 +13,9 @@ A scenario names the world, the decision model, the policies and the conditions 
       - name: all-4
         population: ../populations/hard_all4.yaml   # relative to this file, or inline
 
+An optional ``contrasts:`` list of ``{policy, baseline}`` pairs (policy names) asks for paired
+differences of every metric, written to ``contrasts.csv``.
+
 A population document states how individual actionability is assigned::
 
     actionability: {kind: ranking, bias: uniform, n_actionable: 2}
