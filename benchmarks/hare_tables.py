@@ -30,17 +30,18 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from scipy import stats
 
 from benchmarks._loan import loan_setup
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies.hare import HARESpec
+from simstudy.summary import mean_ci
 
 COLUMNS = ("gtp_base", "gtp", "gtd_base", "gtd", "valid", "queries", "accepted", "redundancy",
            "violations", "sparsity", "proximity")
 
 
-def run(context, x, ids, profiles, spec: HARESpec) -> dict:
+def run(context, x, ids, profiles, spec: HARESpec) -> tuple[dict, np.ndarray]:
+    """The table row of one configuration, and every person's GTD."""
     start = time.perf_counter()
     rec = spec.build().fit(context).recommend(x, profiles, ids, seed=0)
     seconds = time.perf_counter() - start
@@ -51,15 +52,7 @@ def run(context, x, ids, profiles, spec: HARESpec) -> dict:
     both = np.isfinite(gtd) & np.isfinite(gtd_base)
     row["gtd_ratio"] = float(np.mean(gtd[both]) / np.mean(gtd_base[both]))
     row["seconds"] = seconds
-    row["_gtd"] = gtd
-    return row
-
-
-def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
-    """Mean of ``a - b`` over people where both are defined, and its 95% t-interval."""
-    d = (a - b)[np.isfinite(a) & np.isfinite(b)]
-    half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
-    return float(d.mean()), float(d.mean() - half), float(d.mean() + half)
+    return row, gtd
 
 
 def hare(base: str, scale: str = "far", budget: int = 30, iterations: int = 1,
@@ -77,11 +70,13 @@ def tables(context, x, ids, profiles, progress, which=TABLES,
     out: dict[str, list[dict]] = {name: [] for name in TABLES}
     for scale in ("near", "intermediate", "far") if "scales" in which else ():
         for base in bases:
-            one = run(context, x, ids, profiles, hare(base, scale, 30, 1))
-            multi = run(context, x, ids, profiles, hare(base, scale, 30, 5))
-            ref = run(context, x, ids, profiles, hare(base, scale, 30, 5, keep_best=False))
-            diff, low, high = paired(multi["_gtd"], one["_gtd"])
-            diff_ref, low_ref, high_ref = paired(ref["_gtd"], one["_gtd"])
+            one, gtd_one = run(context, x, ids, profiles, hare(base, scale, 30, 1))
+            multi, gtd_multi = run(context, x, ids, profiles, hare(base, scale, 30, 5))
+            ref, gtd_ref = run(context, x, ids, profiles,
+                               hare(base, scale, 30, 5, keep_best=False))
+            # paired over people: a person without a ground truth drops out (NaN)
+            diff, low, high = mean_ci(gtd_multi - gtd_one)
+            diff_ref, low_ref, high_ref = mean_ci(gtd_ref - gtd_one)
             out["scales"].append({"scale": scale, "base": base,
                                   "gtp_base": one["gtp_base"], "gtp_hare": one["gtp"],
                                   "gtp_multi": multi["gtp"], "gtp_multi_ref": ref["gtp"],
@@ -98,13 +93,11 @@ def tables(context, x, ids, profiles, progress, which=TABLES,
             progress(out["scales"][-1])
     for budget in (10, 30, 70, 100) if "budget" in which else ():
         for iterations in (1, 5):
-            row = run(context, x, ids, profiles, hare("wachter", "far", budget, iterations))
-            row.pop("_gtd")
+            row, _ = run(context, x, ids, profiles, hare("wachter", "far", budget, iterations))
             out["budget"].append({"budget": budget, "iterations": iterations, **row})
             progress(out["budget"][-1])
     for iterations in (1, 3, 5, 10) if "iterations" in which else ():
-        row = run(context, x, ids, profiles, hare("wachter", "far", 30, iterations))
-        row.pop("_gtd")
+        row, _ = run(context, x, ids, profiles, hare("wachter", "far", 30, iterations))
         out["iterations"].append({"iterations": iterations, **row})
         progress(out["iterations"][-1])
     noises = [{"kind": "bernoulli", "p": p} for p in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)]
@@ -112,8 +105,7 @@ def tables(context, x, ids, profiles, progress, which=TABLES,
     noises += [{"kind": "bradley_terry", "temperature": t} for t in (0.01, 0.1, 1.0)]
     noises = noises if "noise" in which else []
     for noise in noises:
-        row = run(context, x, ids, profiles, hare("wachter", "far", 30, 5, noise))
-        row.pop("_gtd")
+        row, _ = run(context, x, ids, profiles, hare("wachter", "far", 30, 5, noise))
         out["noise"].append({"noise": noise["kind"],
                              "level": noise.get("p", noise.get("temperature")), **row})
         progress(out["noise"][-1])

@@ -255,11 +255,10 @@ def _scenario_model() -> type[StrictModel]:
                 dupes = sorted({n for n in names if names.count(n) > 1})
                 if dupes:
                     raise ValueError(f"{what} names must be unique; repeated: {dupes}")
-            for i, c in enumerate(self.contrasts):
-                unknown = [n for n in (c.policy, c.baseline) if n not in policies]
-                if unknown:
-                    raise ValueError(f"contrasts[{i}] names unknown policies {unknown}; "
-                                     f"the scenario's policies are {policies}")
+            unknown = _unknown_contrast_names(
+                policies, [{"policy": c.policy, "baseline": c.baseline} for c in self.contrasts])
+            if unknown:
+                raise ValueError("; ".join(f"{field}: {reason}" for field, reason in unknown))
             return self
 
     return Scenario
@@ -273,6 +272,19 @@ def policy_name(spec: Any) -> str:
 Scenario = _scenario_model()
 
 
+def _unknown_contrast_names(policies: list, contrasts: list) -> list[tuple[str, str]]:
+    """``(field, reason)`` for every contrast entry naming a policy the scenario lacks."""
+    out = []
+    for i, entry in enumerate(contrasts):
+        for role in ("policy", "baseline"):
+            name = entry.get(role) if isinstance(entry, dict) else None
+            if isinstance(name, str) and name not in policies:
+                out.append((f"contrasts[{i}].{role}",
+                            f"unknown policy name {name!r}; the scenario's policies are "
+                            f"{policies}"))
+    return out
+
+
 def _unknown_kind_problems(data: Any, source: str) -> list[DocumentProblem]:
     # pydantic's message for a bad discriminator is terse; name the choices instead.
     problems = []
@@ -283,17 +295,12 @@ def _unknown_kind_problems(data: Any, source: str) -> list[DocumentProblem]:
             problems.append(DocumentProblem(
                 source, f"policies[{i}].kind",
                 f"unknown policy {entry.get('kind')!r}; choose from {sorted(POLICY_SPECS)}"))
-    # a model-level check would name no field; name the contrast entry instead
+    # the model-level check names no field; checked here first, the entry is named
     entries = [e for e in data.get("policies") or [] if isinstance(e, dict)]
-    names = [e.get("name") or e.get("kind") for e in entries]
     contrasts = data.get("contrasts")
-    for i, entry in enumerate(contrasts if isinstance(contrasts, list) else []):
-        for role in ("policy", "baseline"):
-            name = entry.get(role) if isinstance(entry, dict) else None
-            if isinstance(name, str) and name not in names:
-                problems.append(DocumentProblem(
-                    source, f"contrasts[{i}].{role}",
-                    f"unknown policy name {name!r}; the scenario's policies are {names}"))
+    problems += [DocumentProblem(source, field, reason) for field, reason in
+                 _unknown_contrast_names([e.get("name") or e.get("kind") for e in entries],
+                                         contrasts if isinstance(contrasts, list) else [])]
     world = data.get("world")
     if isinstance(world, dict) and world.get("kind") not in WORLD_SPECS:
         problems.append(DocumentProblem(
