@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from .documents import DocumentError, load_yaml
+from .executors import add_executor_arguments
 
 __all__ = ["register", "validate_files"]
 
@@ -54,9 +55,12 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .executors import executor_from_args
     from .runner import run_scenario
 
-    result = run_scenario(args.scenario, args.out, seed=args.seed, progress=not args.quiet)
+    with executor_from_args(args) as executor:
+        result = run_scenario(args.scenario, args.out, seed=args.seed, progress=not args.quiet,
+                              executor=executor)
     print(f"wrote {Path(result.run_dir) / 'summary.csv'}")
     cols = [c for c in ("policy", "condition", "validity", "plausibility", "hap",
                         "cost_unweighted") if c in result.summary.columns]
@@ -76,4 +80,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="run directory")
     p.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_executor_arguments(p)
     p.set_defaults(handler=_run)

@@ -7,9 +7,14 @@ sees the same world, model and people, and gets the same seed, ``derive_seed(see
 the people's hidden preferences and answers, and every draw a policy keys by purpose, are common
 random numbers, so policies compare person by person.
 
-Each (replication, condition, policy) unit is written to ``parts/`` as soon as it finishes;
-a rerun of the same scenario into the same directory skips finished units, so an interrupted run
-loses nothing that finished.
+A run is a set of independent work units, each keyed: a replication x condition x policy of
+the recourse tables (:class:`RecourseUnit`) and, with a ``simulation:`` section, a replication x
+condition x policy of the event world (:class:`EventWorldUnit`). A unit computes from its key
+alone (models it shares with other units come from the content-hash cache, trained once), so
+any executor (:mod:`simstudy.executors`: this process, a local pool, Ray) gives the same bytes.
+Only the driver writes: each finished unit goes to ``parts/`` at once, and a rerun into the same
+directory skips finished units, so an interrupted run loses nothing that finished. The combined
+tables are built from the parts in key order.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +32,26 @@ import pandas as pd
 import torch
 
 from .documents import UsageError
+from .executors import Executor, SerialExecutor
 from .metrics import evaluate_recourse
 from .policies.base import RecourseContext, RecoursePolicy
 from .population import Population
 from .rng import derive_seed
 from .scenario import build_population, load_scenario, policy_name
-from .sim.experiment import SIM_FILES, run_event_world
-from .store import package_versions, read_manifest, write_csv, write_manifest, write_parquet
+from .sim.experiment import SIM_FILES, UNIT_TABLES, simulate_tables, write_event_world
+from .store import (
+    atomic_write_text,
+    package_versions,
+    read_manifest,
+    write_csv,
+    write_manifest,
+    write_parquet,
+)
 from .summary import summarize_contrasts, summarize_recourse
 from .world.decision import ModelCache
 
-__all__ = ["run_scenario", "recourse_table", "RunResult", "Replication", "prepare_replication"]
+__all__ = ["run_scenario", "recourse_table", "RunResult", "Replication", "prepare_replication",
+           "ScenarioRun", "RecourseUnit", "EventWorldUnit", "run_units"]
 
 
 @dataclass
@@ -132,9 +147,318 @@ def prepare_replication(scenario: Any, index: int, base_seed: int, cache: ModelC
     return Replication(index, seed, context, x_split.numpy()[ids], ids, info)
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """What every unit of a run needs to compute its key (picklable, sent to workers)."""
+
+    scenario: Any
+    populations: dict[str, Any]
+    base_seed: int
+    base_dir: Path
+    cache_root: Path
+
+
+@dataclass(frozen=True)
+class RecourseUnit:
+    """Replication x condition x policy of the recourse tables."""
+
+    plan: RunPlan
+    replication: int
+    condition: str
+    policy: str
+
+    @property
+    def stem(self) -> str:
+        return f"rep{self.replication:03d}__{self.condition}__{self.policy}"
+
+
+@dataclass(frozen=True)
+class EventWorldUnit:
+    """Replication x condition x policy of the event world."""
+
+    plan: RunPlan
+    replication: int
+    condition: str
+    policy: str
+
+    @property
+    def stem(self) -> str:
+        return f"sim/{self.condition}/rep{self.replication:03d}__{self.policy}"
+
+
+# Per-process memo of the last replications: a worker given several units of one replication
+# prepares it once (the cache already makes this cheap; the memo skips even the world sample and
+# the model load). Replications are read-only for units.
+_MEMO: dict[tuple, Any] = {}
+_MEMO_SIZE = 8
+
+
+def _memo(key: tuple, make: Callable[[], Any]) -> Any:
+    if key not in _MEMO:
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[key] = make()
+    return _MEMO[key]
+
+
+def _plan_key(plan: RunPlan) -> str:
+    blob = json.dumps([plan.scenario.model_dump(mode="json"),
+                       {k: v.model_dump(mode="json") for k, v in plan.populations.items()},
+                       plan.base_seed, str(plan.base_dir), str(plan.cache_root)], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _replication(plan: RunPlan, index: int) -> Replication:
+    return _memo(("replication", _plan_key(plan), index), lambda: prepare_replication(
+        plan.scenario, index, plan.base_seed, ModelCache(plan.cache_root), progress=False,
+        base_dir=plan.base_dir))
+
+
+def _policy_spec(plan: RunPlan, name: str) -> Any:
+    return next(p for p in plan.scenario.policies if policy_name(p) == name)
+
+
+def _build_policy(spec: Any) -> RecoursePolicy:
+    policy = spec.build()
+    if hasattr(policy, "progress"):
+        policy.progress = False  # the run shows one bar for all units
+    return policy
+
+
+def _fitted_policy(plan: RunPlan, rep: Replication, name: str) -> RecoursePolicy:
+    # Fitted afresh for every unit (cheap: trained models come from the cache), so no unit
+    # depends on what another unit did to a policy in the same worker.
+    return _build_policy(_policy_spec(plan, name)).fit(rep.context)
+
+
+def compute_recourse_unit(unit: RecourseUnit) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The recourse table of one unit and what the manifest records about it."""
+    plan, r = unit.plan, unit.replication
+    rep = _replication(plan, r)
+    population = build_population(
+        plan.populations[unit.condition], rep.x, rep.context.feature_names,
+        rep.context.world.roles.actionable, rep.ids, rep.seed)
+    policy = _fitted_policy(plan, rep, unit.policy)
+    t0 = time.time()
+    rec = policy.recommend(rep.x, population.profiles, rep.ids,
+                           derive_seed(rep.seed, "policies"))
+    seconds = time.time() - t0
+    ev = evaluate_recourse(rep.context.world, rep.context.model, rep.x, rec,
+                           population.profiles, rep.context.feature_range)
+    table = recourse_table(
+        population, ev, rec.intervened & rec.found[:, None], rec.values, rec.extras,
+        {"replication": r, "seed": rep.seed, "condition": unit.condition,
+         "policy": unit.policy})
+    info = {"replication": rep.info, "policy_hashes": policy.model_hashes(),
+            "seconds": round(seconds, 3)}
+    return table, info
+
+
+def compute_event_world_unit(unit: EventWorldUnit) -> tuple[dict[str, pd.DataFrame], dict]:
+    """The event-world tables of one replication x condition x policy, and its timings."""
+    plan, r = unit.plan, unit.replication
+    rep = _replication(plan, r)
+    spec = plan.populations[unit.condition]
+    names = rep.context.feature_names
+    actionable = rep.context.world.roles.actionable
+
+    def population(x, ids, seed):
+        pop = build_population(spec, x, names, actionable, ids, seed)
+        return pop.profiles, pop.groups
+
+    policy_spec = _policy_spec(plan, unit.policy)
+    ctx = rep.context
+
+    def factory(context: RecourseContext) -> RecoursePolicy:
+        return _build_policy(policy_spec).fit(context)
+
+    tables, timings = simulate_tables(
+        plan.scenario.simulation, ctx.world, ctx.data, ctx.model, factory, population,
+        rep.seed, {"policy": unit.policy, "replication": r})
+    return tables, {"timings": timings}
+
+
+def compute_unit(unit: RecourseUnit | EventWorldUnit) -> tuple[Any, dict]:
+    """Computes any unit (the function executors call)."""
+    if isinstance(unit, RecourseUnit):
+        return compute_recourse_unit(unit)
+    return compute_event_world_unit(unit)
+
+
+@dataclass
+class ScenarioRun:
+    """One scenario run into one directory: its units, their parts, and the combined tables.
+
+    ``pending()`` lists the units whose parts are missing; ``store(unit, result)`` writes a
+    finished unit's part; ``finish()`` combines the parts into the run files.
+    """
+
+    path: Path
+    out: Path
+    plan: RunPlan
+    manifest: dict[str, Any]
+    started: float = field(default_factory=time.time)
+
+    @classmethod
+    def open(cls, path: str | Path, out_dir: str | Path, seed: int | None = None,
+             cache: ModelCache | None = None, loaded: tuple[Any, dict] | None = None,
+             executor: Executor | None = None) -> ScenarioRun:
+        """Validates the scenario and prepares (or reopens) its run directory.
+
+        ``loaded``: an already validated ``(scenario, populations)`` (as a sweep builds them);
+        relative paths then resolve against ``path``'s folder as well.
+        """
+        path = Path(path)
+        scenario, populations = loaded if loaded is not None else load_scenario(path)
+        base_seed = scenario.seed if seed is None else int(seed)
+        out = Path(out_dir)
+        cache = cache or ModelCache()
+        resolved = {
+            "scenario": scenario.model_dump(mode="json"),
+            "populations": {k: v.model_dump(mode="json") for k, v in populations.items()},
+        }
+        resolved_hash = _scenario_hash(resolved)
+        if (out / "manifest.json").exists():
+            previous = read_manifest(out)
+            if (previous.get("resolved_sha256") != resolved_hash
+                    or previous.get("base_seed") != base_seed):
+                raise UsageError(f"{out} holds a run of a different scenario or seed; "
+                                 "choose another --out directory")
+        manifest: dict[str, Any] = {
+            "status": "running",
+            "scenario_file": str(path),
+            "scenario_name": scenario.name,
+            "base_seed": base_seed,
+            "resolved_sha256": resolved_hash,
+            "resolved": resolved,
+            "versions": package_versions(),
+            "torch_threads": 1,
+            "executor": (executor or SerialExecutor()).describe(),
+            "replications": [],
+        }
+        out.mkdir(parents=True, exist_ok=True)
+        write_manifest(out, manifest)
+        plan = RunPlan(scenario, populations, base_seed, path.parent.resolve(),
+                       Path(cache.root).resolve())
+        return cls(path, out, plan, manifest)
+
+    @property
+    def scenario(self) -> Any:
+        return self.plan.scenario
+
+    def units(self) -> list[RecourseUnit | EventWorldUnit]:
+        sc = self.scenario
+        keys = [(r, c.name, policy_name(p)) for r in range(sc.replications)
+                for c in sc.conditions for p in sc.policies]
+        units: list[RecourseUnit | EventWorldUnit] = [RecourseUnit(self.plan, *k) for k in keys]
+        if sc.simulation is not None:
+            units += [EventWorldUnit(self.plan, *k) for k in keys]
+        return units
+
+    def _marker(self, unit: RecourseUnit | EventWorldUnit) -> Path:
+        # Written last: a unit with its marker is complete.
+        return self.out / "parts" / f"{unit.stem}.json"
+
+    def _files(self, unit: RecourseUnit | EventWorldUnit) -> list[Path]:
+        parts = self.out / "parts"
+        if isinstance(unit, RecourseUnit):
+            return [parts / f"{unit.stem}.parquet"]
+        return [parts / unit.stem / f"{name}.parquet" for name in UNIT_TABLES]
+
+    def pending(self) -> list[RecourseUnit | EventWorldUnit]:
+        """Units without a complete part (its files and, written last, its marker)."""
+        return [u for u in self.units()
+                if not all(f.exists() for f in [*self._files(u), self._marker(u)])]
+
+    def store(self, unit: RecourseUnit | EventWorldUnit, result: tuple[Any, dict]) -> None:
+        tables, info = result
+        files = self._files(unit)
+        if isinstance(unit, RecourseUnit):
+            write_parquet(tables, files[0])
+        else:
+            for name, path in zip(UNIT_TABLES, files, strict=True):
+                write_parquet(tables[name], path)
+        atomic_write_text(self._marker(unit), json.dumps(info, indent=1, default=str))
+
+    def finish(self) -> RunResult:
+        sc, out, parts = self.scenario, self.out, self.out / "parts"
+        units = [u for u in self.units() if isinstance(u, RecourseUnit)]
+        infos = {u.stem: json.loads(self._marker(u).read_text()) for u in units}
+        reps = []
+        for r in range(sc.replications):
+            mine = [u for u in units if u.replication == r]
+            info = dict(infos[mine[0].stem]["replication"])
+            info["policies"] = {u.policy: infos[u.stem]["policy_hashes"] for u in mine}
+            info["seconds"] = {f"{u.condition}/{u.policy}": infos[u.stem]["seconds"]
+                               for u in mine}
+            reps.append(info)
+        self.manifest["replications"] = reps
+        recourse = pd.concat([pd.read_parquet(parts / f"{u.stem}.parquet") for u in units],
+                             ignore_index=True)
+        group_columns = [c for c in ("gender", "race", "privileged") if c in recourse.columns]
+        summary = summarize_recourse(recourse, group_columns)
+        write_parquet(recourse, out / "recourse.parquet")
+        write_csv(summary, out / "summary.csv")
+        outputs = ["recourse.parquet", "summary.csv"]
+        if sc.contrasts:
+            pairs = [(c.policy, c.baseline) for c in sc.contrasts]
+            write_csv(summarize_contrasts(recourse, pairs, group_columns), out / "contrasts.csv")
+            outputs.append("contrasts.csv")
+        if sc.simulation is not None:
+            self._finish_event_world()
+            outputs += list(SIM_FILES)
+        self.manifest["status"] = "complete"
+        self.manifest["wall_seconds"] = round(time.time() - self.started, 2)
+        self.manifest["outputs"] = outputs
+        write_manifest(out, self.manifest)
+        return RunResult(out, recourse, summary, self.manifest)
+
+    def _finish_event_world(self) -> None:
+        """Event-world files per condition: beside the run files with one condition, else in
+        ``sim/<condition>/``; replications x policies in key order, the first policy the
+        baseline of the paired differences."""
+        sc, parts = self.scenario, self.out / "parts"
+        timings = {}
+        for cond in sc.conditions:
+            units = [u for u in self.units() if isinstance(u, EventWorldUnit)
+                     and u.condition == cond.name]
+            tables = [{k: pd.read_parquet(parts / u.stem / f"{k}.parquet") for k in UNIT_TABLES}
+                      for u in units]
+            target = self.out if len(sc.conditions) == 1 else self.out / "sim" / cond.name
+            write_event_world(tables, policy_name(sc.policies[0]), target)
+            for u in units:
+                timings[u.stem] = json.loads(self._marker(u).read_text())["timings"]
+        self.manifest["event_world_seconds"] = timings
+
+
+def run_units(runs: Sequence[ScenarioRun], executor: Executor | None = None,
+              progress: bool = True, desc: str | None = None) -> list[RunResult]:
+    """Runs the pending units of several runs through one executor and one progress bar, then
+    combines each run's parts; returns one result per run."""
+    executor = executor or SerialExecutor()
+    work = [(run, unit) for run in runs for unit in run.pending()]
+    total = sum(len(run.units()) for run in runs)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, initial=total - len(work), unit="unit",
+                   desc=desc or (runs[0].scenario.name if len(runs) == 1 else "units"))
+    try:
+        for i, result in executor.map_unordered(compute_unit, [u for _, u in work]):
+            run, unit = work[i]
+            run.store(unit, result)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return [run.finish() for run in runs]
+
+
 def run_scenario(
     path: str | Path, out_dir: str | Path, seed: int | None = None, progress: bool = True,
-    cache: ModelCache | None = None,
+    cache: ModelCache | None = None, executor: Executor | None = None,
 ) -> RunResult:
     """Runs a scenario file and writes ``manifest.json``, ``recourse.parquet``, ``summary.csv``.
 
@@ -142,133 +466,10 @@ def run_scenario(
         path: the scenario YAML.
         out_dir: the run directory (created; finished parts found there are reused).
         seed: overrides the scenario's base seed.
-        progress: show progress bars.
+        progress: show a progress bar.
         cache: where trained models are cached (default: ``$SIMSTUDY_CACHE`` or
             ``./.simstudy_cache``).
+        executor: where units run (default: this process); see :mod:`simstudy.executors`.
     """
-    scenario, populations = load_scenario(path)
-    base_seed = scenario.seed if seed is None else int(seed)
-    out = Path(out_dir)
-    parts_dir = out / "parts"
-    cache = cache or ModelCache()
-    resolved = {
-        "scenario": scenario.model_dump(mode="json"),
-        "populations": {k: v.model_dump(mode="json") for k, v in populations.items()},
-    }
-    resolved_hash = _scenario_hash(resolved)
-    if (out / "manifest.json").exists():
-        previous = read_manifest(out)
-        if (previous.get("resolved_sha256") != resolved_hash
-                or previous.get("base_seed") != base_seed):
-            raise UsageError(f"{out} holds a run of a different scenario or seed; "
-                             "choose another --out directory")
-    manifest: dict[str, Any] = {
-        "status": "running",
-        "scenario_file": str(path),
-        "scenario_name": scenario.name,
-        "base_seed": base_seed,
-        "resolved_sha256": resolved_hash,
-        "resolved": resolved,
-        "versions": package_versions(),
-        "torch_threads": torch.get_num_threads(),
-        "replications": [],
-    }
-    out.mkdir(parents=True, exist_ok=True)
-    write_manifest(out, manifest)
-
-    units = [(r, c.name, policy_name(p)) for r in range(scenario.replications)
-             for c in scenario.conditions for p in scenario.policies]
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(units), desc=scenario.name, unit="unit")
-    started = time.time()
-    for r in range(scenario.replications):
-        rep = prepare_replication(scenario, r, base_seed, cache, progress=progress,
-                                  base_dir=Path(path).parent)
-        fitted: dict[str, RecoursePolicy] = {}
-        rep.info["policies"] = {}
-        for cond in scenario.conditions:
-            population = build_population(
-                populations[cond.name], rep.x, rep.context.feature_names,
-                rep.context.world.roles.actionable, rep.ids, rep.seed)
-            for spec in scenario.policies:
-                name = policy_name(spec)
-                part = parts_dir / f"rep{r:03d}__{cond.name}__{name}.parquet"
-                if name not in fitted and not part.exists():
-                    fitted[name] = spec.build().fit(rep.context)
-                if name in fitted:
-                    rep.info["policies"][name] = fitted[name].model_hashes()
-                if part.exists():
-                    if bar is not None:
-                        bar.update(1)
-                    continue
-                policy = fitted[name]
-                t0 = time.time()
-                rec = policy.recommend(rep.x, population.profiles, rep.ids,
-                                       derive_seed(rep.seed, "policies"))
-                seconds = time.time() - t0
-                ev = evaluate_recourse(rep.context.world, rep.context.model, rep.x, rec,
-                                       population.profiles, rep.context.feature_range)
-                table = recourse_table(
-                    population, ev, rec.intervened & rec.found[:, None], rec.values, rec.extras,
-                    {"replication": r, "seed": rep.seed, "condition": cond.name,
-                     "policy": name})
-                write_parquet(table, part)
-                rep.info.setdefault("seconds", {})[f"{cond.name}/{name}"] = round(seconds, 3)
-                if bar is not None:
-                    bar.update(1)
-        manifest["replications"].append(rep.info)
-        write_manifest(out, manifest)
-    if bar is not None:
-        bar.close()
-
-    tables = [pd.read_parquet(parts_dir / f"rep{r:03d}__{c}__{p}.parquet") for r, c, p in units]
-    recourse = pd.concat(tables, ignore_index=True)
-    group_columns = [c for c in ("gender", "race", "privileged") if c in recourse.columns]
-    summary = summarize_recourse(recourse, group_columns)
-    write_parquet(recourse, out / "recourse.parquet")
-    write_csv(summary, out / "summary.csv")
-    outputs = ["recourse.parquet", "summary.csv"]
-    if scenario.contrasts:
-        pairs = [(c.policy, c.baseline) for c in scenario.contrasts]
-        write_csv(summarize_contrasts(recourse, pairs, group_columns), out / "contrasts.csv")
-        outputs.append("contrasts.csv")
-    if scenario.simulation is not None:
-        _run_event_world(scenario, populations, base_seed, cache, out, progress,
-                         Path(path).parent)
-        outputs += SIM_FILES
-    manifest["status"] = "complete"
-    manifest["wall_seconds"] = round(time.time() - started, 2)
-    manifest["outputs"] = outputs
-    write_manifest(out, manifest)
-    return RunResult(out, recourse, summary, manifest)
-
-
-def _run_event_world(scenario: Any, populations: dict, base_seed: int, cache: ModelCache,
-                     out: Path, progress: bool, base_dir: Path) -> None:
-    """The scenario's event world: every replication x policy, per condition.
-
-    Each replication uses its own world sample and decision model (the same ones as the
-    recourse tables); with one condition the files go beside the other run files, with several
-    into ``sim/<condition>/``.
-    """
-    reps = [prepare_replication(scenario, r, base_seed, cache, base_dir=base_dir)
-            for r in range(scenario.replications)]
-    setups = [(rep.context.world, rep.context.data, rep.context.model) for rep in reps]
-    names = reps[0].context.feature_names
-    actionable = reps[0].context.world.roles.actionable
-    for cond in scenario.conditions:
-        spec = populations[cond.name]
-
-        def population(x, ids, seed, spec=spec):
-            pop = build_population(spec, x, names, actionable, ids, seed)
-            return pop.profiles, pop.groups
-
-        policies = {policy_name(p): (lambda context, p=p: p.build().fit(context))
-                    for p in scenario.policies}
-        target = out if len(scenario.conditions) == 1 else out / "sim" / cond.name
-        run_event_world(scenario.simulation, setups[0][0], setups[0][1], setups[0][2], policies,
-                        population, [rep.seed for rep in reps], target, progress=progress,
-                        per_replication=setups)
+    run = ScenarioRun.open(path, out_dir, seed, cache, executor=executor)
+    return run_units([run], executor, progress)[0]

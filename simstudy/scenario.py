@@ -270,6 +270,9 @@ def policy_name(spec: Any) -> str:
 
 
 Scenario = _scenario_model()
+# Built by a function (it needs the registries); named here so that pickle finds it, as work
+# units sent to other processes carry their scenario.
+Scenario.__qualname__ = "Scenario"
 
 
 def _unknown_contrast_names(policies: list, contrasts: list) -> list[tuple[str, str]]:

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..documents import load_document
+from ..executors import add_executor_arguments, executor_from_args
 from ..rng import generator
 
 __all__ = ["register", "analyze", "plot_smooth", "run_audit"]
@@ -108,10 +109,12 @@ def _power_cmd(args) -> int:
     plan = load_document(args.plan, PowerPlan)
     out = Path(args.out)
     simulations = args.simulations or plan.simulations
-    rows = run_power(plan.response.build(), plan.participants, simulations, out,
-                     seed=plan.seed, items=plan.items, outcome=plan.outcome,
-                     distance=plan.distance, alpha=plan.alpha,
-                     workers=args.workers or plan.workers, progress=not args.quiet)
+    args.workers = args.workers or plan.workers
+    with executor_from_args(args) as executor:
+        rows = run_power(plan.response.build(), plan.participants, simulations, out,
+                         seed=plan.seed, items=plan.items, outcome=plan.outcome,
+                         distance=plan.distance, alpha=plan.alpha, progress=not args.quiet,
+                         executor=executor)
     table, smallest = summarize_power(rows, plan.target_power, plan.confidence)
     table.to_csv(out / "power.csv", index=False)
     (out / "power.json").write_text(json.dumps(
@@ -210,8 +213,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("plan", help="power plan (YAML)")
     p.add_argument("--out", default="power_out", help="output folder (resumable)")
     p.add_argument("--simulations", type=int, default=None, help="override simulations per N")
-    p.add_argument("--workers", type=int, default=None, help="worker processes")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_executor_arguments(p)
     p.set_defaults(handler=_power_cmd)
 
     p = subparsers.add_parser("study", help="simulate one rating study")

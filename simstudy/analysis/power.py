@@ -6,7 +6,8 @@ results do not depend on worker count or order), the GAMM is refitted and the sm
 Power at N is the share of simulations with p < alpha, with a Clopper-Pearson interval
 (Clopper & Pearson 1934): [Beta(alpha/2; x, n - x + 1), Beta(1 - alpha/2; x + 1, n - x)].
 
-Simulations run in a process pool (spawned workers, one BLAS thread each). Each finished
+Simulations are work units run by an executor (:mod:`simstudy.executors`: a local pool of
+spawned workers with one BLAS thread each by default, or Ray). Each finished
 simulation is appended as one line to ``parts/n{N}.csv`` in the output folder and flushed, so an
 interrupted plan resumes where it stopped; a partial last line is ignored on reading.
 """
@@ -15,13 +16,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from scipy import stats
 
+from ..executors import Executor, make_executor
 from ..rng import generator
 from ..users.response import ResponseModel
 from ..users.study import simulate_study
@@ -31,7 +32,6 @@ __all__ = ["SimulationTask", "run_simulation", "clopper_pearson", "run_power", "
            "PART_COLUMNS"]
 
 PART_COLUMNS = ["n", "sim", "p", "edf", "F", "significant"]
-_BLAS_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 @dataclass(frozen=True)
@@ -98,11 +98,6 @@ def _append(path: Path, row: dict) -> None:
         os.fsync(fh.fileno())
 
 
-def _worker_init() -> None:
-    for var in _BLAS_VARS:
-        os.environ[var] = "1"
-
-
 def run_power(
     response: ResponseModel,
     participants: Iterable[int],
@@ -115,6 +110,7 @@ def run_power(
     alpha: float = 0.05,
     workers: int | None = None,
     progress: bool = True,
+    executor: Executor | None = None,
 ) -> pd.DataFrame:
     """Runs (or resumes) every simulation of a plan; returns all per-simulation rows.
 
@@ -129,6 +125,8 @@ def run_power(
         distance: the distance covariate (``sparsity`` or ``proximity``).
         alpha: significance level of each test.
         workers: worker processes (default: all cores); 1 runs in this process.
+        executor: where simulations run (default: a local pool of ``workers``); see
+            :mod:`simstudy.executors`. Results do not depend on it.
         progress: show a tqdm progress bar.
     """
     from tqdm import tqdm
@@ -141,33 +139,17 @@ def run_power(
         done = set(_read_part(parts / f"n{n}.csv")["sim"].tolist())
         todo.extend(SimulationTask(seed, n, r, items, response, outcome, distance, alpha)
                     for r in range(simulations) if r not in done)
-    workers = workers or os.cpu_count() or 1
     bar = tqdm(total=len(grid) * simulations, initial=len(grid) * simulations - len(todo),
                disable=not progress, desc="simulated studies", unit="study")
-    if workers <= 1 or len(todo) <= 1:
-        for task in todo:
-            _append(parts / f"n{task.n_participants}.csv", run_simulation(task))
+    own = executor is None
+    executor = executor or make_executor("local", workers)
+    try:
+        for i, row in executor.map_unordered(run_simulation, todo):
+            _append(parts / f"n{todo[i].n_participants}.csv", row)
             bar.update()
-    else:
-        import multiprocessing as mp
-
-        # Spawned workers read the BLAS thread variables when numpy loads: set them first.
-        saved = {v: os.environ.get(v) for v in _BLAS_VARS}
-        os.environ.update({v: "1" for v in _BLAS_VARS})
-        try:
-            with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
-                                     initializer=_worker_init) as pool:
-                futures = [pool.submit(run_simulation, t) for t in todo]
-                for fut in as_completed(futures):
-                    row = fut.result()
-                    _append(parts / f"n{row['n']}.csv", row)
-                    bar.update()
-        finally:
-            for v, val in saved.items():
-                if val is None:
-                    os.environ.pop(v, None)
-                else:
-                    os.environ[v] = val
+    finally:
+        if own:
+            executor.close()
     bar.close()
     frames = [_read_part(parts / f"n{n}.csv") for n in grid]
     rows = pd.concat(frames, ignore_index=True)

@@ -347,17 +347,19 @@ class ICARMA(RecoursePolicy):
 
     def _fit_one(self, context: RecourseContext, seed: int) -> tuple[ICARMANetworks, dict]:
         key = self._cache_key(context, seed)
-        stem = Path(self.cache.root) / key if self.cache is not None else None
-        if stem is not None and stem.with_suffix(".json").exists():
-            nets, meta = load_networks(stem)
-            return nets, {**meta, "cache_key": key, "cached": True}
-        nets, meta = train_icarma(context, self.config, seed, progress=self.progress)
-        meta = {**meta, "cache_key": key}
-        if stem is not None:
+        if self.cache is None:
+            nets, meta = train_icarma(context, self.config, seed, progress=self.progress)
+            return nets, {**meta, "cache_key": key, "state_dict_sha256": state_dict_hash(nets),
+                          "cached": False}
+        # Under the entry's lock: concurrent units of one replication train it once.
+        with self.cache.exclusive(key) as stem:
+            if stem.with_suffix(".json").exists():
+                nets, meta = load_networks(stem)
+                return nets, {**meta, "cache_key": key, "cached": True}
+            nets, meta = train_icarma(context, self.config, seed, progress=self.progress)
+            meta = {**meta, "cache_key": key}
             meta["state_dict_sha256"] = save_networks(nets, stem, meta)
-        else:
-            meta["state_dict_sha256"] = state_dict_hash(nets)
-        return nets, {**meta, "cached": False}
+            return nets, {**meta, "cached": False}
 
     # -- deployment -----------------------------------------------------------------------------
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,

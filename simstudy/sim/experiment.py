@@ -31,11 +31,52 @@ from .response import ResponseModel
 from .spec import SimulationSpec
 from .world import PolicyFactory, PopulationBuilder, simulate
 
-__all__ = ["SIM_FILES", "run_event_world"]
+__all__ = ["SIM_FILES", "UNIT_TABLES", "run_event_world", "simulate_tables",
+           "write_event_world"]
 
 #: Files :func:`run_event_world` writes into the run directory.
 SIM_FILES = ("events.parquet", "outcomes.parquet", "actions.parquet", "models.csv",
              "timeline.csv", "sim_summary.csv", "approvals.png")
+
+
+#: Tables of one simulated replication x policy (:func:`simulate_tables`).
+UNIT_TABLES = ("events", "outcomes", "actions", "models", "timeline", "replication_metrics")
+
+
+def simulate_tables(
+    spec: SimulationSpec, world: CausalWorld, data: WorldData, model: torch.nn.Module,
+    policy: PolicyFactory, population: PopulationBuilder, seed: int, tag: dict,
+    response: ResponseModel | None = None, timeline_step_days: float = 1.0,
+) -> tuple[dict[str, pd.DataFrame], dict[str, float]]:
+    """One replication of one policy: its tables (each with the ``tag`` columns) and timings.
+
+    This is the event world's unit of work; :func:`write_event_world` combines units.
+    """
+    res = simulate(spec, world, data, model, policy, population, int(seed), response)
+    o = applicant_outcomes(res)
+    tables = {
+        "events": res.events, "outcomes": o, "actions": res.actions, "models": res.models,
+        "timeline": timeline(o, res.horizon_days, timeline_step_days),
+        "replication_metrics": replication_metrics(o),
+    }
+    return {k: v.assign(**tag) for k, v in tables.items()}, dict(res.timings)
+
+
+def write_event_world(units: Sequence[dict[str, pd.DataFrame]], baseline: str,
+                      out_dir: str | Path) -> dict[str, pd.DataFrame]:
+    """Concatenates units' tables (in the order given) and writes the run files."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tables = {k: pd.concat([u[k] for u in units], ignore_index=True) for k in UNIT_TABLES}
+    tables["sim_summary"] = summarize(tables["replication_metrics"], baseline=baseline)
+    for stem in ("events", "outcomes", "actions"):
+        atomic_write(out / f"{stem}.parquet",
+                     lambda p, t=tables[stem]: t.to_parquet(p, index=False, engine="pyarrow"))
+    for stem in ("models", "timeline", "sim_summary"):
+        atomic_write(out / f"{stem}.csv", lambda p, t=tables[stem]: t.to_csv(p, index=False))
+    atomic_write(out / "approvals.png",
+                 lambda p: plot_cumulative_approvals(tables["timeline"], p))
+    return tables
 
 
 def run_event_world(
@@ -52,7 +93,8 @@ def run_event_world(
     progress: bool = False,
     per_replication: Sequence[tuple[CausalWorld, WorldData, torch.nn.Module]] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Simulates ``len(seeds)`` replications of every policy and writes the run files.
+    """Simulates ``len(seeds)`` replications of every policy in this process and writes the
+    run files (scenario runs use the runner's work units instead; the files are the same).
 
     Args:
         spec: the event world.
@@ -66,47 +108,26 @@ def run_event_world(
         timeline_step_days: resolution of ``timeline.csv``.
         progress: show a progress bar.
         per_replication: optional ``(world, data, model)`` for each seed, when every
-            replication has its own world sample and decision model (as scenario runs do);
-            overrides ``world``, ``data`` and ``model``.
+            replication has its own world sample and decision model; overrides ``world``,
+            ``data`` and ``model``.
 
     Returns:
-        The written tables, by file stem (``events``, ``outcomes``, ``timeline``, ...).
+        The written tables, by file stem (``events``, ``outcomes``, ``timeline``, ...), and
+        ``timings``.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     jobs = [(r, s, name) for r, s in enumerate(seeds) for name in policies]
     if progress:
         from tqdm.auto import tqdm
 
         jobs = tqdm(jobs, desc="event world", unit="run")
-    events, outcomes, actions, models, timelines, metrics, timings = [], [], [], [], [], [], []
+    units, timings = [], []
     for r, seed, name in jobs:
         w, d, m = per_replication[r] if per_replication is not None else (world, data, model)
-        res = simulate(spec, w, d, m, policies[name], population, int(seed), response)
         tag = {"policy": name, "replication": r}
-        events.append(res.events.assign(**tag))
-        o = applicant_outcomes(res)
-        outcomes.append(o.assign(**tag))
-        actions.append(res.actions.assign(**tag))
-        models.append(res.models.assign(**tag))
-        timelines.append(timeline(o, res.horizon_days, timeline_step_days).assign(**tag))
-        metrics.append(replication_metrics(o).assign(**tag))
-        timings.append({**tag, **res.timings})
-    tables = {
-        "events": pd.concat(events, ignore_index=True),
-        "outcomes": pd.concat(outcomes, ignore_index=True),
-        "actions": pd.concat(actions, ignore_index=True),
-        "models": pd.concat(models, ignore_index=True),
-        "timeline": pd.concat(timelines, ignore_index=True),
-        "replication_metrics": pd.concat(metrics, ignore_index=True),
-        "timings": pd.DataFrame(timings),
-    }
-    tables["sim_summary"] = summarize(tables["replication_metrics"], baseline=next(iter(policies)))
-    for stem in ("events", "outcomes", "actions"):
-        atomic_write(out / f"{stem}.parquet",
-                lambda p, t=tables[stem]: t.to_parquet(p, index=False, engine="pyarrow"))
-    for stem in ("models", "timeline", "sim_summary"):
-        atomic_write(out / f"{stem}.csv", lambda p, t=tables[stem]: t.to_csv(p, index=False))
-    atomic_write(out / "approvals.png",
-                 lambda p: plot_cumulative_approvals(tables["timeline"], p))
+        tables, t = simulate_tables(spec, w, d, m, policies[name], population, int(seed), tag,
+                                    response, timeline_step_days)
+        units.append(tables)
+        timings.append({**tag, **t})
+    tables = write_event_world(units, next(iter(policies)), out_dir)
+    tables["timings"] = pd.DataFrame(timings)
     return tables

@@ -8,9 +8,12 @@ training data and configuration, so a rerun does not retrain.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -199,15 +202,37 @@ class ModelCache:
         blob = json.dumps({"kind": kind, **parts}, sort_keys=True, default=str)
         return f"{kind}-{hashlib.sha256(blob.encode()).hexdigest()[:24]}"
 
+    @contextmanager
+    def exclusive(self, key: str) -> Iterator[Path]:
+        """Holds the lock of one cache entry; yields the entry's path stem.
+
+        Concurrent workers that need the same model wait here while the first one trains it,
+        then load it: a model shared by several work units is trained once. (An advisory
+        ``flock`` on a lock file beside the entry; the entry itself is written atomically.)
+        """
+        stem = Path(self.root) / key
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        with open(stem.with_suffix(".lock"), "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield stem
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
     def decision_model(self, data: WorldData, config: DecisionConfig, seed: int,
                        progress: bool = False) -> tuple[DecisionModel, dict]:
         """Loads the model trained on ``data`` with ``config`` and ``seed``, training it once."""
         key = self.key("decision", data=data.content_hash(), config=config.to_json(),
                        seed=int(seed), torch=torch.__version__.split("+")[0])
-        stem = Path(self.root) / key
-        if stem.with_suffix(".json").exists() and stem.with_suffix(".pt").exists():
-            model, meta = DecisionModel.load(stem)
-            return model, {**meta, "cache_key": key, "cached": True}
+        with self.exclusive(key) as stem:
+            if stem.with_suffix(".json").exists() and stem.with_suffix(".pt").exists():
+                model, meta = DecisionModel.load(stem)
+                return model, {**meta, "cache_key": key, "cached": True}
+            return self._train_decision_model(stem, key, data, config, seed, progress)
+
+    @staticmethod
+    def _train_decision_model(stem: Path, key: str, data: WorldData, config: DecisionConfig,
+                              seed: int, progress: bool) -> tuple[DecisionModel, dict]:
         model = train_decision_model(data, config, seed, progress=progress)
         with torch.no_grad():
             acc = float((model.approves(data.x_test).long() == data.y_test).float().mean())

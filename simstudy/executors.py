@@ -1,0 +1,232 @@
+"""Where independent work units run: this process, a local process pool, or a Ray cluster.
+
+A run is a list of independent tasks (a replication x condition x policy of a scenario, a
+replication x policy of the event world, one simulated study of a power plan, the units of every
+cell of a sweep). Each task is a picklable call ``fn(task)`` whose result depends only on the
+task, never on where or when it runs; :meth:`Executor.map_unordered` yields ``(index, result)``
+as tasks finish and the caller stores results by key, so every executor writes the same bytes.
+
+Workers compute with one BLAS / torch thread each: it is the fastest use of a machine's cores for
+many small tasks, and a fixed thread count keeps floating-point reductions identical whatever
+the executor. Files are written only by the caller (the driver), so a cluster needs no shared
+file system for results.
+
+Example:
+    >>> with make_executor("local", workers=1) as ex:
+    ...     sorted(ex.map_unordered(abs, [-2, 3]))
+    [(0, 2), (1, 3)]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any, Literal
+
+from .documents import UsageError
+
+__all__ = ["Executor", "SerialExecutor", "ProcessExecutor", "RayExecutor", "make_executor",
+           "EXECUTORS", "BLAS_VARIABLES", "single_threaded", "add_executor_arguments",
+           "executor_from_args"]
+
+EXECUTORS = ("local", "ray")
+#: Environment variables fixing the BLAS / OpenMP thread count of a worker.
+BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+class single_threaded:  # noqa: N801 - used as a context manager, like torch.no_grad
+    """Runs a block with one torch thread (restoring the previous count after)."""
+
+    def __enter__(self) -> None:
+        import torch
+
+        self._threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+
+    def __exit__(self, *exc: Any) -> None:
+        import torch
+
+        torch.set_num_threads(self._threads)
+
+
+def _call_single_threaded(fn: Callable[[Any], Any], task: Any) -> Any:
+    with single_threaded():
+        return fn(task)
+
+
+def _worker_init() -> None:
+    os.environ.update({v: "1" for v in BLAS_VARIABLES})
+    import torch
+
+    torch.set_num_threads(1)
+
+
+class Executor:
+    """Runs ``fn`` over tasks; a context manager that releases its workers on exit."""
+
+    workers: int = 1
+
+    def map_unordered(self, fn: Callable[[Any], Any], tasks: Sequence[Any]
+                      ) -> Iterator[tuple[int, Any]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Releases the workers (cancelling tasks not yet started)."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def describe(self) -> dict[str, Any]:
+        """What the run manifest records about where it ran (not part of any result)."""
+        return {"executor": type(self).__name__, "workers": self.workers}
+
+
+class SerialExecutor(Executor):
+    """Every task in this process, one after another."""
+
+    def map_unordered(self, fn, tasks):
+        for i, task in enumerate(tasks):
+            yield i, _call_single_threaded(fn, task)
+
+
+class ProcessExecutor(Executor):
+    """A pool of ``workers`` spawned local processes (spawned, so no torch state is forked)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = int(workers)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _start(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            import multiprocessing as mp
+
+            # Spawned workers read the BLAS variables when numpy loads: set them before.
+            saved = {v: os.environ.get(v) for v in BLAS_VARIABLES}
+            os.environ.update({v: "1" for v in BLAS_VARIABLES})
+            try:
+                self._pool = ProcessPoolExecutor(self.workers,
+                                                 mp_context=mp.get_context("spawn"),
+                                                 initializer=_worker_init)
+            finally:
+                for v, val in saved.items():
+                    if val is None:
+                        os.environ.pop(v, None)
+                    else:
+                        os.environ[v] = val
+        return self._pool
+
+    def map_unordered(self, fn, tasks):
+        if not tasks:
+            return
+        pool = self._start()
+        futures = {pool.submit(fn, task): i for i, task in enumerate(tasks)}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in sorted(done, key=futures.__getitem__):
+                yield futures[fut], fut.result()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+class RayExecutor(Executor):
+    """Tasks on a Ray cluster, one CPU each.
+
+    Args:
+        address: the cluster to join (``ray://host:10001`` or ``host:6379``; ``"auto"``: the
+            cluster this machine belongs to). ``None`` starts a private local instance.
+        num_cpus: CPUs of a private local instance (default: all cores).
+
+    The nodes need simstudy installed (``pip install simstudy[ray]``) and any data file a
+    scenario names at the same path; trained models are cached per node.
+    """
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None) -> None:
+        try:
+            import ray
+        except ImportError as exc:  # pragma: no cover - depends on the installation
+            raise UsageError("the Ray executor needs the ray package: "
+                             "pip install 'simstudy[ray]'") from exc
+        self._ray = ray
+        self._started = False
+        if not ray.is_initialized():
+            env = {"env_vars": {v: "1" for v in BLAS_VARIABLES}}
+            if address is None:
+                ray.init(num_cpus=num_cpus, runtime_env=env, include_dashboard=False,
+                         log_to_driver=False, configure_logging=False)
+            else:
+                ray.init(address=address, runtime_env=env, log_to_driver=False,
+                         configure_logging=False)
+            self._started = True
+        self.workers = int(ray.cluster_resources().get("CPU", 1))
+        self.address = address
+
+    def map_unordered(self, fn, tasks):
+        ray = self._ray
+        remote = ray.remote(num_cpus=1, max_retries=0)(_call_single_threaded)
+        refs = {remote.remote(fn, task): i for i, task in enumerate(tasks)}
+        pending = list(refs)
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                for ref in done:
+                    yield refs[ref], ray.get(ref)
+        finally:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+
+    def close(self) -> None:
+        if self._started:
+            self._ray.shutdown()
+            self._started = False
+
+    def describe(self) -> dict[str, Any]:
+        return {"executor": "ray", "workers": self.workers, "address": self.address}
+
+
+def make_executor(kind: Literal["local", "ray"] = "local", workers: int | None = None,
+                  address: str | None = None) -> Executor:
+    """The executor a command line asks for.
+
+    ``local`` with ``workers`` processes (default: all cores; 1 runs in this process);
+    ``ray`` joins ``address`` or starts a local instance with ``workers`` CPUs.
+    """
+    if kind == "ray":
+        return RayExecutor(address, workers)
+    workers = workers or os.cpu_count() or 1
+    return SerialExecutor() if workers <= 1 else ProcessExecutor(workers)
+
+
+def add_executor_arguments(p: argparse.ArgumentParser) -> None:
+    """``--workers``, ``--executor`` and ``--address``: where a command's work units run."""
+    g = p.add_argument_group("where the work runs")
+    g.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                   help="worker processes (local; default: all cores) or CPUs of a private "
+                        "Ray instance; results do not depend on it")
+    g.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local process pool (default) or a Ray cluster")
+    g.add_argument("--address", default=None, metavar="ADDR",
+                   help="Ray cluster to join (ray://HOST:10001, HOST:6379 or auto; default: "
+                        "start a local instance)")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def executor_from_args(args: argparse.Namespace) -> Executor:
+    """The executor that ``add_executor_arguments``' options ask for."""
+    if args.address is not None and args.executor != "ray":
+        raise UsageError("--address needs --executor ray")
+    return make_executor(args.executor, args.workers, args.address)
