@@ -29,6 +29,7 @@ from .documents import UsageError
 from .metrics import evaluate_recourse
 from .policies.base import RecourseContext, RecoursePolicy
 from .population import Population
+from .progress import progress as show_progress
 from .rng import derive_seed
 from .scenario import build_population, load_scenario, policy_name
 from .sim.experiment import SIM_FILES, run_event_world
@@ -178,11 +179,7 @@ def run_scenario(
 
     units = [(r, c.name, policy_name(p)) for r in range(scenario.replications)
              for c in scenario.conditions for p in scenario.policies]
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(units), desc=scenario.name, unit="unit")
+    bar = show_progress(len(units), desc=scenario.name, unit="unit", enabled=progress)
     started = time.time()
     for r in range(scenario.replications):
         rep = prepare_replication(scenario, r, base_seed, cache, progress=progress,
@@ -201,8 +198,7 @@ def run_scenario(
                 if name in fitted:
                     rep.info["policies"][name] = fitted[name].model_hashes()
                 if part.exists():
-                    if bar is not None:
-                        bar.update(1)
+                    bar.update(1)
                     continue
                 policy = fitted[name]
                 t0 = time.time()
@@ -217,12 +213,10 @@ def run_scenario(
                      "policy": name})
                 write_parquet(table, part)
                 rep.info.setdefault("seconds", {})[f"{cond.name}/{name}"] = round(seconds, 3)
-                if bar is not None:
-                    bar.update(1)
+                bar.update(1)
         manifest["replications"].append(rep.info)
         write_manifest(out, manifest)
-    if bar is not None:
-        bar.close()
+    bar.close()
 
     tables = [pd.read_parquet(parts_dir / f"rep{r:03d}__{c}__{p}.parquet") for r, c, p in units]
     recourse = pd.concat(tables, ignore_index=True)

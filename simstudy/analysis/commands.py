@@ -17,12 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ..documents import load_document
-from ..rng import generator
+
+if TYPE_CHECKING:  # the handlers import numpy and pandas when they run: --help stays fast
+    import numpy as np
+    import pandas as pd
 
 __all__ = ["register", "analyze", "plot_smooth", "run_audit"]
 
@@ -30,6 +31,7 @@ __all__ = ["register", "analyze", "plot_smooth", "run_audit"]
 def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
     """Plots b0 + f(x) with its 95% band over the observed range."""
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -51,6 +53,8 @@ def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
 
 def analyze(data: pd.DataFrame, spec, out: Path | None = None) -> pd.DataFrame:
     """Fits every model of an :class:`~simstudy.analysis.documents.AnalysisSpec`."""
+    import pandas as pd
+
     from .gamm import fit_gamm
     from .ordinal import fit_ordinal
 
@@ -83,6 +87,8 @@ def analyze(data: pd.DataFrame, spec, out: Path | None = None) -> pd.DataFrame:
 
 
 def _analyze_cmd(args) -> int:
+    import pandas as pd
+
     from ..cli import UsageError
     from .documents import AnalysisSpec
 
@@ -130,7 +136,7 @@ def _power_cmd(args) -> int:
     rows = run_power(plan.response.build(), plan.participants, simulations, out,
                      seed=plan.seed, items=plan.items, outcome=plan.outcome,
                      distance=plan.distance, alpha=plan.alpha,
-                     workers=args.workers or plan.workers, progress=not args.quiet)
+                     workers=args.workers or plan.workers)
     table, smallest = summarize_power(rows, plan.target_power, plan.confidence)
     table.to_csv(out / "power.csv", index=False)
     (out / "power.json").write_text(json.dumps(
@@ -158,6 +164,7 @@ def _power_cmd(args) -> int:
 
 
 def _study_cmd(args) -> int:
+    from ..rng import generator
     from ..users.study import ProfilePool, simulate_study
     from .documents import StudySpec
 
@@ -194,6 +201,8 @@ def run_audit(spec, run_dir: Path, out: Path) -> dict[str, Path]:
 
 
 def _audit_cmd(args) -> int:
+    import pandas as pd
+
     from .documents import AuditSpec
 
     target = Path(args.target)
@@ -230,7 +239,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="power_out", help="output folder (resumable)")
     p.add_argument("--simulations", type=int, default=None, help="override simulations per N")
     p.add_argument("--workers", type=int, default=None, help="worker processes")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=_power_cmd)
 
     p = subparsers.add_parser("study", help="simulate one rating study")

@@ -53,6 +53,7 @@ from torch import nn
 
 from ..metrics import Recourse
 from ..population import COST_SHAPES, ActionabilityProfiles
+from ..progress import track
 from ..registry import register_policy_spec
 from ..rng import torch_generator
 from ..world.decision import ModelCache, save_module, state_dict_hash
@@ -434,10 +435,8 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
     best_loss, best_state, best_epoch, stale = math.inf, None, -1, 0
     history: list[dict] = []
     epochs = range(config.epochs)
-    if progress:
-        from tqdm.auto import tqdm
-
-        epochs = tqdm(epochs, desc=f"iCARMA seed {seed}", unit="epoch", leave=False)
+    epochs = track(epochs, desc=f"iCARMA seed {seed}", unit="epoch", leave=False,
+                   enabled=progress)
     for epoch in epochs:
         nets.train()
         act, w = sample_training_profiles(len(x_tr), k, config, g_prof)
