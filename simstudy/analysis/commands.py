@@ -112,6 +112,8 @@ def _analyze_cmd(args) -> int:
 
 def _write_contrasts(data: pd.DataFrame, spec, out: Path) -> None:
     """The policy contrast of a table with a policy column: ``contrast.csv`` and a print-out."""
+    import pandas as pd
+
     from ..cli import UsageError
     from .contrast import policy_contrasts
 
