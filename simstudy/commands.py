@@ -59,7 +59,7 @@ def _run(args: argparse.Namespace) -> int:
     from .runner import run_scenario
 
     with executor_from_args(args) as executor:
-        result = run_scenario(args.scenario, args.out, seed=args.seed, progress=not args.quiet,
+        result = run_scenario(args.scenario, args.out, seed=args.seed,
                               executor=executor)
     print(f"wrote {Path(result.run_dir) / 'summary.csv'}")
     cols = [c for c in ("policy", "condition", "validity", "plausibility", "hap",
@@ -79,6 +79,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("scenario", metavar="SCENARIO")
     p.add_argument("--out", required=True, metavar="DIR", help="run directory")
     p.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
     add_executor_arguments(p)
     p.set_defaults(handler=_run)

@@ -36,6 +36,8 @@ from .executors import Executor, SerialExecutor
 from .metrics import evaluate_recourse
 from .policies.base import RecourseContext, RecoursePolicy
 from .population import Population
+from .progress import is_quiet, set_quiet
+from .progress import progress as show_progress
 from .rng import derive_seed
 from .scenario import build_population, load_scenario, policy_name
 from .sim.experiment import SIM_FILES, UNIT_TABLES, simulate_tables, write_event_world
@@ -219,10 +221,7 @@ def _policy_spec(plan: RunPlan, name: str) -> Any:
 
 
 def _build_policy(spec: Any) -> RecoursePolicy:
-    policy = spec.build()
-    if hasattr(policy, "progress"):
-        policy.progress = False  # the run shows one bar for all units
-    return policy
+    return spec.policy()
 
 
 def _fitted_policy(plan: RunPlan, rep: Replication, name: str) -> RecoursePolicy:
@@ -279,10 +278,15 @@ def compute_event_world_unit(unit: EventWorldUnit) -> tuple[dict[str, pd.DataFra
 
 
 def compute_unit(unit: RecourseUnit | EventWorldUnit) -> tuple[Any, dict]:
-    """Computes any unit (the function executors call)."""
-    if isinstance(unit, RecourseUnit):
-        return compute_recourse_unit(unit)
-    return compute_event_world_unit(unit)
+    """Computes any unit (the function executors call); quietly, as the run shows one bar."""
+    quiet = is_quiet()
+    set_quiet(True)
+    try:
+        if isinstance(unit, RecourseUnit):
+            return compute_recourse_unit(unit)
+        return compute_event_world_unit(unit)
+    finally:
+        set_quiet(quiet)
 
 
 @dataclass
@@ -438,21 +442,15 @@ def run_units(runs: Sequence[ScenarioRun], executor: Executor | None = None,
     executor = executor or SerialExecutor()
     work = [(run, unit) for run in runs for unit in run.pending()]
     total = sum(len(run.units()) for run in runs)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=total, initial=total - len(work), unit="unit",
-                   desc=desc or (runs[0].scenario.name if len(runs) == 1 else "units"))
+    bar = show_progress(total, initial=total - len(work), unit="unit", enabled=progress,
+                        desc=desc or (runs[0].scenario.name if len(runs) == 1 else "units"))
     try:
         for i, result in executor.map_unordered(compute_unit, [u for _, u in work]):
             run, unit = work[i]
             run.store(unit, result)
-            if bar is not None:
-                bar.update(1)
+            bar.update(1)
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     return [run.finish() for run in runs]
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from ..executors import Executor, make_executor
+from ..progress import progress as show_progress
 from ..rng import generator
 from ..users.response import ResponseModel
 from ..users.study import simulate_study
@@ -129,8 +130,6 @@ def run_power(
             :mod:`simstudy.executors`. Results do not depend on it.
         progress: show a tqdm progress bar.
     """
-    from tqdm import tqdm
-
     parts = Path(out_dir) / "parts"
     parts.mkdir(parents=True, exist_ok=True)
     grid = sorted({int(n) for n in participants})
@@ -139,8 +138,8 @@ def run_power(
         done = set(_read_part(parts / f"n{n}.csv")["sim"].tolist())
         todo.extend(SimulationTask(seed, n, r, items, response, outcome, distance, alpha)
                     for r in range(simulations) if r not in done)
-    bar = tqdm(total=len(grid) * simulations, initial=len(grid) * simulations - len(todo),
-               disable=not progress, desc="simulated studies", unit="study")
+    bar = show_progress(len(grid) * simulations, initial=len(grid) * simulations - len(todo),
+                        enabled=progress, desc="simulated studies", unit="study")
     own = executor is None
     executor = executor or make_executor("local", workers)
     try:

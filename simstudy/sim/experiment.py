@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from ..progress import track
 from ..store import atomic_write
 from ..world.base import CausalWorld
 from ..world.data import WorldData
@@ -116,10 +117,7 @@ def run_event_world(
         ``timings``.
     """
     jobs = [(r, s, name) for r, s in enumerate(seeds) for name in policies]
-    if progress:
-        from tqdm.auto import tqdm
-
-        jobs = tqdm(jobs, desc="event world", unit="run")
+    jobs = track(jobs, desc="event world", unit="run", enabled=progress)
     units, timings = [], []
     for r, seed, name in jobs:
         w, d, m = per_replication[r] if per_replication is not None else (world, data, model)
