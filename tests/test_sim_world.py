@@ -77,6 +77,17 @@ def test_same_seed_same_log_and_batch_size_does_not_matter(setting, result):
     assert not result.events.equals(other_seed.events)
 
 
+def test_lookahead_answers_the_same_requests_in_fewer_calls(setting, result):
+    # The stand-in policy answers row by row, so asking ahead (across windows, up to the next
+    # retraining) must not change a single event.
+    world, data, model = setting
+    per_window = simulate(make_spec(lookahead=False), world, data, model, stand_in_factory,
+                          ranking_population(), 1)
+    pd.testing.assert_frame_equal(result.events, per_window.events)
+    pd.testing.assert_frame_equal(result.actions, per_window.actions)
+    assert result.timings["policy_calls"] < per_window.timings["policy_calls"] / 2
+
+
 def test_policies_face_the_same_people(setting, result):
     world, data, model = setting
 

@@ -125,6 +125,13 @@ class SimulationSpec(StrictModel):
         retry_delay_days: time from a failed action to re-applying unchanged.
         retraining: optional periodic retraining of the decision model.
         batch_size: cap on rows per policy / model call (the event log does not depend on it).
+        lookahead: answer, in one policy call, every recourse request already determined
+            before the next retraining (people who will arrive or re-apply, are rejected and
+            ask), instead of one call per window. A request's inputs (the person's features,
+            reported profile and the model version) are fixed when it is scheduled, so a
+            policy whose answers do not depend on who else is in the batch gives the same
+            event log either way; policies with per-call fixed costs (gradient searches such
+            as Wachter and HARE) run many times faster. ``false``: one call per window.
     """
 
     horizon_days: float = Field(365.0, gt=0.0)
@@ -142,6 +149,7 @@ class SimulationSpec(StrictModel):
     retry_delay_days: Days = 7.0
     retraining: RetrainingSpec | None = None
     batch_size: int | None = Field(None, gt=0)
+    lookahead: bool = True
 
     @model_validator(mode="after")
     def _check(self) -> SimulationSpec:

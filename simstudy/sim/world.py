@@ -294,6 +294,15 @@ class EventWorld:
         self.rec_xcf = np.full_like(self.x, np.nan)
         self.version = 0
         self._pending: dict[int, list[np.ndarray]] = {}
+        # Window of each person's next decision (-1: none scheduled), for the lookahead.
+        w = spec.window_days
+        self.next_bucket = np.maximum(np.floor(self.t_arrival / w).astype(np.int64) + 1, 1)
+        # Answers computed ahead: block and row per person, valid for one (attempt, version).
+        self._ahead: list[tuple[object, dict[str, np.ndarray]]] = []
+        self._ahead_block = np.full(n, -1, dtype=np.int64)
+        self._ahead_row = np.zeros(n, dtype=np.int64)
+        self._ahead_attempt = np.full(n, -1, dtype=np.int64)
+        self._ahead_version = np.full(n, -1, dtype=np.int64)
         self._log: list[tuple[np.ndarray, ...]] = []
         self._actions: list[tuple[np.ndarray, ...]] = []
         self._applications: list[tuple[float, np.ndarray]] = []
@@ -366,6 +375,7 @@ class EventWorld:
         """Schedules re-applications as simpy timeouts (one per distinct time)."""
         now = env.now
         buckets = self._bucket(times, k)
+        self.next_bucket[ids] = buckets
         for t in np.unique(times):
             sel = times == t
             ev = env.timeout(max(float(t) - now, 0.0))
@@ -403,6 +413,7 @@ class EventWorld:
         model = self._models[self.version]
         x = self.x[ids]
         self._applications.append((t, x.copy()))
+        self.next_bucket[ids] = -1
         approve = batching.decide(model, x, bs)
         self._emit(t, ids, "decision", approve.astype(np.float64))
         self._emit(t, ids[approve], "approved")
@@ -424,8 +435,9 @@ class EventWorld:
         if len(req):
             self._serve(env, req, t, k)
 
-    def _serve(self, env: simpy.Environment, ids: np.ndarray, t: float, k: int) -> None:
-        spec, bs = self.spec, self.spec.batch_size
+    def _compute(self, ids: np.ndarray) -> tuple[object, dict[str, np.ndarray]]:
+        """The policy's recourses for ``ids`` (current features and reports) and their metrics."""
+        bs = self.spec.batch_size
         x = self.x[ids]
         profiles = self.reported.subset(ids)
         t0 = time.perf_counter()
@@ -435,6 +447,67 @@ class EventWorld:
                                self.feature_range, bs)
         self.timings["policy_s"] += t1 - t0
         self.timings["evaluate_s"] += time.perf_counter() - t1
+        self.timings["policy_calls"] += 1
+        return rec, ev
+
+    def _segment_end(self, k: int) -> int:
+        """Last window decided by the current model: before the next retraining, or the end."""
+        n_windows = int(math.floor(self.spec.horizon_days / self.spec.window_days + 1e-9))
+        retrain = self.spec.retraining
+        if retrain is None:
+            return n_windows
+        every = int(round(retrain.every_days / self.spec.window_days))
+        return min(n_windows, (k // every + 1) * every - 1)
+
+    def _requests_ahead(self, k: int) -> np.ndarray:
+        """People whose next decision, before the next retraining, will be a recourse request:
+        rejected by the current model, attempts left, and asking (their keyed draw)."""
+        nb = self.next_bucket
+        cand = np.flatnonzero((nb > k) & (nb <= self._segment_end(k)))
+        cand = cand[(self._ahead_attempt[cand] != self.attempt[cand])
+                    | (self._ahead_version[cand] != self.version)]
+        if not len(cand):
+            return cand
+        rejected = ~batching.decide(self._models[self.version], self.x[cand],
+                                    self.spec.batch_size)
+        cand = cand[rejected]
+        cand = cand[self.attempt[cand] < self.spec.max_attempts]
+        ask = self._uniforms("request", cand)[:, 0] < self.p_request[cand]
+        return cand[ask]
+
+    def _answers(self, ids: np.ndarray, k: int) -> tuple[object, dict[str, np.ndarray]]:
+        """Recourses of the people served now: computed ahead, or now together with every
+        request already determined (``lookahead``), or now alone."""
+        if not self.spec.lookahead:
+            return self._compute(ids)
+        known = ((self._ahead_attempt[ids] == self.attempt[ids])
+                 & (self._ahead_version[ids] == self.version))
+        if not known.all():
+            batch = np.union1d(ids[~known], self._requests_ahead(k))
+            rec, ev = self._compute(batch)
+            self._ahead.append((rec, ev))
+            self._ahead_block[batch] = len(self._ahead) - 1
+            self._ahead_row[batch] = np.arange(len(batch))
+            self._ahead_attempt[batch] = self.attempt[batch]
+            self._ahead_version[batch] = self.version
+        blocks = self._ahead_block[ids]
+        parts, positions = [], []
+        for b in np.unique(blocks):
+            sel = np.flatnonzero(blocks == b)
+            rec_b, ev_b = self._ahead[b]
+            rows = self._ahead_row[ids[sel]]
+            parts.append((batching.slice_recourse(rec_b, rows),
+                          {key: v[rows] for key, v in ev_b.items()}))
+            positions.append(sel)
+        order = np.argsort(np.concatenate(positions), kind="stable")
+        rec = batching.slice_recourse(batching.concat_recourse([p[0] for p in parts]), order)
+        ev = {key: np.concatenate([p[1][key] for p in parts])[order] for key in parts[0][1]}
+        return rec, ev
+
+    def _serve(self, env: simpy.Environment, ids: np.ndarray, t: float, k: int) -> None:
+        spec, bs = self.spec, self.spec.batch_size
+        x = self.x[ids]
+        rec, ev = self._answers(ids, k)
         queries = np.asarray(rec.extras.get("queries", np.zeros(len(ids))), dtype=np.float64)
         abandon = queries > self.patience[ids]
         t_leave = t + spec.session.latency_days + np.where(
@@ -525,7 +598,7 @@ class EventWorld:
     def run(self) -> SimulationResult:
         """Simulates up to the horizon and returns the event log and applicant table."""
         started = time.perf_counter()
-        self.timings = {"policy_s": 0.0, "evaluate_s": 0.0, "retrain_s": 0.0}
+        self.timings = {"policy_s": 0.0, "evaluate_s": 0.0, "retrain_s": 0.0, "policy_calls": 0}
         self._setup()
         spec = self.spec
         n_windows = int(math.floor(spec.horizon_days / spec.window_days + 1e-9))
