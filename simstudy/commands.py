@@ -1,4 +1,4 @@
-"""Core subcommands: ``validate`` and ``run``."""
+"""Core subcommands: ``validate``, ``run`` and ``sweep``."""
 
 from __future__ import annotations
 
@@ -17,12 +17,13 @@ def validate_files(paths: list[str]) -> list[str]:
 
     The kind of document is told by its distinctive top-level key: ``policies`` (scenario, with
     the population files it names), ``run`` (audit), ``models`` (GAMM analysis),
-    ``participants`` (a list: power plan; a number: simulated study); anything else is read as
-    a population document.
+    ``participants`` (a list: power plan; a number: simulated study), ``scenario`` (sweep, with
+    every cell's scenario); anything else is read as a population document.
     """
     from .analysis.documents import AnalysisSpec, AuditSpec, PowerPlan, StudySpec
     from .documents import validate_data
     from .scenario import load_population, load_scenario
+    from .sweep import load_sweep
 
     lines: list[str] = []
     for path in paths:
@@ -35,6 +36,8 @@ def validate_files(paths: list[str]) -> list[str]:
                 validate_data(data, AuditSpec, str(path))
             elif "models" in keys:
                 validate_data(data, AnalysisSpec, str(path))
+            elif "scenario" in keys:
+                load_sweep(path)
             elif "participants" in keys:
                 model = PowerPlan if isinstance(keys["participants"], list) else StudySpec
                 validate_data(data, model, str(path))
@@ -69,6 +72,17 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sweep(args: argparse.Namespace) -> int:
+    from .executors import executor_from_args
+    from .sweep import run_sweep
+
+    with executor_from_args(args) as executor:
+        result = run_sweep(args.sweep, args.out, executor=executor)
+    cells = len(result.manifest["cells"])
+    print(f"wrote {Path(result.out_dir) / 'summary.csv'} ({cells} cells)")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("validate",
                               help="check scenario, population and analysis documents")
@@ -81,3 +95,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
     add_executor_arguments(p)
     p.set_defaults(handler=_run)
+
+    p = subparsers.add_parser("sweep", help="run every cell of a parameter sweep")
+    p.add_argument("sweep", metavar="SWEEP")
+    p.add_argument("--out", required=True, metavar="DIR", help="sweep directory (resumable)")
+    add_executor_arguments(p)
+    p.set_defaults(handler=_sweep)

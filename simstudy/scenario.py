@@ -317,19 +317,28 @@ def load_population(path: str | Path) -> PopulationSpec:
     return validate_data(load_yaml(path), PopulationSpec, str(path))
 
 
-def load_scenario(path: str | Path) -> tuple[Any, dict[str, PopulationSpec]]:
+def load_scenario(path: str | Path, data: Any = None, source: str | None = None
+                  ) -> tuple[Any, dict[str, PopulationSpec]]:
     """Reads a scenario and every population file it names.
+
+    Args:
+        path: the scenario file; relative paths in it resolve against its folder.
+        data: the document already read (and perhaps changed, as a sweep cell's overrides do);
+            ``None`` reads ``path``.
+        source: how problems name the document (default: ``path``).
 
     Returns:
         ``(scenario, populations)`` with ``populations`` mapping condition name to its resolved
         :class:`PopulationSpec`. Raises :class:`DocumentError` listing every problem found.
     """
     path = Path(path)
-    data = load_yaml(path)
-    kind_problems = _unknown_kind_problems(data, str(path))
+    if data is None:
+        data = load_yaml(path)
+    source = str(path) if source is None else source
+    kind_problems = _unknown_kind_problems(data, source)
     if kind_problems:
         raise DocumentError(kind_problems)
-    scenario = validate_data(data, Scenario, str(path))
+    scenario = validate_data(data, Scenario, source)
     populations: dict[str, PopulationSpec] = {}
     problems: list[DocumentProblem] = []
     for i, cond in enumerate(scenario.conditions):
@@ -338,7 +347,7 @@ def load_scenario(path: str | Path) -> tuple[Any, dict[str, PopulationSpec]]:
             continue
         pop_path = (path.parent / cond.population).resolve()
         if not pop_path.exists():
-            problems.append(DocumentProblem(str(path), f"conditions[{i}].population",
+            problems.append(DocumentProblem(source, f"conditions[{i}].population",
                                             f"population file not found: {cond.population}"))
             continue
         try:

@@ -60,18 +60,12 @@ def _same_outputs(a, b):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
 
 
-def test_executors_yield_every_result_once():
-    for ex in (SerialExecutor(), ProcessExecutor(2)):
-        with ex:
-            got = dict(ex.map_unordered(_square, [3, 1, 2]))
-        assert got == {0: 9, 1: 1, 2: 4}
-    assert isinstance(make_executor("local", 1), SerialExecutor)
-    assert isinstance(make_executor("local", 2), ProcessExecutor)
-
-
-def test_process_pool_writes_the_same_bytes(scenario_file, serial_run, tmp_path):
+def test_a_process_pool_writes_the_same_bytes(scenario_file, serial_run, tmp_path):
     serial, cache = serial_run
-    with ProcessExecutor(2) as ex:
+    assert isinstance(make_executor("local", 1), SerialExecutor)
+    with make_executor("local", 2) as ex:
+        assert isinstance(ex, ProcessExecutor)
+        assert dict(ex.map_unordered(_square, [3, 1, 2])) == {0: 9, 1: 1, 2: 4}
         run_scenario(scenario_file, tmp_path / "pool", progress=False, cache=cache, executor=ex)
     _same_outputs(serial, tmp_path / "pool")
 
@@ -109,12 +103,21 @@ def test_cache_entry_lock_serialises_concurrent_trainers(tmp_path):
     assert order == ["a-in", "a-out", "b-in", "b-out"]
 
 
-def test_ray_writes_the_same_bytes(scenario_file, serial_run, tmp_path):
+def test_ray_writes_the_same_bytes_for_a_scenario_and_a_sweep(scenario_file, serial_run,
+                                                              tmp_path):
     pytest.importorskip("ray")
+    from _sweep_support import write_sweep
+
     from simstudy.executors import RayExecutor
+    from simstudy.sweep import run_sweep
 
     serial, cache = serial_run
+    sweep_file = write_sweep(tmp_path / "sweep")
+    run_sweep(sweep_file, tmp_path / "sweep-local", progress=False, cache=cache)
     with RayExecutor(num_cpus=2) as ex:
         assert ex.workers == 2
         run_scenario(scenario_file, tmp_path / "ray", progress=False, cache=cache, executor=ex)
+        run_sweep(sweep_file, tmp_path / "sweep-ray", progress=False, cache=cache, executor=ex)
     _same_outputs(serial, tmp_path / "ray")
+    assert ((tmp_path / "sweep-local" / "summary.csv").read_bytes()
+            == (tmp_path / "sweep-ray" / "summary.csv").read_bytes())
