@@ -10,6 +10,7 @@ A sweep document names a base scenario and how cells differ from it, by field pa
     variants:                                   # optional: named sets of overrides, each
       - {label: small, set: {applicants.max_applicants: 100}}   # combined with the grid
       - {label: large, set: {applicants.max_applicants: 400}}
+      - {label: other, scenario: ../scenarios/other.yaml}       # another base scenario
 
 A field path is dotted keys with ``[i]`` list indexes (``policies[1].epochs``,
 ``simulation.arrivals.rate_per_day``). A path that enters a condition's population file loads
@@ -70,9 +71,11 @@ def parse_path(path: str) -> list[str | int]:
 
 
 class VariantSpec(StrictModel):
-    """A named set of overrides (field path -> value)."""
+    """A named set of overrides (field path -> value), optionally on another base scenario."""
 
     label: str = Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_.\-]+$")
+    scenario: str | None = Field(None, description="this variant's base scenario, relative to "
+                                                   "the sweep file (default: the sweep's)")
     set: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -105,11 +108,12 @@ class SweepSpec(StrictModel):
 
 @dataclass(frozen=True)
 class Cell:
-    """One cell: its label (also its folder name) and its overrides in order."""
+    """One cell: its label (also its folder name), its overrides in order, its base."""
 
     label: str
     overrides: dict[str, Any]
     variant: str | None = None
+    scenario: str | None = None
 
 
 def _short(value: Any) -> str:
@@ -131,11 +135,12 @@ def expand_cells(grid: dict[str, list[Any]], variants: list[VariantSpec]) -> lis
             parts += [f"{p.split('.')[-1]}={_short(v)}" for p, v in zip(paths, point,
                                                                          strict=True)]
             cells.append(Cell("__".join(parts), overrides,
-                              variant.label if variant is not None else None))
+                              variant.label if variant is not None else None,
+                              variant.scenario if variant is not None else None))
     labels = [c.label for c in cells]
     if len(set(labels)) != len(labels):
         # two grid paths ending in the same key, or values that shorten alike: number them
-        cells = [Cell(f"cell{i:03d}__{c.label}"[:120], c.overrides, c.variant)
+        cells = [Cell(f"cell{i:03d}__{c.label}"[:120], c.overrides, c.variant, c.scenario)
                  for i, c in enumerate(cells)]
     return cells
 
@@ -173,25 +178,35 @@ def set_path(doc: dict, path: str, value: Any, base_dir: Path) -> None:
     node[last] = copy.deepcopy(value)
 
 
-def load_sweep(path: str | Path) -> tuple[SweepSpec, Path, list[tuple[Cell, Any, dict]]]:
-    """Reads a sweep, its base scenario, and validates every cell's scenario.
+def load_sweep(path: str | Path) -> tuple[SweepSpec, list[tuple[Cell, Path, Any, dict]]]:
+    """Reads a sweep, its base scenarios, and validates every cell's scenario.
 
-    Returns ``(spec, base_path, [(cell, scenario, populations), ...])``; raises
+    Returns ``(spec, [(cell, base_path, scenario, populations), ...])``; raises
     :class:`DocumentError` listing every problem of every cell.
     """
     from .scenario import load_scenario
 
     path = Path(path)
     spec = validate_data(load_yaml(path), SweepSpec, str(path))
-    base_path = (path.parent / spec.scenario).resolve()
-    if not base_path.exists():
-        raise DocumentError([DocumentProblem(str(path), "scenario",
-                                             f"base scenario not found: {spec.scenario}")])
-    base = load_yaml(base_path)
-    if not isinstance(base, dict):
-        load_scenario(base_path)  # reports the base document's problem
-    cells, problems = [], []
+    bases: dict[str, tuple[Path, Any]] = {}
+    problems: list[DocumentProblem] = []
+    where = {spec.scenario: "scenario"}
+    where.update({v.scenario: f"variants[{i}].scenario" for i, v in enumerate(spec.variants)
+                  if v.scenario is not None})
+    for name, field in where.items():
+        base_path = (path.parent / name).resolve()
+        if not base_path.exists():
+            problems.append(DocumentProblem(str(path), field, f"scenario not found: {name}"))
+            continue
+        base = load_yaml(base_path)
+        if not isinstance(base, dict):
+            load_scenario(base_path)  # reports the base document's problem
+        bases[name] = (base_path, base)
+    if problems:
+        raise DocumentError(problems)
+    cells = []
     for cell in expand_cells(spec.grid, spec.variants):
+        base_path, base = bases[cell.scenario or spec.scenario]
         doc = copy.deepcopy(base)
         source = f"{path}: cell {cell.label}"
         try:
@@ -204,10 +219,10 @@ def load_sweep(path: str | Path) -> tuple[SweepSpec, Path, list[tuple[Cell, Any,
         except DocumentError as exc:
             problems.extend(exc.problems)
             continue
-        cells.append((cell, scenario, populations))
+        cells.append((cell, base_path, scenario, populations))
     if problems:
         raise DocumentError(problems)
-    return spec, base_path, cells
+    return spec, cells
 
 
 @dataclass
@@ -222,7 +237,7 @@ def run_sweep(path: str | Path, out_dir: str | Path, executor: Executor | None =
     """Runs (or resumes) every cell of a sweep; writes ``summary.csv`` and ``sweep.json``."""
     from .runner import ScenarioRun, run_units
 
-    spec, base_path, cells = load_sweep(path)
+    spec, cells = load_sweep(path)
     out = Path(out_dir)
     sweep_file = out / "sweep.json"
     document = spec.model_dump(mode="json")
@@ -231,20 +246,20 @@ def run_sweep(path: str | Path, out_dir: str | Path, executor: Executor | None =
         if previous.get("sweep") != document:
             raise UsageError(f"{out} holds another sweep; choose another --out directory")
     manifest: dict[str, Any] = {
-        "status": "running", "sweep_file": str(path), "base_scenario": str(base_path),
-        "sweep": document, "versions": package_versions(),
-        "cells": [{"label": c.label, "variant": c.variant, "overrides": c.overrides}
-                  for c, _, _ in cells],
+        "status": "running", "sweep_file": str(path), "sweep": document,
+        "versions": package_versions(),
+        "cells": [{"label": c.label, "variant": c.variant, "scenario": str(base),
+                   "overrides": c.overrides} for c, base, _, _ in cells],
     }
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(sweep_file, json.dumps(manifest, indent=2, default=str))
     runs = [ScenarioRun.open(base_path, out / "cells" / cell.label, cache=cache,
                              loaded=(scenario, populations), executor=executor)
-            for cell, scenario, populations in cells]
+            for cell, base_path, scenario, populations in cells]
     results = run_units(runs, executor, progress, desc=spec.name)
     frames = []
     grid_paths = list(spec.grid)
-    for (cell, _, _), res, entry in zip(cells, results, manifest["cells"], strict=True):
+    for (cell, _, _, _), res, entry in zip(cells, results, manifest["cells"], strict=True):
         lead = {"cell": cell.label}
         if spec.variants:
             lead["variant"] = cell.variant

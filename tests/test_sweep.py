@@ -33,7 +33,7 @@ def test_set_path_reads_a_population_file_it_enters(tmp_path):
 
 
 def test_every_cell_is_validated_before_anything_runs(sweep_file, tmp_path, capsys):
-    spec, _, cells = load_sweep(sweep_file)
+    spec, cells = load_sweep(sweep_file)
     assert len(cells) == 4
     bad = sweep_file.read_text().replace("[constant, convex]", "[constant, cubic]")
     (tmp_path / "bad.yaml").write_text(bad)

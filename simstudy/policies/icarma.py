@@ -458,7 +458,7 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
         record = {"epoch": epoch + 1, **{k2: float(val[k2])
                                          for k2 in ("loss", "valid", "cost", "plausible")}}
         history.append(record)
-        if progress:
+        if progress and hasattr(epochs, "set_postfix"):  # track() may yield a plain generator
             epochs.set_postfix(val_loss=f"{record['loss']:.3f}", valid=f"{record['valid']:.3f}")
         if record["loss"] < best_loss - 1e-6:
             best_loss, best_epoch, stale = record["loss"], epoch + 1, 0
