@@ -1,15 +1,22 @@
 """Benchmark of the event world: a Poisson stream of Loan applicants over a simulated year.
 
 Prints one JSON object: applicants, events, wall seconds of the simulation (set-up of the world
-and decision model excluded, reported apart), events per second.
+and decision model excluded, reported apart), events per second, the wall seconds of every
+phase (``breakdown_seconds``; ``other_s`` is event scheduling and bookkeeping), the number of
+policy calls, the peak resident memory of the process, and the machine's load average before
+and after (wall times on a loaded machine are not speed figures).
 
     OMP_NUM_THREADS=1 python -m benchmarks.world --applicants 100000 --days 365
+    OMP_NUM_THREADS=1 python -m benchmarks.world --applicants 1000000 --days 365
+    OMP_NUM_THREADS=1 python -m benchmarks.world --applicants 3000 --policy hare
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import time
 
 import torch
@@ -17,10 +24,29 @@ import torch
 from simstudy.population import GroupAssignment, RankingSampler
 from simstudy.rng import generator
 from simstudy.sim.spec import SimulationSpec
-from simstudy.sim.world import SamplerPopulation, fitted, simulate
+from simstudy.sim.world import SamplerPopulation, simulate
 from simstudy.world.data import sample_world_data
 from simstudy.world.decision import DecisionConfig, train_decision_model
 from simstudy.world.loan import LOAN_ROLES, LoanSCM
+
+
+def _policies() -> dict:
+    from simstudy.policies.hare import HARE
+    from simstudy.policies.icarma import ICARMA, ICARMAConfig
+    from simstudy.policies.oracle import CausalOracle
+    from simstudy.policies.wachter import Wachter
+
+    return {
+        "oracle": CausalOracle,
+        "wachter": Wachter,
+        # Multi-HARE over Wachter as in scenarios/world_year.yaml
+        "hare": lambda: HARE(Wachter(), budget=30, iterations=5),
+        # a briefly trained iCARMA (training time is not part of the simulation)
+        "icarma": lambda: ICARMA(ICARMAConfig(epochs=20), seeds=[0], progress=False),
+    }
+
+
+POLICIES = _policies()
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -32,9 +58,12 @@ def main(argv: list[str] | None = None) -> dict:
                         help="retraining period in days (default: no retraining)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--policy", choices=sorted(POLICIES), default="oracle")
+    parser.add_argument("--no-lookahead", action="store_true",
+                        help="one policy call per window (the lookahead is the default)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    from simstudy.policies.oracle import CausalOracle
+    load_before = [round(v, 2) for v in os.getloadavg()]
 
     t0 = time.perf_counter()
     world = LoanSCM()
@@ -43,7 +72,7 @@ def main(argv: list[str] | None = None) -> dict:
     setup_s = time.perf_counter() - t0
     doc = {"horizon_days": args.days,
            "arrivals": {"kind": "poisson", "rate_per_day": args.applicants / args.days},
-           "hidden_mismatch_probability": 0.2}
+           "hidden_mismatch_probability": 0.2, "lookahead": not args.no_lookahead}
     if args.retrain_every:
         doc["retraining"] = {"every_days": args.retrain_every, "window_days": args.retrain_every,
                              "epochs": 5}
@@ -53,13 +82,23 @@ def main(argv: list[str] | None = None) -> dict:
                                    groups=GroupAssignment("random", 0.3),
                                    privileged_sampler=RankingSampler("privileged"))
     t1 = time.perf_counter()
-    result = simulate(spec, world, data, model, fitted(CausalOracle), population, args.seed)
+    policy = POLICIES[args.policy]
+    result = simulate(spec, world, data, model, lambda ctx: policy().fit(ctx), population,
+                      args.seed)
     wall = time.perf_counter() - t1
+    breakdown = dict(result.timings)
+    calls = breakdown.pop("policy_calls")
+    breakdown["other_s"] = round(breakdown["total_s"] - sum(
+        v for k, v in breakdown.items() if k != "total_s"), 3)
     out = {"applicants": int(len(result.applicants)), "events": int(len(result.events)),
-           "simulated_days": args.days, "policy": "oracle", "model_versions": len(result.models),
+           "simulated_days": args.days, "policy": args.policy,
+           "lookahead": not args.no_lookahead, "model_versions": len(result.models),
            "wall_seconds": round(wall, 3), "events_per_second": round(len(result.events) / wall),
            "setup_seconds": round(setup_s, 3), "threads": args.threads,
-           "breakdown_seconds": result.timings}
+           "breakdown_seconds": breakdown, "policy_calls": int(calls),
+           # ru_maxrss is in KiB on Linux
+           "peak_memory_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3),
+           "load_before": load_before, "load_after": [round(v, 2) for v in os.getloadavg()]}
     print(json.dumps(out))
     return out
 

@@ -441,6 +441,11 @@ def run_units(runs: Sequence[ScenarioRun], executor: Executor | None = None,
     combines each run's parts; returns one result per run."""
     executor = executor or SerialExecutor()
     work = [(run, unit) for run in runs for unit in run.pending()]
+    # Results are stored by key, so the submission order is free: the long event-world units
+    # first, and replications varying fastest, so that concurrent workers train different
+    # replications' models rather than wait on one cache entry.
+    work.sort(key=lambda ru: (isinstance(ru[1], RecourseUnit), ru[1].policy, ru[1].condition,
+                              ru[1].replication))
     total = sum(len(run.units()) for run in runs)
     bar = show_progress(total, initial=total - len(work), unit="unit", enabled=progress,
                         desc=desc or (runs[0].scenario.name if len(runs) == 1 else "units"))

@@ -167,8 +167,11 @@ class SimulationResult:
         actions: one row per action carried out: ``applicant``, ``attempt``, ``start``,
             ``end``, achieved ``fraction`` and ``target_<feature>`` (NaN where not intervened).
         horizon_days: the simulated horizon.
-        timings: wall seconds spent in the policy, in evaluating recourses and in retraining
-            (the rest of a run is event scheduling and bookkeeping).
+        timings: wall seconds per phase: ``setup_s`` (people and their draws), ``decide_s``
+            (the lender's decisions), ``policy_s`` (recourses), ``evaluate_s`` (their
+            counterfactuals and costs), ``act_s`` (counterfactuals of actions carried out),
+            ``retrain_s``, ``tables_s`` (the result tables) and ``total_s`` (the rest is event
+            scheduling and bookkeeping); ``policy_calls`` counts the policy's batches.
     """
 
     events: pd.DataFrame
@@ -312,6 +315,13 @@ class EventWorld:
                              "state_dict_sha256": state_dict_hash(m0)}]
 
     # -- bookkeeping -------------------------------------------------------------------------
+    def _timed(self, phase: str, fn, *args):
+        """``fn(*args)``, its wall time added to ``timings[phase]``."""
+        t0 = time.perf_counter()
+        out = fn(*args)
+        self.timings[phase] += time.perf_counter() - t0
+        return out
+
     def _emit(self, time: np.ndarray | float, ids: np.ndarray, event: str,
               value: np.ndarray | float = np.nan, attempt: np.ndarray | None = None) -> None:
         k = len(ids)
@@ -414,7 +424,7 @@ class EventWorld:
         x = self.x[ids]
         self._applications.append((t, x.copy()))
         self.next_bucket[ids] = -1
-        approve = batching.decide(model, x, bs)
+        approve = self._timed("decide_s", batching.decide, model, x, bs)
         self._emit(t, ids, "decision", approve.astype(np.float64))
         self._emit(t, ids[approve], "approved")
         rej = ids[~approve]
@@ -422,7 +432,7 @@ class EventWorld:
         back = rej[self.returning[rej] & self.rec_valid[rej]
                    & (self.rec_version[rej] != self.version)]
         if len(back):
-            still = batching.decide(model, self.rec_xcf[back], bs)
+            still = self._timed("decide_s", batching.decide, model, self.rec_xcf[back], bs)
             self._emit(t, back[~still], "recourse_invalidated")
         self.returning[rej] = False
         done = self.attempt[rej] >= spec.max_attempts
@@ -468,7 +478,8 @@ class EventWorld:
                     | (self._ahead_version[cand] != self.version)]
         if not len(cand):
             return cand
-        rejected = ~batching.decide(self._models[self.version], self.x[cand],
+        rejected = ~self._timed("decide_s", batching.decide, self._models[self.version],
+                                self.x[cand],
                                     self.spec.batch_size)
         cand = cand[rejected]
         cand = cand[self.attempt[cand] < self.spec.max_attempts]
@@ -581,7 +592,7 @@ class EventWorld:
         xa = xg[acts]
         iv = intervened[acts]
         achieved = xa + frac[:, None] * (np.where(iv, values[acts], xa) - xa)
-        x_new = batching.counterfactual(self.world, xa, iv, achieved, bs)
+        x_new = self._timed("act_s", batching.counterfactual, self.world, xa, iv, achieved, bs)
         t2 = t1[acts] + duration
         self._actions.append((a_ids.copy(), self.attempt[a_ids].copy(), t1[acts], t2, frac,
                               np.where(iv, values[acts], np.nan)))
@@ -598,17 +609,20 @@ class EventWorld:
     def run(self) -> SimulationResult:
         """Simulates up to the horizon and returns the event log and applicant table."""
         started = time.perf_counter()
-        self.timings = {"policy_s": 0.0, "evaluate_s": 0.0, "retrain_s": 0.0, "policy_calls": 0}
-        self._setup()
+        self.timings = {"setup_s": 0.0, "decide_s": 0.0, "policy_s": 0.0, "evaluate_s": 0.0,
+                        "act_s": 0.0, "retrain_s": 0.0, "tables_s": 0.0, "policy_calls": 0}
+        self._timed("setup_s", self._setup)
         spec = self.spec
         n_windows = int(math.floor(spec.horizon_days / spec.window_days + 1e-9))
         env = simpy.Environment()
         env.process(self._arrivals(env, n_windows))
         env.process(self._lender(env, n_windows))
         env.run(until=spec.horizon_days + spec.window_days * 1e-6)
+        t_tables = time.perf_counter()
         result = SimulationResult(self._events_frame(), self._applicants_frame(),
                                   pd.DataFrame(self._model_rows), self._actions_frame(),
                                   spec.horizon_days)
+        self.timings["tables_s"] += time.perf_counter() - t_tables
         self.timings["total_s"] = time.perf_counter() - started
         result.timings = {k: round(v, 3) for k, v in self.timings.items()}
         return result
