@@ -370,7 +370,7 @@ class HARESpec(PolicySpec):
     def check_example(cls) -> dict:
         """A small budget for the contract checks (:mod:`simstudy.checks`)."""
         return {"kind": "hare", "budget": 4, "iterations": 2, "steps": 5,
-                "users": {"n_samples": 50}, "base": {"kind": "wachter", "steps": 20}}
+                "users": {"preference": "weights"}, "base": {"kind": "wachter", "steps": 20}}
 
     @field_validator("base", mode="before")
     @classmethod
