@@ -19,24 +19,33 @@ standard deviation is sqrt(scale / (lambda w)); the residual standard deviation 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
 from .reml import PenaltyBlock, RemlResult, fit_reml
-from .smooth import ThinPlateSpline, default_basis_size
+from .smooth import ThinPlateSpline, resolve_basis_size
 from .wood_test import SmoothTest, smooth_test
 
-__all__ = ["GAMM", "fit_gamm"]
+__all__ = ["GAMM", "fit_gamm", "FitWarning"]
+
+
+class FitWarning(UserWarning):
+    """A fit went ahead with a change or a caveat the user must see (basis size raised, REML
+    not converged, participants with a single rating)."""
 
 
 class GAMM:
     """``y ~ s(x) + s(uid, bs="re") + s(uid, x, bs="re")`` by REML (scikit-learn style).
 
     Args:
-        k: spline basis dimension; ``None`` means ``min(10, distinct x values - 1)``.
+        k: spline basis dimension; ``None`` means ``min(10, distinct x values - 1)``; raised to
+            3 or lowered to the number of distinct values with a :class:`FitWarning`.
         smooth: ``"tp"`` (thin-plate regression spline), ``"linear"`` or ``"none"``.
         random_intercept: include the participant random intercept.
         random_slope: include the participant random slope in x (independent of the intercept).
+        multistart: also start REML from low smoothing and keep the better criterion.
 
     Attributes (after :meth:`fit`):
         intercept_: the model intercept b0.
@@ -47,7 +56,8 @@ class GAMM:
     """
 
     def __init__(self, k: int | None = None, smooth: str = "tp", random_intercept: bool = True,
-                 random_slope: bool = True):
+                 random_slope: bool = True, multistart: bool = True):
+        self.multistart = multistart
         self.k = k
         self.smooth = smooth
         self.random_intercept = random_intercept
@@ -80,10 +90,17 @@ class GAMM:
             raise ValueError("x and y must be finite (drop missing ratings first)")
         self.groups_, gidx = np.unique(np.asarray(groups), return_inverse=True)
         n_groups = self.groups_.size
+        self.warnings_: list[str] = []
+        if n_groups < 2 and (self.random_intercept or self.random_slope):
+            raise ValueError(f"participant random effects need at least 2 participants, "
+                             f"got {n_groups}")
         blocks: list[PenaltyBlock] = []
         null_dim = 1
         if self.smooth == "tp":
-            k = default_basis_size(x) if self.k is None else int(self.k)
+            k, note = resolve_basis_size(x, self.k)
+            if note:
+                self._warn(note)
+            self.k_ = k
             self.basis_ = ThinPlateSpline(k).fit(x)
             q = k - 1
             blocks.append(PenaltyBlock(1, 1 + q, self.basis_.penalty_))
@@ -113,8 +130,13 @@ class GAMM:
             blocks.append(PenaltyBlock(start, start + n_groups, np.ones(n_groups)))
             start += n_groups
         design = np.hstack([fixed, *re_cols]) if re_cols else fixed
-        self.reml_: RemlResult = fit_reml(design, y, blocks, null_space_dim=null_dim, rho0=rho0)
+        smooth_blocks = (0,) if self.smooth == "tp" and self.multistart else ()
+        self.reml_: RemlResult = fit_reml(design, y, blocks, null_space_dim=null_dim, rho0=rho0,
+                                          smooth_blocks=smooth_blocks)
         res = self.reml_
+        if not res.converged:
+            self._warn(f"REML did not converge in {res.n_iter} Newton iterations; "
+                       "read the estimates with caution")
         self.blocks_ = blocks
         self.coef_ = res.beta
         self.intercept_ = float(res.beta[0])
@@ -154,6 +176,10 @@ class GAMM:
             self.test_ = None
         return self
 
+    def _warn(self, message: str) -> None:
+        self.warnings_.append(message)
+        warnings.warn(message, FitWarning, stacklevel=3)
+
     def predict(self, x) -> np.ndarray:
         """Population-level prediction b0 + f(x) (both random effects excluded)."""
         x = np.asarray(x, dtype=float)
@@ -183,6 +209,7 @@ class GAMM:
             "intercept": self.intercept_, "sd_intercept": self.sd_intercept_,
             "sd_slope": self.sd_slope_, "sd_resid": self.sd_resid_,
             "reml_converged": self.reml_.converged, "reml_iterations": self.reml_.n_iter,
+            "reml_starts": self.reml_.starts, "k": getattr(self, "k_", float("nan")),
         }
 
 
