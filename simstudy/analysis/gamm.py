@@ -316,5 +316,6 @@ def fit_gamm(data: pd.DataFrame, response: str, distance: str, group: str = "uid
              n_categories: int | None = None) -> GAMM:
     """Fits :class:`GAMM` to a long rating table, dropping rows with a missing rating."""
     sub = data[[group, distance, response]].dropna()
-    return GAMM(k=k, smooth=smooth, family=family, n_categories=n_categories).fit(sub[distance].to_numpy(float),
-                                        sub[response].to_numpy(float), sub[group].to_numpy())
+    model = GAMM(k=k, smooth=smooth, family=family, n_categories=n_categories)
+    return model.fit(sub[distance].to_numpy(float), sub[response].to_numpy(float),
+                     sub[group].to_numpy())

@@ -20,7 +20,8 @@ minimized by L-BFGS-B. Its gradient in rho_j is exact,
 
     dV/dtau = -dl/dtau + tr(H^-1 dH/dtau) / 2,   dbeta/dtau = H^-1 X' dg/dtau,
 
-with dH/dtau = X' diag(dW/dtau + w' X dbeta/dtau) X (g = dl/d eta; beta_hat stays a score root). H is never formed densely: the random-effect block is block diagonal
+with dH/dtau = X' diag(dW/dtau + w' X dbeta/dtau) X (g = dl/d eta; beta_hat stays a score
+root). H is never formed densely: the random-effect block is block diagonal
 (one R x R block per participant), so every solve, log-determinant and the needed parts of H^-1
 come from the Schur complement of that block, in O(n) time. This structure is why the engine is
 written here rather than taken from a general GLMM library (statsmodels' GLMM fits are
