@@ -52,6 +52,7 @@ class GAMM:
             responses) or ``"ocat"`` (ordered categories 1..``n_categories``, mgcv's ``ocat``);
             the last two by penalized IRLS and Laplace REML (:mod:`simstudy.analysis.laml`).
         n_categories: number of rating levels for ``"ocat"`` (default: the largest rating).
+        max_iter: smoothing-parameter iterations at most, per start.
 
     Attributes (after :meth:`fit`):
         intercept_: the model intercept b0.
@@ -63,7 +64,8 @@ class GAMM:
 
     def __init__(self, k: int | None = None, smooth: str = "tp", random_intercept: bool = True,
                  random_slope: bool = True, multistart: bool = True, family: str = "gaussian",
-                 n_categories: int | None = None):
+                 n_categories: int | None = None, max_iter: int = 100):
+        self.max_iter = max_iter
         self.multistart = multistart
         self.family = family
         self.n_categories = n_categories
@@ -143,7 +145,7 @@ class GAMM:
         design = np.hstack([fixed, *re_cols]) if re_cols else fixed
         smooth_blocks = (0,) if self.smooth == "tp" and self.multistart else ()
         self.reml_: RemlResult = fit_reml(design, y, blocks, null_space_dim=null_dim, rho0=rho0,
-                                          smooth_blocks=smooth_blocks)
+                                          smooth_blocks=smooth_blocks, max_iter=self.max_iter)
         res = self.reml_
         if not res.converged:
             self._warn(f"REML did not converge in {res.n_iter} Newton iterations; "
@@ -217,7 +219,7 @@ class GAMM:
         z = np.column_stack(z_cols) if z_cols else np.zeros((x.size, 0))
         design = MixedDesign(fixed, penalty, gidx, n_groups, z)
         res = fit_laml(design, y_coded, self.family_, self.smooth_slice_, penalty, rho0=rho0,
-                       multistart=self.multistart)
+                       multistart=self.multistart, max_iter=self.max_iter)
         self.laml_ = res
         self.coef_ = res.beta_f
         self.random_coef_ = res.u
