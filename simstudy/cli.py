@@ -17,7 +17,7 @@ import argparse
 import importlib
 import sys
 
-from .documents import DocumentError, UsageError
+from .documents import DocumentError, FieldProblem, UsageError
 from .progress import set_quiet
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError"]
@@ -57,8 +57,14 @@ def main(argv: list[str] | None = None) -> int:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 2
-    except UsageError as exc:
+    except (UsageError, FieldProblem) as exc:
         print(f"simstudy {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # a disk that fills or a folder removed mid-run: finished parts are kept
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"simstudy {args.command}{where}: {exc.strerror or exc}; finished results are "
+              "kept", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted; finished results are kept", file=sys.stderr)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .documents import UsageError
+from .documents import FieldProblem, UsageError, with_overrides
 from .metrics import evaluate_recourse
 from .policies.base import RecourseContext, RecoursePolicy
 from .population import Population
@@ -33,7 +33,14 @@ from .progress import progress as show_progress
 from .rng import derive_seed
 from .scenario import build_population, load_scenario, policy_name
 from .sim.experiment import SIM_FILES, run_event_world
-from .store import package_versions, read_manifest, write_csv, write_manifest, write_parquet
+from .store import (
+    check_output_dir,
+    package_versions,
+    read_manifest,
+    write_csv,
+    write_manifest,
+    write_parquet,
+)
 from .summary import summarize_contrasts, summarize_recourse
 from .world.decision import ModelCache
 
@@ -110,6 +117,12 @@ def prepare_replication(scenario: Any, index: int, base_seed: int, cache: ModelC
     x_split = {"test": data.x_test, "val": data.x_val, "train": data.x_train}[split]
     with torch.no_grad():
         approved = model.approves(x_split).numpy()
+    if approved.all() or not approved.any():
+        share = "every" if approved.all() else "no"
+        raise FieldProblem("decision_model", (
+            f"the trained model approves {share} applicant of the {split} split (replication "
+            f"{index}); recourse needs both outcomes: check the data's label balance, epochs and "
+            "lr"))
     ids = np.arange(len(x_split))
     if scenario.applicants.only_rejected:
         ids = ids[~approved]
@@ -148,8 +161,9 @@ def run_scenario(
             ``./.simstudy_cache``).
     """
     scenario, populations = load_scenario(path)
-    base_seed = scenario.seed if seed is None else int(seed)
-    out = Path(out_dir)
+    scenario = with_overrides(scenario, {"seed": ("--seed", seed)}, str(path))
+    base_seed = scenario.seed
+    out = check_output_dir(out_dir)
     parts_dir = out / "parts"
     cache = cache or ModelCache()
     resolved = {
@@ -182,8 +196,11 @@ def run_scenario(
     bar = show_progress(len(units), desc=scenario.name, unit="unit", enabled=progress)
     started = time.time()
     for r in range(scenario.replications):
-        rep = prepare_replication(scenario, r, base_seed, cache, progress=progress,
-                                  base_dir=Path(path).parent)
+        try:
+            rep = prepare_replication(scenario, r, base_seed, cache, progress=progress,
+                                      base_dir=Path(path).parent)
+        except FieldProblem as exc:
+            raise exc.in_file(str(path)) from None
         fitted: dict[str, RecoursePolicy] = {}
         rep.info["policies"] = {}
         for cond in scenario.conditions:

@@ -35,7 +35,15 @@ from pydantic import Discriminator, Field, Tag, model_validator
 
 from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
 from . import world as _world  # noqa: F401 - registers the built-in world kinds
-from .documents import DocumentError, DocumentProblem, StrictModel, load_yaml, validate_data
+from .documents import (
+    DocumentError,
+    DocumentProblem,
+    SafeName,
+    StrictModel,
+    load_yaml,
+    safe_name_problem,
+    validate_data,
+)
 from .population import (
     ActionabilityProfiles,
     AllActionableSampler,
@@ -184,7 +192,7 @@ def _population_form(value: Any) -> str:
 class ConditionSpec(StrictModel):
     """One condition to compare: a name and a population (file path or inline document)."""
 
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
+    name: SafeName
     # A tagged union so that a bad inline document is reported once, not also as "not a path".
     population: Annotated[
         Union[Annotated[PopulationSpec, Tag("inline")], Annotated[str, Tag("file")]],  # noqa: UP007
@@ -235,7 +243,7 @@ def _scenario_model() -> type[StrictModel]:
     class Scenario(StrictModel):
         """A scenario document (see the module docstring)."""
 
-        name: str = Field(min_length=1)
+        name: SafeName
         description: str = ""
         seed: int = Field(0, ge=0)
         replications: int = Field(1, ge=1, le=1000)
@@ -250,6 +258,9 @@ def _scenario_model() -> type[StrictModel]:
         @model_validator(mode="after")
         def _unique_names(self):
             policies = [policy_name(p) for p in self.policies]
+            for name in policies:
+                if safe_name_problem(name):
+                    raise ValueError(f"policy name: {safe_name_problem(name)}")
             for what, names in (("policies", policies),
                                 ("conditions", [c.name for c in self.conditions])):
                 dupes = sorted({n for n in names if names.count(n) > 1})
@@ -290,22 +301,29 @@ def _unknown_kind_problems(data: Any, source: str) -> list[DocumentProblem]:
     problems = []
     if not isinstance(data, dict):
         return problems
-    for i, entry in enumerate(data.get("policies") or []):
-        if isinstance(entry, dict) and entry.get("kind") not in POLICY_SPECS:
+    policies = data.get("policies")
+    for i, entry in enumerate(policies if isinstance(policies, list) else []):
+        if not isinstance(entry, dict):
+            continue
+        kind = entry.get("kind")
+        if not isinstance(kind, str) or kind not in POLICY_SPECS:
             problems.append(DocumentProblem(
                 source, f"policies[{i}].kind",
-                f"unknown policy {entry.get('kind')!r}; choose from {sorted(POLICY_SPECS)}"))
+                f"unknown policy {kind!r}; choose from {sorted(POLICY_SPECS)}"))
+        elif "name" in entry and safe_name_problem(entry["name"]):
+            problems.append(DocumentProblem(source, f"policies[{i}].name",
+                                            safe_name_problem(entry["name"])))
     # the model-level check names no field; checked here first, the entry is named
-    entries = [e for e in data.get("policies") or [] if isinstance(e, dict)]
+    entries = [e for e in policies if isinstance(e, dict)] if isinstance(policies, list) else []
     contrasts = data.get("contrasts")
     problems += [DocumentProblem(source, field, reason) for field, reason in
                  _unknown_contrast_names([e.get("name") or e.get("kind") for e in entries],
                                          contrasts if isinstance(contrasts, list) else [])]
     world = data.get("world")
-    if isinstance(world, dict) and world.get("kind") not in WORLD_SPECS:
+    kind = world.get("kind") if isinstance(world, dict) else None
+    if isinstance(world, dict) and (not isinstance(kind, str) or kind not in WORLD_SPECS):
         problems.append(DocumentProblem(
-            source, "world.kind",
-            f"unknown world {world.get('kind')!r}; choose from {sorted(WORLD_SPECS)}"))
+            source, "world.kind", f"unknown world {kind!r}; choose from {sorted(WORLD_SPECS)}"))
     return problems
 
 
@@ -328,7 +346,11 @@ def load_scenario(path: str | Path) -> tuple[Any, dict[str, PopulationSpec]]:
         raise DocumentError(kind_problems)
     scenario = validate_data(data, Scenario, str(path))
     populations: dict[str, PopulationSpec] = {}
-    problems: list[DocumentProblem] = []
+    # data-dependent checks (a data file's columns, values, labels) are part of validation
+    check_data = getattr(scenario.world, "check_data", None)
+    problems: list[DocumentProblem] = [
+        DocumentProblem(str(path), f"world.{field}", reason)
+        for field, reason in (check_data(path.parent) if check_data else [])]
     for i, cond in enumerate(scenario.conditions):
         if isinstance(cond.population, PopulationSpec):
             populations[cond.name] = cond.population

@@ -18,11 +18,45 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["atomic_write", "atomic_write_text", "write_parquet", "write_csv", "package_versions",
+from .documents import UsageError
+
+__all__ = ["check_output_dir", "check_output_file", "atomic_write", "atomic_write_text",
+           "write_parquet", "write_csv", "package_versions",
            "write_manifest", "read_manifest"]
 
 _PACKAGES = ("simstudy", "numpy", "scipy", "torch", "zuko", "simpy", "pandas", "pyarrow",
              "pydantic", "statsmodels", "pygam", "matplotlib")
+
+
+def _probe(folder: Path, what: str) -> None:
+    # os.access says yes to root on a read-only mount: try to write instead
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot write there ({exc.strerror or exc})") from None
+
+
+def check_output_dir(path: str | Path, flag: str = "--out") -> Path:
+    """Creates the output folder ``path`` or refuses it, before any work is done."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path}: exists and is not a directory")
+    _probe(path, f"{flag} {path}")
+    return path
+
+
+def check_output_file(path: str | Path, flag: str = "--out") -> Path:
+    """Refuses an output file that could not be written, before any work is done."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: is a directory; give a file name")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise UsageError(f"{flag} {path}: {path.parent} is not a directory")
+    _probe(path.parent, f"{flag} {path}")
+    return path
 
 
 def _tmp(path: Path) -> Path:

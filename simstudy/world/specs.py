@@ -21,7 +21,8 @@ class LoanWorldSpec(StrictModel):
 
     kind: Literal["loan"]
     n_samples: int = Field(20000, ge=100, le=10_000_000)
-    split: tuple[float, float, float] = (0.5, 0.25, 0.25)
+    # YAML gives a list; a tuple only after validation
+    split: tuple[float, float, float] = Field((0.5, 0.25, 0.25), strict=False)
     stochastic_label: bool = False
 
     @field_validator("split")
