@@ -21,7 +21,7 @@ from ..documents import FieldProblem, StrictModel
 from ..registry import register_world_spec
 from ..rng import generator
 from .base import FeatureRoles, causal_order_check
-from .data import WorldData, sample_world_data
+from .data import SplitShares, WorldData, sample_world_data
 from .decision import ModelCache
 from .flow import FlowConfig, cached_causal_flow
 from .loan import LoanSCM
@@ -57,8 +57,7 @@ class CsvSource(StrictModel):
     immutable: list[str] = Field(default_factory=list)
     actionable: list[str] = Field(min_length=1)
     sensitive: list[str] = Field(default_factory=list)
-    # YAML gives a list; a tuple only after validation
-    split: tuple[float, float, float] = Field((0.5, 0.25, 0.25), strict=False)
+    split: SplitShares = (0.5, 0.25, 0.25)
 
     @model_validator(mode="after")
     def _check_names(self) -> CsvSource:
