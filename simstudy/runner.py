@@ -211,7 +211,7 @@ def run_scenario(
                 name = policy_name(spec)
                 part = parts_dir / f"rep{r:03d}__{cond.name}__{name}.parquet"
                 if name not in fitted and not part.exists():
-                    fitted[name] = spec.build().fit(rep.context)
+                    fitted[name] = spec.policy().fit(rep.context)
                 if name in fitted:
                     rep.info["policies"][name] = fitted[name].model_hashes()
                 if part.exists():
@@ -277,7 +277,7 @@ def _run_event_world(scenario: Any, populations: dict, base_seed: int, cache: Mo
             pop = build_population(spec, x, names, actionable, ids, seed)
             return pop.profiles, pop.groups
 
-        policies = {policy_name(p): (lambda context, p=p: p.build().fit(context))
+        policies = {policy_name(p): (lambda context, p=p: p.policy().fit(context))
                     for p in scenario.policies}
         target = out if len(scenario.conditions) == 1 else out / "sim" / cond.name
         run_event_world(scenario.simulation, setups[0][0], setups[0][1], setups[0][2], policies,

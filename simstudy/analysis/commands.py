@@ -2,7 +2,8 @@
 
 * ``simstudy analyze DATA.csv SPEC.yaml --out DIR``: fits the GAMMs of the spec to a rating
   table (a real study's export or a simulated one), writes ``gamm.csv``/``gamm.json`` and one
-  plot per model with the smooth and its 95% band.
+  plot per model with the smooth and its 95% band; a table with a ``policy`` column also gets
+  the policy contrast (``contrast.csv``, see :mod:`simstudy.analysis.contrast`).
 * ``simstudy power PLAN.yaml --out DIR``: runs (or resumes) a power analysis; writes
   ``power.csv``, ``power.json`` and ``power.png``.
 * ``simstudy study STUDY.yaml --out FILE.csv``: simulates one study of the published design.
@@ -101,7 +102,27 @@ def _analyze_cmd(args) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table[["model", "n", "edf", "ref_df", "F", "p", "sd_intercept", "sd_slope",
                      "sd_resid"]].to_string(index=False))
+    if spec.contrast.column in data.columns:
+        _write_contrasts(data, spec, out)
     return 0
+
+
+def _write_contrasts(data: pd.DataFrame, spec, out: Path) -> None:
+    """The policy contrast of a table with a policy column: ``contrast.csv`` and a print-out."""
+    import pandas as pd
+
+    from ..cli import UsageError
+    from .contrast import policy_contrasts
+
+    c = spec.contrast
+    try:
+        table = policy_contrasts(data, c.responses, c.column, spec.group, c.baseline, c.level)
+    except ValueError as exc:
+        raise UsageError(f"policy contrast: {exc}") from exc
+    table.to_csv(out / "contrast.csv", index=False)
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(table[["response", "policy", "baseline", "estimate", "lower", "upper", "p",
+                     "omnibus_p"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
 
 
 def _power_cmd(args) -> int:

@@ -51,14 +51,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..documents import StrictModel
 from ..metrics import Recourse
 from ..population import COST_SHAPES, ActionabilityProfiles
 from ..progress import track
 from ..registry import register_policy_spec
 from ..rng import torch_generator
 from ..world.decision import ModelCache, save_module, state_dict_hash
-from .base import RecourseContext, RecoursePolicy
+from .base import PolicySpec, RecourseContext, RecoursePolicy
 
 __all__ = [
     "ICARMAConfig",
@@ -503,7 +502,7 @@ def load_networks(path_stem: str | Path) -> tuple[ICARMANetworks, dict]:
 
 
 @register_policy_spec
-class ICARMASpec(StrictModel):
+class ICARMASpec(PolicySpec):
     """Scenario entry of iCARMA.
 
     ``preferences`` picks the paper's rank-based or score-based hyperparameter set; any field
@@ -512,7 +511,6 @@ class ICARMASpec(StrictModel):
     """
 
     kind: Literal["icarma"]
-    name: str | None = None
     preferences: Literal["ranking", "likert"] = "ranking"
     seeds: list[int] | None = None
     batch_size: int | None = None

@@ -28,12 +28,11 @@ import numpy as np
 import torch
 from pydantic import Field
 
-from ..documents import StrictModel
 from ..metrics import Recourse, weighted_cost
 from ..population import ActionabilityProfiles
 from ..progress import progress as show_progress
 from ..registry import register_policy_spec
-from .base import RecourseContext, RecoursePolicy
+from .base import PolicySpec, RecourseContext, RecoursePolicy
 
 __all__ = ["CausalOracle", "OracleSpec", "oracle_grid", "enumerate_one_by_one"]
 
@@ -295,11 +294,10 @@ def enumerate_one_by_one(
 
 
 @register_policy_spec
-class OracleSpec(StrictModel):
+class OracleSpec(PolicySpec):
     """Scenario entry for the causal oracle."""
 
     kind: Literal["oracle"]
-    name: str | None = None
     n_values: int = Field(25, ge=2, le=200, description="grid values per feature")
     span: Literal["published", "range"] = "published"
     plausibility: bool = True
