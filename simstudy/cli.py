@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 from .documents import DocumentError, FieldProblem, UsageError
 from .progress import set_quiet
@@ -51,6 +53,22 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return 2
+    if threading.current_thread() is not threading.main_thread():
+        return _handle(args)
+    # SIGTERM (kill, a batch queue's time limit) unwinds like Ctrl-C: worker pools are stopped
+    # and finished results kept.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _handle(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _handle(args: argparse.Namespace) -> int:
     try:
         return int(args.handler(args) or 0)
     except DocumentError as exc:

@@ -34,9 +34,14 @@ from .rng import derive_seed
 from .scenario import build_population, load_scenario, policy_name
 from .sim.experiment import SIM_FILES, run_event_world
 from .store import (
+    RunLock,
     check_output_dir,
+    checked,
+    code_version,
+    file_sha256,
     package_versions,
     read_manifest,
+    write_checked,
     write_csv,
     write_manifest,
     write_parquet,
@@ -65,6 +70,13 @@ class Replication:
     x: np.ndarray
     ids: np.ndarray
     info: dict[str, Any]
+
+
+def _stable(info: Any) -> Any:
+    """``info`` without the entries that change between identical runs (cache hits)."""
+    if isinstance(info, dict):
+        return {k: _stable(v) for k, v in info.items() if k != "cached"}
+    return info
 
 
 def _scenario_hash(resolved: dict[str, Any]) -> str:
@@ -162,27 +174,39 @@ def run_scenario(
     """
     scenario, populations = load_scenario(path)
     scenario = with_overrides(scenario, {"seed": ("--seed", seed)}, str(path))
-    base_seed = scenario.seed
     out = check_output_dir(out_dir)
+    with RunLock(out):
+        return _run_locked(path, scenario, populations, out, progress, cache or ModelCache())
+
+
+def _run_locked(path: str | Path, scenario: Any, populations: dict, out: Path, progress: bool,
+                cache: ModelCache) -> RunResult:
+    base_seed = scenario.seed
     parts_dir = out / "parts"
-    cache = cache or ModelCache()
     resolved = {
         "scenario": scenario.model_dump(mode="json"),
         "populations": {k: v.model_dump(mode="json") for k, v in populations.items()},
     }
     resolved_hash = _scenario_hash(resolved)
+    data_files = getattr(scenario.world, "data_files", lambda base_dir: [])(Path(path).parent)
+    data_sha256 = {str(f): file_sha256(f) for f in data_files}
+    # everything a part depends on besides its own unit: reused parts must share it
+    run_key = _scenario_hash({"resolved": resolved_hash, "seed": base_seed,
+                              "data": data_sha256, "code": code_version()})
     if (out / "manifest.json").exists():
         previous = read_manifest(out)
-        if (previous.get("resolved_sha256") != resolved_hash
-                or previous.get("base_seed") != base_seed):
-            raise UsageError(f"{out} holds a run of a different scenario or seed; "
-                             "choose another --out directory")
+        if previous.get("run_key", previous.get("resolved_sha256")) != run_key:
+            raise UsageError(f"{out} holds a run of a different scenario, seed, data file or "
+                             "simstudy code; choose another --out directory")
     manifest: dict[str, Any] = {
         "status": "running",
         "scenario_file": str(path),
         "scenario_name": scenario.name,
         "base_seed": base_seed,
         "resolved_sha256": resolved_hash,
+        "run_key": run_key,
+        "code_version": code_version(),
+        "data_files": data_sha256,
         "resolved": resolved,
         "versions": package_versions(),
         "torch_threads": torch.get_num_threads(),
@@ -210,11 +234,15 @@ def run_scenario(
             for spec in scenario.policies:
                 name = policy_name(spec)
                 part = parts_dir / f"rep{r:03d}__{cond.name}__{name}.parquet"
-                if name not in fitted and not part.exists():
+                key = _scenario_hash({"run": run_key, "unit": [r, cond.name, name],
+                                      "world": _stable(rep.info["world"]),
+                                      "decision_model": _stable(rep.info["decision_model"])})
+                done = checked(part, key)
+                if name not in fitted and not done:
                     fitted[name] = spec.policy().fit(rep.context)
                 if name in fitted:
                     rep.info["policies"][name] = fitted[name].model_hashes()
-                if part.exists():
+                if done:
                     bar.update(1)
                     continue
                 policy = fitted[name]
@@ -228,7 +256,8 @@ def run_scenario(
                     population, ev, rec.intervened & rec.found[:, None], rec.values, rec.extras,
                     {"replication": r, "seed": rep.seed, "condition": cond.name,
                      "policy": name})
-                write_parquet(table, part)
+                write_checked(part, lambda tmp, table=table: table.to_parquet(tmp, index=False),
+                              key)
                 rep.info.setdefault("seconds", {})[f"{cond.name}/{name}"] = round(seconds, 3)
                 bar.update(1)
         manifest["replications"].append(rep.info)

@@ -8,14 +8,19 @@ Power at N is the share of simulations with p < alpha, with a Clopper-Pearson in
 
 Simulations run in a process pool (spawned workers, one BLAS thread each). Each finished
 simulation is appended as one line to ``parts/n{N}.csv`` in the output folder and flushed, so an
-interrupted plan resumes where it stopped; a partial last line is ignored on reading.
+interrupted plan resumes where it stopped; a partial last line, a damaged one or one from
+another plan fails its check and is run again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import sys
+import threading
+import time
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +29,7 @@ from scipy import stats
 
 from ..progress import progress as show_progress
 from ..rng import generator
+from ..store import RunLock, code_version
 from ..users.response import ResponseModel
 from ..users.study import simulate_study
 from .gamm import fit_gamm
@@ -68,40 +74,70 @@ def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[f
     return float(lo), float(hi)
 
 
-def _read_part(path: Path) -> pd.DataFrame:
+def _row_check(key: str, text: str) -> str:
+    return hashlib.sha256(f"{key}|{text}".encode()).hexdigest()[:16]
+
+
+def _read_part(path: Path, key: str = "") -> pd.DataFrame:
+    """The rows of a part file whose check matches their text and the plan's ``key``."""
     if not path.exists():
         return pd.DataFrame(columns=PART_COLUMNS)
-    rows = []
+    rows, rejected = [], 0
     for line in path.read_text().splitlines()[1:]:
-        parts = line.split(",")
-        if len(parts) != len(PART_COLUMNS):
-            continue  # a line cut short by an interruption
+        text, _, check = line.rpartition(",")
+        parts = text.split(",")
+        if len(parts) != len(PART_COLUMNS) or check != _row_check(key, text):
+            rejected += 1  # cut short by an interruption, damaged, or from another plan
+            continue
         try:
             rows.append([int(parts[0]), int(parts[1]), float(parts[2]), float(parts[3]),
                          float(parts[4]), int(parts[5])])
         except ValueError:
-            continue
+            rejected += 1
+    if rejected:
+        print(f"{path}: {rejected} line(s) failed their check (cut short, damaged or from "
+              "another plan or code version); those simulations are run again", file=sys.stderr)
     return pd.DataFrame(rows, columns=PART_COLUMNS).drop_duplicates("sim", keep="first")
 
 
-def _append(path: Path, row: dict) -> None:
+def _append(path: Path, row: dict, key: str = "") -> None:
     new = not path.exists()
     # After an interruption mid-line, start a fresh line so the cut line stays isolated.
     cut = not new and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
+    text = (f"{row['n']},{row['sim']},{row['p']!r},{row['edf']!r},{row['F']!r},"
+            f"{row['significant']}")
     with path.open("a") as fh:
         if new:
-            fh.write(",".join(PART_COLUMNS) + "\n")
+            fh.write(",".join([*PART_COLUMNS, "check"]) + "\n")
         elif cut:
             fh.write("\n")
-        fh.write(f"{row['n']},{row['sim']},{row['p']!r},{row['edf']!r},{row['F']!r},"
-                 f"{row['significant']}\n")
+        fh.write(f"{text},{_row_check(key, text)}\n")
         fh.flush()
         os.fsync(fh.fileno())
 
 
-def _worker_init() -> None:
+def _watch_parent(parent: int) -> None:
+    # A worker whose parent was killed (even with SIGKILL) is re-parented: it exits at once
+    # instead of finishing simulations nobody will read.
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _worker_init(parent: int) -> None:
     for var in _BLAS_VARS:
         os.environ[var] = "1"
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def plan_key(response: ResponseModel, seed: int, items: int, outcome: str, distance: str,
+             alpha: float) -> str:
+    """What each simulation's row depends on besides ``(N, r)``, with the code version."""
+    blob = json.dumps({"response": repr(response), "seed": seed, "items": items,
+                       "outcome": outcome, "distance": distance, "alpha": alpha,
+                       "code": code_version()}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def run_power(
@@ -119,6 +155,10 @@ def run_power(
 ) -> pd.DataFrame:
     """Runs (or resumes) every simulation of a plan; returns all per-simulation rows.
 
+    Each row of ``parts/n{N}.csv`` ends with a check (a hash of the row and of
+    :func:`plan_key`): rows from another plan, from other code, or damaged, are not reused but
+    run again. One process at a time writes ``out_dir`` (:class:`~simstudy.store.RunLock`).
+
     Args:
         response: the assumed response model.
         participants: the grid of participant counts.
@@ -132,12 +172,20 @@ def run_power(
         workers: worker processes (default: all cores); 1 runs in this process.
         progress: show progress.
     """
-    parts = Path(out_dir) / "parts"
+    with RunLock(out_dir):
+        return _run_power(response, participants, simulations, Path(out_dir), seed, items,
+                          outcome, distance, alpha, workers, progress)
+
+
+def _run_power(response, participants, simulations, out_dir, seed, items, outcome, distance,
+               alpha, workers, progress) -> pd.DataFrame:
+    key = plan_key(response, seed, items, outcome, distance, alpha)
+    parts = out_dir / "parts"
     parts.mkdir(parents=True, exist_ok=True)
     grid = sorted({int(n) for n in participants})
     todo = []
     for n in grid:
-        done = set(_read_part(parts / f"n{n}.csv")["sim"].tolist())
+        done = set(_read_part(parts / f"n{n}.csv", key)["sim"].tolist())
         todo.extend(SimulationTask(seed, n, r, items, response, outcome, distance, alpha)
                     for r in range(simulations) if r not in done)
     workers = workers or os.cpu_count() or 1
@@ -145,7 +193,7 @@ def run_power(
                         enabled=progress, desc="simulated studies", unit="study")
     if workers <= 1 or len(todo) <= 1:
         for task in todo:
-            _append(parts / f"n{task.n_participants}.csv", run_simulation(task))
+            _append(parts / f"n{task.n_participants}.csv", run_simulation(task), key)
             bar.update()
     else:
         import multiprocessing as mp
@@ -153,22 +201,27 @@ def run_power(
         # Spawned workers read the BLAS thread variables when numpy loads: set them first.
         saved = {v: os.environ.get(v) for v in _BLAS_VARS}
         os.environ.update({v: "1" for v in _BLAS_VARS})
+        # multiprocessing's Pool (not concurrent.futures) for its public terminate(): an
+        # interrupted plan stops its workers at once instead of letting them finish.
+        pool = mp.get_context("spawn").Pool(workers, initializer=_worker_init,
+                                            initargs=(os.getpid(),))
         try:
-            with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
-                                     initializer=_worker_init) as pool:
-                futures = [pool.submit(run_simulation, t) for t in todo]
-                for fut in as_completed(futures):
-                    row = fut.result()
-                    _append(parts / f"n{row['n']}.csv", row)
-                    bar.update()
+            for row in pool.imap_unordered(run_simulation, todo):
+                _append(parts / f"n{row['n']}.csv", row, key)
+                bar.update()
+            pool.close()
+        except BaseException:
+            pool.terminate()
+            raise
         finally:
+            pool.join()
             for v, val in saved.items():
                 if val is None:
                     os.environ.pop(v, None)
                 else:
                     os.environ[v] = val
     bar.close()
-    frames = [_read_part(parts / f"n{n}.csv") for n in grid]
+    frames = [_read_part(parts / f"n{n}.csv", key) for n in grid]
     rows = pd.concat(frames, ignore_index=True)
     return rows[rows["sim"] < simulations].sort_values(["n", "sim"]).reset_index(drop=True)
 

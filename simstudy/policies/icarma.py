@@ -348,8 +348,9 @@ class ICARMA(RecoursePolicy):
     def _fit_one(self, context: RecourseContext, seed: int) -> tuple[ICARMANetworks, dict]:
         key = self._cache_key(context, seed)
         stem = Path(self.cache.root) / key if self.cache is not None else None
-        if stem is not None and stem.with_suffix(".json").exists():
-            nets, meta = load_networks(stem)
+        cached = self.cache.reuse(stem, load_networks) if stem is not None else None
+        if cached is not None:
+            nets, meta = cached
             return nets, {**meta, "cache_key": key, "cached": True}
         nets, meta = train_icarma(context, self.config, seed, progress=self.progress)
         meta = {**meta, "cache_key": key}

@@ -204,6 +204,13 @@ class CausalFlowWorldSpec(StrictModel):
             raise ValueError("give `csv` exactly when source is 'csv'")
         return self
 
+    def data_files(self, base_dir: str | Path = ".") -> list[Path]:
+        """The files the world reads (their hashes are part of a run's resume key)."""
+        if self.csv is None:
+            return []
+        path = Path(self.csv.path)
+        return [path if path.is_absolute() else Path(base_dir) / path]
+
     def check_data(self, base_dir: str | Path = ".") -> list[tuple[str, str]]:
         """``(field, reason)`` for every problem of the data file (read at validation)."""
         if self.csv is None:
