@@ -123,8 +123,8 @@ def prepare_replication(scenario: Any, index: int, base_seed: int, cache: ModelC
     """
     seed = derive_seed(base_seed, "replication", index)
     world, data, world_info = scenario.world.build(seed, cache, base_dir=base_dir)
-    model, meta = cache.decision_model(data, scenario.decision_model.config(),
-                                       derive_seed(seed, "decision-model"), progress=progress)
+    model, meta = scenario.decision_model.obtain(data, cache, derive_seed(seed, "decision-model"),
+                                                 base_dir=base_dir, progress=progress)
     split = scenario.applicants.split
     x_split = {"test": data.x_test, "val": data.x_val, "train": data.x_train}[split]
     with torch.no_grad():

@@ -58,6 +58,7 @@ from .registry import POLICY_SPECS, WORLD_SPECS
 from .rng import entity_uniforms
 from .sim.spec import SimulationSpec
 from .world.decision import DecisionConfig
+from .world.external import ExternalModelSpec
 
 __all__ = [
     "ActionabilitySpec",
@@ -218,6 +219,25 @@ class DecisionModelSpec(StrictModel):
     def config(self) -> DecisionConfig:
         return DecisionConfig(tuple(self.hidden), self.epochs, self.batch_size, self.lr)
 
+    def obtain(self, data: Any, cache: Any, seed: int, base_dir: str | Path = ".",
+               progress: bool = False) -> tuple[Any, dict]:
+        """The model trained on ``data`` (from the cache when it holds it) and its record."""
+        return cache.decision_model(data, self.config(), seed, progress=progress)
+
+
+def _decision_form(value: Any) -> str:
+    # an entry with a ``kind`` names a model file; without one it configures training
+    if isinstance(value, ExternalModelSpec) or (isinstance(value, dict) and "kind" in value):
+        return "file"
+    return "trained"
+
+
+DecisionModelEntry = Annotated[
+    Union[Annotated[DecisionModelSpec, Tag("trained")],  # noqa: UP007
+          Annotated[ExternalModelSpec, Tag("file")]],
+    Discriminator(_decision_form),
+]
+
 
 class ApplicantsSpec(StrictModel):
     """Who asks for recourse: rejected applicants of a split, optionally capped."""
@@ -248,7 +268,7 @@ def _scenario_model() -> type[StrictModel]:
         seed: int = Field(0, ge=0)
         replications: int = Field(1, ge=1, le=1000)
         world: world_union  # type: ignore[valid-type]
-        decision_model: DecisionModelSpec = DecisionModelSpec()
+        decision_model: DecisionModelEntry = DecisionModelSpec()
         applicants: ApplicantsSpec = ApplicantsSpec()
         policies: list[policy_union] = Field(min_length=1)  # type: ignore[valid-type]
         conditions: list[ConditionSpec] = Field(min_length=1)
@@ -273,6 +293,10 @@ def _scenario_model() -> type[StrictModel]:
             return self
 
     return Scenario
+
+
+def _needs_gradients(spec: Any) -> bool:
+    return bool(getattr(spec, "needs_gradients", False))
 
 
 def policy_name(spec: Any) -> str:
@@ -351,6 +375,16 @@ def load_scenario(path: str | Path) -> tuple[Any, dict[str, PopulationSpec]]:
     problems: list[DocumentProblem] = [
         DocumentProblem(str(path), f"world.{field}", reason)
         for field, reason in (check_data(path.parent) if check_data else [])]
+    if not getattr(scenario.decision_model, "differentiable", True):
+        problems += [DocumentProblem(str(path), f"policies[{i}].kind", (
+            f"{spec.kind} follows the decision model's gradient; a "
+            f"{scenario.decision_model.kind} model has none (use a torchscript model, or "
+            "policies that only query the model: oracle, growing_spheres)"))
+            for i, spec in enumerate(scenario.policies) if _needs_gradients(spec)]
+    if isinstance(scenario.decision_model, ExternalModelSpec) and not problems:
+        problems += [DocumentProblem(str(path), field, reason) for field, reason in
+                     scenario.decision_model.check(path.parent,
+                                                   scenario.world.feature_names())]
     for i, cond in enumerate(scenario.conditions):
         if isinstance(cond.population, PopulationSpec):
             populations[cond.name] = cond.population

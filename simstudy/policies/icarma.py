@@ -45,7 +45,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import torch
@@ -510,6 +510,8 @@ class ICARMASpec(PolicySpec):
     left out keeps that set's value. ``seeds`` trains one model per seed and deploys the one
     with the best validation loss.
     """
+
+    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
 
     kind: Literal["icarma"]
     preferences: Literal["ranking", "likert"] = "ranking"

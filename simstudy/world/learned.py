@@ -24,7 +24,7 @@ from .base import FeatureRoles, causal_order_check
 from .data import SplitShares, WorldData, sample_world_data
 from .decision import ModelCache
 from .flow import FlowConfig, cached_causal_flow
-from .loan import LoanSCM
+from .loan import LOAN_ROLES, LoanSCM
 
 __all__ = ["CsvFeature", "CsvSource", "CsvProblem", "FlowSettings", "CausalFlowWorldSpec",
            "load_csv_data", "read_csv_source", "MIN_ROWS_PER_SPLIT"]
@@ -203,6 +203,11 @@ class CausalFlowWorldSpec(StrictModel):
         if (self.source == "csv") != (self.csv is not None):
             raise ValueError("give `csv` exactly when source is 'csv'")
         return self
+
+    def feature_names(self) -> tuple[str, ...]:
+        if self.csv is None:
+            return LOAN_ROLES.names
+        return tuple(f.name for f in self.csv.features)
 
     def data_files(self, base_dir: str | Path = ".") -> list[Path]:
         """The files the world reads (their hashes are part of a run's resume key)."""

@@ -10,7 +10,7 @@ from ..documents import StrictModel
 from ..registry import register_world_spec
 from ..rng import generator
 from .data import SplitShares, WorldData, sample_world_data
-from .loan import LoanSCM
+from .loan import LOAN_ROLES, LoanSCM
 
 __all__ = ["LoanWorldSpec"]
 
@@ -23,6 +23,9 @@ class LoanWorldSpec(StrictModel):
     n_samples: int = Field(20000, ge=100, le=10_000_000)
     split: SplitShares = (0.5, 0.25, 0.25)
     stochastic_label: bool = False
+
+    def feature_names(self) -> tuple[str, ...]:
+        return LOAN_ROLES.names
 
     def build(self, seed: int, cache: Any = None, base_dir: Any = ".",
               ) -> tuple[LoanSCM, WorldData, dict]:
