@@ -142,7 +142,7 @@ def load_yaml(path: str | Path) -> Any:
 
 
 # Tags of documents' tagged unions (a path or an inline document); not user fields.
-_UNION_TAGS = {"inline", "file"}
+_UNION_TAGS = {"inline", "file", "trained"}
 
 
 def _field_path(loc: tuple[Any, ...], data: Any = None) -> str:
