@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .dictionary import write_dictionary
 from .documents import FieldProblem, UsageError, with_overrides
 from .metrics import evaluate_recourse
 from .policies.base import RecourseContext, RecoursePolicy
@@ -48,6 +49,10 @@ from .store import (
 )
 from .summary import summarize_contrasts, summarize_recourse
 from .world.decision import ModelCache
+
+#: Significant digits of the floats in summary.csv and contrasts.csv (recourse.parquet keeps
+#: full precision).
+SUMMARY_DIGITS = 6
 
 __all__ = ["run_scenario", "recourse_table", "RunResult", "Replication", "prepare_replication"]
 
@@ -269,16 +274,19 @@ def _run_locked(path: str | Path, scenario: Any, populations: dict, out: Path, p
     group_columns = [c for c in ("gender", "race", "privileged") if c in recourse.columns]
     summary = summarize_recourse(recourse, group_columns)
     write_parquet(recourse, out / "recourse.parquet")
-    write_csv(summary, out / "summary.csv")
+    write_csv(summary, out / "summary.csv", digits=SUMMARY_DIGITS)
     outputs = ["recourse.parquet", "summary.csv"]
     if scenario.contrasts:
         pairs = [(c.policy, c.baseline) for c in scenario.contrasts]
-        write_csv(summarize_contrasts(recourse, pairs, group_columns), out / "contrasts.csv")
+        write_csv(summarize_contrasts(recourse, pairs, group_columns), out / "contrasts.csv",
+                  digits=SUMMARY_DIGITS)
         outputs.append("contrasts.csv")
     if scenario.simulation is not None:
         _run_event_world(scenario, populations, base_seed, cache, out, progress,
                          Path(path).parent)
         outputs += SIM_FILES
+    write_dictionary(out)
+    outputs.append("data_dictionary.csv")
     manifest["status"] = "complete"
     manifest["wall_seconds"] = round(time.time() - started, 2)
     manifest["outputs"] = outputs

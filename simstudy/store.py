@@ -90,9 +90,11 @@ def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
     atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
 
 
-def write_csv(df: pd.DataFrame, path: str | Path) -> None:
-    # repr-precision floats so reruns compare byte for byte
-    atomic_write(path, lambda tmp: df.to_csv(tmp, index=False, float_format="%.17g"))
+def write_csv(df: pd.DataFrame, path: str | Path, digits: int | None = None) -> None:
+    """Writes a CSV atomically; floats with ``digits`` significant digits (default: repr
+    precision, so reruns compare byte for byte either way)."""
+    fmt = f"%.{digits}g" if digits else "%.17g"
+    atomic_write(path, lambda tmp: df.to_csv(tmp, index=False, float_format=fmt))
 
 
 def package_versions() -> dict[str, str]:

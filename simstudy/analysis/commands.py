@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..documents import UsageError, load_document, with_overrides
-from ..store import atomic_write, check_output_dir, check_output_file
+from ..store import atomic_write, atomic_write_text, check_output_dir, check_output_file
 
 if TYPE_CHECKING:  # the handlers import numpy and pandas when they run: --help stays fast
     import numpy as np
@@ -126,6 +127,7 @@ def _write_contrasts(data: pd.DataFrame, spec, out: Path) -> None:
 
 
 def _power_cmd(args) -> int:
+    from ..dictionary import write_dictionary
     from .documents import PowerPlan
     from .power import run_power, summarize_power
 
@@ -137,9 +139,19 @@ def _power_cmd(args) -> int:
                      seed=plan.seed, items=plan.items, outcome=plan.outcome,
                      distance=plan.distance, alpha=plan.alpha, workers=plan.workers)
     table, smallest = summarize_power(rows, plan.target_power, plan.confidence)
-    table.to_csv(out / "power.csv", index=False)
-    (out / "power.json").write_text(json.dumps(
+    # the point estimate reaching the target is a coin flip at that N; the interval's lower
+    # bound reaching it is the conservative reading: both are stated
+    sure = table[table["lower"] >= plan.target_power]
+    smallest_lower = int(sure["n"].min()) if len(sure) else None
+    atomic_write(out / "power.csv", lambda tmp: table.to_csv(tmp, index=False))
+    write_dictionary(out)
+    atomic_write_text(out / "power.json", json.dumps(
         {"target_power": plan.target_power, "smallest_n": smallest,
+         "smallest_n_basis": "point estimate of power (simulated share significant)",
+         "smallest_n_lower_bound": smallest_lower,
+         "smallest_n_lower_bound_basis": f"lower bound of the {plan.confidence:.0%} "
+                                         "Clopper-Pearson interval",
+         "plan_file": str(args.plan), "plan": plan.model_dump(mode="json"),
          "table": table.to_dict(orient="records")}, indent=2))
     import matplotlib
 
@@ -158,7 +170,15 @@ def _power_cmd(args) -> int:
     fig.savefig(out / "power.png", dpi=120)
     plt.close(fig)
     print(table.to_string(index=False))
-    print(f"smallest N reaching power {plan.target_power}: {smallest}")
+    print(f"smallest N whose estimated power reaches {plan.target_power}: "
+          f"{_or_none(smallest, plan.participants)} (point estimate)")
+    print(f"smallest N whose {plan.confidence:.0%} interval's lower bound reaches "
+          f"{plan.target_power}: {_or_none(smallest_lower, plan.participants)} (conservative)")
+    return 0
+
+
+def _or_none(n: int | None, grid: list[int]) -> str:
+    return str(n) if n is not None else f"none up to {max(grid)}; extend the grid"
     return 0
 
 
@@ -173,6 +193,11 @@ def _study_cmd(args) -> int:
     pool = ProfilePool(size=spec.pool_size).fit(gen)
     table = simulate_study(spec.participants, spec.response.build(), gen, items=spec.items,
                            pool=pool, exclude_immutable=spec.exclude_immutable)
+    if spec.exclude_immutable:
+        dropped = spec.participants * spec.items - len(table)
+        print(f"excluded {dropped} of {spec.participants * spec.items} ratings of recourses "
+              "touching a feature the participant says cannot change (exclude_immutable: "
+              "true, as in the published analysis)", file=sys.stderr)
     atomic_write(args.out, lambda tmp: table.to_csv(tmp, index=False))
     print(f"{len(table)} ratings from {table['uid'].nunique()} participants -> {args.out}")
     return 0
