@@ -8,8 +8,10 @@ Power at N is the share of simulations with p < alpha, with a Clopper-Pearson in
 
 Simulations run in a process pool (spawned workers, one BLAS thread each). Each finished
 simulation is appended as one line to ``parts/n{N}.csv`` in the output folder and flushed, so an
-interrupted plan resumes where it stopped; a partial last line, a damaged one or one from
-another plan fails its check and is run again.
+interrupted plan resumes where it stopped. Each line ends with a check (a hash of the line, of
+what the simulation depends on and of the code version): a line cut short, damaged, or made for
+another plan fails it and is run again. One process at a time writes the folder
+(:class:`~simstudy.store.RunLock`); killing the command stops its workers.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from scipy import stats
@@ -34,8 +37,8 @@ from ..users.response import ResponseModel
 from ..users.study import simulate_study
 from .gamm import fit_gamm
 
-__all__ = ["SimulationTask", "run_simulation", "clopper_pearson", "run_power", "summarize_power",
-           "PART_COLUMNS"]
+__all__ = ["SimulationTask", "run_simulation", "clopper_pearson", "run_power", "run_simulations",
+           "summarize_power", "plan_key", "PART_COLUMNS"]
 
 PART_COLUMNS = ["n", "sim", "p", "edf", "F", "significant"]
 _BLAS_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -78,37 +81,38 @@ def _row_check(key: str, text: str) -> str:
     return hashlib.sha256(f"{key}|{text}".encode()).hexdigest()[:16]
 
 
-def _read_part(path: Path, key: str = "") -> pd.DataFrame:
-    """The rows of a part file whose check matches their text and the plan's ``key``."""
+def _read_part(path: Path, columns: list[str] = PART_COLUMNS, key: str = "") -> pd.DataFrame:
+    """The finished simulations of a part file whose check matches their line and ``key``.
+    ``n``, ``sim`` and every column named ``significant*`` are integers."""
     if not path.exists():
-        return pd.DataFrame(columns=PART_COLUMNS)
+        return pd.DataFrame(columns=columns)
     rows, rejected = [], 0
     for line in path.read_text().splitlines()[1:]:
         text, _, check = line.rpartition(",")
         parts = text.split(",")
-        if len(parts) != len(PART_COLUMNS) or check != _row_check(key, text):
+        if len(parts) != len(columns) or check != _row_check(key, text):
             rejected += 1  # cut short by an interruption, damaged, or from another plan
             continue
         try:
-            rows.append([int(parts[0]), int(parts[1]), float(parts[2]), float(parts[3]),
-                         float(parts[4]), int(parts[5])])
+            rows.append([int(v) if c in ("n", "sim") or c.startswith("significant") else float(v)
+                         for c, v in zip(columns, parts, strict=True)])
         except ValueError:
             rejected += 1
     if rejected:
-        print(f"{path}: {rejected} line(s) failed their check (cut short, damaged or from "
+        print(f"{path}: {rejected} line(s) failed their check (cut short, damaged, or from "
               "another plan or code version); those simulations are run again", file=sys.stderr)
-    return pd.DataFrame(rows, columns=PART_COLUMNS).drop_duplicates("sim", keep="first")
+    return pd.DataFrame(rows, columns=columns).drop_duplicates("sim", keep="first")
 
 
-def _append(path: Path, row: dict, key: str = "") -> None:
+def _append(path: Path, row: dict, columns: list[str] = PART_COLUMNS, key: str = "") -> None:
     new = not path.exists()
     # After an interruption mid-line, start a fresh line so the cut line stays isolated.
     cut = not new and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
-    text = (f"{row['n']},{row['sim']},{row['p']!r},{row['edf']!r},{row['F']!r},"
-            f"{row['significant']}")
+    text = ",".join(repr(row[c]) if isinstance(row[c], float) else str(row[c])
+                    for c in columns)
     with path.open("a") as fh:
         if new:
-            fh.write(",".join([*PART_COLUMNS, "check"]) + "\n")
+            fh.write(",".join([*columns, "check"]) + "\n")
         elif cut:
             fh.write("\n")
         fh.write(f"{text},{_row_check(key, text)}\n")
@@ -131,13 +135,85 @@ def _worker_init(parent: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
 
 
-def plan_key(response: ResponseModel, seed: int, items: int, outcome: str, distance: str,
-             alpha: float) -> str:
-    """What each simulation's row depends on besides ``(N, r)``, with the code version."""
-    blob = json.dumps({"response": repr(response), "seed": seed, "items": items,
-                       "outcome": outcome, "distance": distance, "alpha": alpha,
-                       "code": code_version()}, sort_keys=True)
+def plan_key(**depends_on: Any) -> str:
+    """A hash of what each simulation's row depends on besides ``(N, r)`` (the response
+    model, seed, design, test) and of the code version."""
+    blob = json.dumps({**{k: repr(v) for k, v in depends_on.items()}, "code": code_version()},
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def run_simulations(
+    tasks: list, simulate: Callable[[Any], dict], grid: list[int], simulations: int,
+    out_dir: Path, columns: list[str] = PART_COLUMNS, workers: int | None = None,
+    progress: bool = True, key: str = "",
+) -> pd.DataFrame:
+    """Runs (or resumes) simulation tasks with checkpoints; returns every finished row.
+
+    Each task has attributes ``n_participants`` and ``sim``; ``simulate(task)`` returns one row
+    (a dict with every column of ``columns``), appended to ``parts/n{N}.csv`` as soon as it is
+    done. Tasks whose row is already there are skipped, so an interrupted plan resumes.
+
+    Args:
+        tasks: every task of the plan (finished ones included).
+        simulate: a module-level function (it is sent to spawned worker processes).
+        grid: the participant counts.
+        simulations: simulations per participant count.
+        out_dir: folder of the ``parts/`` checkpoints.
+        columns: the part files' columns.
+        workers: worker processes (default: all cores); 1 runs in this process.
+        progress: show progress.
+        key: what the rows depend on (see :func:`plan_key`); rows made for another key are
+            run again.
+    """
+    with RunLock(out_dir):
+        return _run_simulations(tasks, simulate, grid, simulations, Path(out_dir), columns,
+                                workers, progress, key or plan_key())
+
+
+def _run_simulations(tasks, simulate, grid, simulations, out_dir, columns, workers, progress,
+                     key) -> pd.DataFrame:
+    parts = Path(out_dir) / "parts"
+    parts.mkdir(parents=True, exist_ok=True)
+    done = {n: set(_read_part(parts / f"n{n}.csv", columns, key)["sim"].tolist())
+            for n in grid}
+    todo = [t for t in tasks if t.sim not in done[t.n_participants]]
+    workers = workers or os.cpu_count() or 1
+    total = len(grid) * simulations
+    with show_progress(total, initial=total - len(todo), enabled=progress,
+                       desc="simulated studies", unit="study") as bar:
+        if workers <= 1 or len(todo) <= 1:
+            for task in todo:
+                _append(parts / f"n{task.n_participants}.csv", simulate(task), columns, key)
+                bar.update()
+        else:
+            import multiprocessing as mp
+
+            # Spawned workers read the BLAS thread variables when numpy loads: set them first.
+            saved = {v: os.environ.get(v) for v in _BLAS_VARS}
+            os.environ.update({v: "1" for v in _BLAS_VARS})
+            # multiprocessing's Pool (not concurrent.futures) for its public terminate(): an
+            # interrupted plan stops its workers at once instead of letting them finish.
+            pool = mp.get_context("spawn").Pool(workers, initializer=_worker_init,
+                                                initargs=(os.getpid(),))
+            try:
+                for row in pool.imap_unordered(simulate, todo):
+                    _append(parts / f"n{row['n']}.csv", row, columns, key)
+                    bar.update()
+                pool.close()
+            except BaseException:
+                pool.terminate()
+                raise
+            finally:
+                pool.join()
+                for v, val in saved.items():
+                    if val is None:
+                        os.environ.pop(v, None)
+                    else:
+                        os.environ[v] = val
+    frames = [_read_part(parts / f"n{n}.csv", columns, key) for n in grid]
+    rows = pd.concat(frames, ignore_index=True)
+    return rows[rows["sim"] < simulations].sort_values(["n", "sim"]).reset_index(drop=True)
 
 
 def run_power(
@@ -155,10 +231,6 @@ def run_power(
 ) -> pd.DataFrame:
     """Runs (or resumes) every simulation of a plan; returns all per-simulation rows.
 
-    Each row of ``parts/n{N}.csv`` ends with a check (a hash of the row and of
-    :func:`plan_key`): rows from another plan, from other code, or damaged, are not reused but
-    run again. One process at a time writes ``out_dir`` (:class:`~simstudy.store.RunLock`).
-
     Args:
         response: the assumed response model.
         participants: the grid of participant counts.
@@ -172,58 +244,13 @@ def run_power(
         workers: worker processes (default: all cores); 1 runs in this process.
         progress: show progress.
     """
-    with RunLock(out_dir):
-        return _run_power(response, participants, simulations, Path(out_dir), seed, items,
-                          outcome, distance, alpha, workers, progress)
-
-
-def _run_power(response, participants, simulations, out_dir, seed, items, outcome, distance,
-               alpha, workers, progress) -> pd.DataFrame:
-    key = plan_key(response, seed, items, outcome, distance, alpha)
-    parts = out_dir / "parts"
-    parts.mkdir(parents=True, exist_ok=True)
     grid = sorted({int(n) for n in participants})
-    todo = []
-    for n in grid:
-        done = set(_read_part(parts / f"n{n}.csv", key)["sim"].tolist())
-        todo.extend(SimulationTask(seed, n, r, items, response, outcome, distance, alpha)
-                    for r in range(simulations) if r not in done)
-    workers = workers or os.cpu_count() or 1
-    bar = show_progress(len(grid) * simulations, initial=len(grid) * simulations - len(todo),
-                        enabled=progress, desc="simulated studies", unit="study")
-    if workers <= 1 or len(todo) <= 1:
-        for task in todo:
-            _append(parts / f"n{task.n_participants}.csv", run_simulation(task), key)
-            bar.update()
-    else:
-        import multiprocessing as mp
-
-        # Spawned workers read the BLAS thread variables when numpy loads: set them first.
-        saved = {v: os.environ.get(v) for v in _BLAS_VARS}
-        os.environ.update({v: "1" for v in _BLAS_VARS})
-        # multiprocessing's Pool (not concurrent.futures) for its public terminate(): an
-        # interrupted plan stops its workers at once instead of letting them finish.
-        pool = mp.get_context("spawn").Pool(workers, initializer=_worker_init,
-                                            initargs=(os.getpid(),))
-        try:
-            for row in pool.imap_unordered(run_simulation, todo):
-                _append(parts / f"n{row['n']}.csv", row, key)
-                bar.update()
-            pool.close()
-        except BaseException:
-            pool.terminate()
-            raise
-        finally:
-            pool.join()
-            for v, val in saved.items():
-                if val is None:
-                    os.environ.pop(v, None)
-                else:
-                    os.environ[v] = val
-    bar.close()
-    frames = [_read_part(parts / f"n{n}.csv", key) for n in grid]
-    rows = pd.concat(frames, ignore_index=True)
-    return rows[rows["sim"] < simulations].sort_values(["n", "sim"]).reset_index(drop=True)
+    tasks = [SimulationTask(seed, n, r, items, response, outcome, distance, alpha)
+             for n in grid for r in range(simulations)]
+    key = plan_key(response=response, seed=seed, items=items, outcome=outcome,
+                   distance=distance, alpha=alpha)
+    return run_simulations(tasks, run_simulation, grid, simulations, out_dir, PART_COLUMNS,
+                           workers, progress, key)
 
 
 def summarize_power(rows: pd.DataFrame, target: float = 0.8, level: float = 0.95

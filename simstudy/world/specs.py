@@ -27,6 +27,11 @@ class LoanWorldSpec(StrictModel):
     def feature_names(self) -> tuple[str, ...]:
         return LOAN_ROLES.names
 
+    @classmethod
+    def check_example(cls) -> dict:
+        """A small world for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "loan", "n_samples": 400}
+
     def build(self, seed: int, cache: Any = None, base_dir: Any = ".",
               ) -> tuple[LoanSCM, WorldData, dict]:
         world = LoanSCM(self.stochastic_label)
