@@ -77,6 +77,9 @@ class ModelSpec(StrictModel):
     response: str
     distance: str
     k: int | None = Field(None, ge=3, description="basis size; default min(10, distinct - 1)")
+    family: Literal["gaussian", "binomial", "ocat"] = Field(
+        "gaussian", description="gaussian (ratings as interval data), binomial (0/1, logit) "
+        "or ocat (ordered categories of the rating scale, cumulative logit)")
 
 
 class ContrastAnalysisSpec(StrictModel):
@@ -95,7 +98,18 @@ class AnalysisSpec(StrictModel):
     group: str = "uid"
     models: list[ModelSpec] = Field(min_length=1)
     contrast: ContrastAnalysisSpec = ContrastAnalysisSpec()
+    scale: tuple[int, int] | None = Field(
+        (1, 7), description="lowest and highest rating; values outside are refused (null: "
+        "no check)")
     ordinal: bool = Field(True, description="also fit the cumulative-logit sensitivity model")
+
+    @field_validator("scale")
+    @classmethod
+    def _scale_ordered(cls, v):
+        if v is not None and v[0] >= v[1]:
+            raise ValueError(f"the lowest rating must be below the highest, got {list(v)}")
+        return v
+
     exploratory_pygam: bool = Field(False, description="also fit exploratory pygam GAMs")
     plot: bool = True
 
