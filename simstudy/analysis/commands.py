@@ -32,11 +32,9 @@ __all__ = ["register", "analyze", "plot_smooth", "run_audit"]
 
 def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
     """Plots b0 + f(x) with its 95% band over the observed range."""
-    import matplotlib
     import numpy as np
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..plotting import plt, save_figure
 
     grid = np.linspace(np.min(x), np.max(x), 200)
     band = model.predict_band(grid)
@@ -56,8 +54,7 @@ def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
     ax.set_title(f"{title}: EDF {model.edf_:.2f}, F {t.F:.2f}, p {t.p:.3g}", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def analyze(data: pd.DataFrame, spec, out: Path | None = None,
@@ -204,10 +201,7 @@ def _power_cmd(args) -> int:
                                          "Clopper-Pearson interval",
          "plan_file": str(args.plan), "plan": plan.model_dump(mode="json"),
          "table": table.to_dict(orient="records")}, indent=2))
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..plotting import plt, save_figure
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
     ax.errorbar(table["n"], table["power"], yerr=[table["power"] - table["lower"],
@@ -218,8 +212,7 @@ def _power_cmd(args) -> int:
     ax.set_ylabel(f"power ({plan.outcome} ~ s({plan.distance}), alpha {plan.alpha})")
     ax.set_ylim(0, 1.02)
     fig.tight_layout()
-    fig.savefig(out / "power.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, out / "power.png")
     print(table.to_string(index=False))
     print(f"smallest N whose estimated power reaches {plan.target_power}: "
           f"{_or_none(smallest, plan.participants)} (point estimate)")
