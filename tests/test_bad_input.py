@@ -175,7 +175,7 @@ DOCUMENT_CASES = [
     # audit documents
     ("audit-bootstrap-few", "audit", "bootstrap", 5, "bootstrap"),
     ("audit-correction", "audit", "correction", "bonferroni", "correction"),
-    ("audit-metric", "audit", "metrics", ["happiness"], "metrics[0]"),
+    ("audit-metric", "audit", "metrics", ["happiness"], "metrics"),
     ("audit-by-empty", "audit", "by", [], "by"),
     ("audit-alpha-nan", "audit", "alpha", float("nan"), "alpha"),
 ]
