@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any, Literal
 
 from .documents import UsageError
@@ -56,11 +57,26 @@ def _call_single_threaded(fn: Callable[[Any], Any], task: Any) -> Any:
         return fn(task)
 
 
-def _worker_init() -> None:
+def _watch_parent(parent: int) -> None:
+    # A worker whose parent was killed (even with SIGKILL) is re-parented: it exits at once
+    # instead of finishing units nobody will store.
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _worker_init(parent: int) -> None:
     os.environ.update({v: "1" for v in BLAS_VARIABLES})
     import torch
 
     torch.set_num_threads(1)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _indexed(job: tuple[int, Callable[[Any], Any], Any]) -> tuple[int, Any]:
+    i, fn, task = job
+    return i, fn(task)
 
 
 class Executor:
@@ -95,13 +111,17 @@ class SerialExecutor(Executor):
 
 
 class ProcessExecutor(Executor):
-    """A pool of ``workers`` spawned local processes (spawned, so no torch state is forked)."""
+    """A pool of ``workers`` spawned local processes (spawned, so no torch state is forked).
+
+    An interrupted run stops its workers at once (``terminate``), and workers whose parent
+    died exit by themselves.
+    """
 
     def __init__(self, workers: int) -> None:
         self.workers = int(workers)
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool = None
 
-    def _start(self) -> ProcessPoolExecutor:
+    def _start(self):
         if self._pool is None:
             import multiprocessing as mp
 
@@ -109,9 +129,9 @@ class ProcessExecutor(Executor):
             saved = {v: os.environ.get(v) for v in BLAS_VARIABLES}
             os.environ.update({v: "1" for v in BLAS_VARIABLES})
             try:
-                self._pool = ProcessPoolExecutor(self.workers,
-                                                 mp_context=mp.get_context("spawn"),
-                                                 initializer=_worker_init)
+                # multiprocessing's Pool (not concurrent.futures) for its terminate()
+                self._pool = mp.get_context("spawn").Pool(
+                    self.workers, initializer=_worker_init, initargs=(os.getpid(),))
             finally:
                 for v, val in saved.items():
                     if val is None:
@@ -124,17 +144,26 @@ class ProcessExecutor(Executor):
         if not tasks:
             return
         pool = self._start()
-        futures = {pool.submit(fn, task): i for i, task in enumerate(tasks)}
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in sorted(done, key=futures.__getitem__):
-                yield futures[fut], fut.result()
+        try:
+            yield from pool.imap_unordered(_indexed, [(i, fn, t) for i, t in enumerate(tasks)])
+        except BaseException:
+            self._stop(terminate=True)
+            raise
+
+    def _stop(self, terminate: bool) -> None:
+        if self._pool is not None:
+            if terminate:
+                self._pool.terminate()
+            else:
+                self._pool.close()
+            self._pool.join()
+            self._pool = None
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        self._stop(terminate=False)
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        self._stop(terminate=exc_type is not None)
 
 
 class RayExecutor(Executor):

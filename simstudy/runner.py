@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .documents import UsageError
+from .dictionary import write_dictionary
+from .documents import FieldProblem, UsageError, with_overrides
 from .executors import Executor, SerialExecutor
 from .metrics import evaluate_recourse
 from .policies.base import RecourseContext, RecoursePolicy
@@ -42,15 +43,24 @@ from .rng import derive_seed
 from .scenario import build_population, load_scenario, policy_name
 from .sim.experiment import SIM_FILES, UNIT_TABLES, simulate_tables, write_event_world
 from .store import (
-    atomic_write_text,
+    RunLock,
+    check_output_dir,
+    checked,
+    code_version,
+    file_sha256,
     package_versions,
     read_manifest,
+    write_checked,
     write_csv,
     write_manifest,
     write_parquet,
 )
 from .summary import summarize_contrasts, summarize_recourse
 from .world.decision import ModelCache
+
+#: Significant digits of the floats in summary.csv and contrasts.csv (recourse.parquet keeps
+#: full precision).
+SUMMARY_DIGITS = 6
 
 __all__ = ["run_scenario", "recourse_table", "RunResult", "Replication", "prepare_replication",
            "ScenarioRun", "RecourseUnit", "EventWorldUnit", "run_units"]
@@ -120,12 +130,18 @@ def prepare_replication(scenario: Any, index: int, base_seed: int, cache: ModelC
     """
     seed = derive_seed(base_seed, "replication", index)
     world, data, world_info = scenario.world.build(seed, cache, base_dir=base_dir)
-    model, meta = cache.decision_model(data, scenario.decision_model.config(),
-                                       derive_seed(seed, "decision-model"), progress=progress)
+    model, meta = scenario.decision_model.obtain(data, cache, derive_seed(seed, "decision-model"),
+                                                 base_dir=base_dir, progress=progress)
     split = scenario.applicants.split
     x_split = {"test": data.x_test, "val": data.x_val, "train": data.x_train}[split]
     with torch.no_grad():
         approved = model.approves(x_split).numpy()
+    if approved.all() or not approved.any():
+        share = "every" if approved.all() else "no"
+        raise FieldProblem("decision_model", (
+            f"the trained model approves {share} applicant of the {split} split (replication "
+            f"{index}); recourse needs both outcomes: check the data's label balance, epochs and "
+            "lr"))
     ids = np.arange(len(x_split))
     if scenario.applicants.only_rejected:
         ids = ids[~approved]
@@ -158,6 +174,7 @@ class RunPlan:
     base_seed: int
     base_dir: Path
     cache_root: Path
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -277,7 +294,16 @@ def compute_event_world_unit(unit: EventWorldUnit) -> tuple[dict[str, pd.DataFra
     return tables, {"timings": timings}
 
 
-def compute_unit(unit: RecourseUnit | EventWorldUnit) -> tuple[Any, dict]:
+@dataclass(frozen=True)
+class UnitFailure:
+    """A document value found unusable inside a unit (sent back instead of an exception, so
+    that any executor reports it the same way: ``FILE: field: reason``)."""
+
+    field: str
+    reason: str
+
+
+def compute_unit(unit: RecourseUnit | EventWorldUnit) -> tuple[Any, dict] | UnitFailure:
     """Computes any unit (the function executors call); quietly, as the run shows one bar."""
     quiet = is_quiet()
     set_quiet(True)
@@ -285,6 +311,8 @@ def compute_unit(unit: RecourseUnit | EventWorldUnit) -> tuple[Any, dict]:
         if isinstance(unit, RecourseUnit):
             return compute_recourse_unit(unit)
         return compute_event_world_unit(unit)
+    except FieldProblem as exc:
+        return UnitFailure(exc.field, exc.reason)
     finally:
         set_quiet(quiet)
 
@@ -293,14 +321,16 @@ def compute_unit(unit: RecourseUnit | EventWorldUnit) -> tuple[Any, dict]:
 class ScenarioRun:
     """One scenario run into one directory: its units, their parts, and the combined tables.
 
-    ``pending()`` lists the units whose parts are missing; ``store(unit, result)`` writes a
-    finished unit's part; ``finish()`` combines the parts into the run files.
+    ``open`` validates and takes the directory's lock; ``pending()`` lists the units without a
+    checked part; ``store(unit, result)`` writes a finished unit's part; ``finish()`` combines
+    the parts into the run files; ``close()`` releases the lock.
     """
 
     path: Path
     out: Path
     plan: RunPlan
     manifest: dict[str, Any]
+    lock: RunLock
     started: float = field(default_factory=time.time)
 
     @classmethod
@@ -314,37 +344,52 @@ class ScenarioRun:
         """
         path = Path(path)
         scenario, populations = loaded if loaded is not None else load_scenario(path)
-        base_seed = scenario.seed if seed is None else int(seed)
-        out = Path(out_dir)
+        scenario = with_overrides(scenario, {"seed": ("--seed", seed)}, str(path))
+        base_seed = scenario.seed
+        out = check_output_dir(out_dir)
         cache = cache or ModelCache()
-        resolved = {
-            "scenario": scenario.model_dump(mode="json"),
-            "populations": {k: v.model_dump(mode="json") for k, v in populations.items()},
-        }
-        resolved_hash = _scenario_hash(resolved)
-        if (out / "manifest.json").exists():
-            previous = read_manifest(out)
-            if (previous.get("resolved_sha256") != resolved_hash
-                    or previous.get("base_seed") != base_seed):
-                raise UsageError(f"{out} holds a run of a different scenario or seed; "
-                                 "choose another --out directory")
-        manifest: dict[str, Any] = {
-            "status": "running",
-            "scenario_file": str(path),
-            "scenario_name": scenario.name,
-            "base_seed": base_seed,
-            "resolved_sha256": resolved_hash,
-            "resolved": resolved,
-            "versions": package_versions(),
-            "torch_threads": 1,
-            "executor": (executor or SerialExecutor()).describe(),
-            "replications": [],
-        }
-        out.mkdir(parents=True, exist_ok=True)
-        write_manifest(out, manifest)
+        lock = RunLock(out).__enter__()
+        try:
+            resolved = {
+                "scenario": scenario.model_dump(mode="json"),
+                "populations": {k: v.model_dump(mode="json") for k, v in populations.items()},
+            }
+            resolved_hash = _scenario_hash(resolved)
+            data_files = getattr(scenario.world, "data_files", lambda base_dir: [])(path.parent)
+            data_sha256 = {str(f): file_sha256(f) for f in data_files}
+            # everything a part depends on besides its own unit: reused parts must share it
+            run_key = _scenario_hash({"resolved": resolved_hash, "seed": base_seed,
+                                      "data": data_sha256, "code": code_version()})
+            if (out / "manifest.json").exists():
+                previous = read_manifest(out)
+                if previous.get("run_key", previous.get("resolved_sha256")) != run_key:
+                    raise UsageError(f"{out} holds a run of a different scenario, seed, data "
+                                     "file or simstudy code; choose another --out directory")
+            manifest: dict[str, Any] = {
+                "status": "running",
+                "scenario_file": str(path),
+                "scenario_name": scenario.name,
+                "base_seed": base_seed,
+                "resolved_sha256": resolved_hash,
+                "run_key": run_key,
+                "code_version": code_version(),
+                "data_files": data_sha256,
+                "resolved": resolved,
+                "versions": package_versions(),
+                "torch_threads": 1,
+                "executor": (executor or SerialExecutor()).describe(),
+                "replications": [],
+            }
+            write_manifest(out, manifest)
+        except BaseException:
+            lock.__exit__(None, None, None)
+            raise
         plan = RunPlan(scenario, populations, base_seed, path.parent.resolve(),
-                       Path(cache.root).resolve())
-        return cls(path, out, plan, manifest)
+                       Path(cache.root).resolve(), str(path))
+        return cls(path, out, plan, manifest, lock)
+
+    def close(self) -> None:
+        self.lock.__exit__(None, None, None)
 
     @property
     def scenario(self) -> Any:
@@ -359,8 +404,11 @@ class ScenarioRun:
             units += [EventWorldUnit(self.plan, *k) for k in keys]
         return units
 
+    def _key(self, unit: RecourseUnit | EventWorldUnit) -> str:
+        return _scenario_hash({"run": self.manifest["run_key"], "unit": unit.stem})
+
     def _marker(self, unit: RecourseUnit | EventWorldUnit) -> Path:
-        # Written last: a unit with its marker is complete.
+        # Written last: a unit with its checked marker is complete.
         return self.out / "parts" / f"{unit.stem}.json"
 
     def _files(self, unit: RecourseUnit | EventWorldUnit) -> list[Path]:
@@ -370,19 +418,25 @@ class ScenarioRun:
         return [parts / unit.stem / f"{name}.parquet" for name in UNIT_TABLES]
 
     def pending(self) -> list[RecourseUnit | EventWorldUnit]:
-        """Units without a complete part (its files and, written last, its marker)."""
-        return [u for u in self.units()
-                if not all(f.exists() for f in [*self._files(u), self._marker(u)])]
+        """Units without a complete part: its files and its marker, each matching its check
+        file (bytes and key); a damaged or foreign part is set aside and computed again."""
+        out = []
+        for u in self.units():
+            key = self._key(u)
+            if not all([checked(f, key) for f in [*self._files(u), self._marker(u)]]):
+                out.append(u)
+        return out
 
     def store(self, unit: RecourseUnit | EventWorldUnit, result: tuple[Any, dict]) -> None:
         tables, info = result
+        key = self._key(unit)
         files = self._files(unit)
         if isinstance(unit, RecourseUnit):
-            write_parquet(tables, files[0])
-        else:
-            for name, path in zip(UNIT_TABLES, files, strict=True):
-                write_parquet(tables[name], path)
-        atomic_write_text(self._marker(unit), json.dumps(info, indent=1, default=str))
+            tables = {"recourse": tables}
+        for table, path in zip(tables.values(), files, strict=True):
+            write_checked(path, lambda tmp, t=table: t.to_parquet(tmp, index=False), key)
+        text = json.dumps(info, indent=1, default=str)
+        write_checked(self._marker(unit), lambda tmp: tmp.write_text(text), key)
 
     def finish(self) -> RunResult:
         sc, out, parts = self.scenario, self.out, self.out / "parts"
@@ -402,15 +456,18 @@ class ScenarioRun:
         group_columns = [c for c in ("gender", "race", "privileged") if c in recourse.columns]
         summary = summarize_recourse(recourse, group_columns)
         write_parquet(recourse, out / "recourse.parquet")
-        write_csv(summary, out / "summary.csv")
+        write_csv(summary, out / "summary.csv", digits=SUMMARY_DIGITS)
         outputs = ["recourse.parquet", "summary.csv"]
         if sc.contrasts:
             pairs = [(c.policy, c.baseline) for c in sc.contrasts]
-            write_csv(summarize_contrasts(recourse, pairs, group_columns), out / "contrasts.csv")
+            write_csv(summarize_contrasts(recourse, pairs, group_columns), out / "contrasts.csv",
+                      digits=SUMMARY_DIGITS)
             outputs.append("contrasts.csv")
         if sc.simulation is not None:
             self._finish_event_world()
             outputs += list(SIM_FILES)
+        write_dictionary(out)
+        outputs.append("data_dictionary.csv")
         self.manifest["status"] = "complete"
         self.manifest["wall_seconds"] = round(time.time() - self.started, 2)
         self.manifest["outputs"] = outputs
@@ -438,25 +495,29 @@ class ScenarioRun:
 def run_units(runs: Sequence[ScenarioRun], executor: Executor | None = None,
               progress: bool = True, desc: str | None = None) -> list[RunResult]:
     """Runs the pending units of several runs through one executor and one progress bar, then
-    combines each run's parts; returns one result per run."""
-    executor = executor or SerialExecutor()
-    work = [(run, unit) for run in runs for unit in run.pending()]
-    # Results are stored by key, so the submission order is free: the long event-world units
-    # first, and replications varying fastest, so that concurrent workers train different
-    # replications' models rather than wait on one cache entry.
-    work.sort(key=lambda ru: (isinstance(ru[1], RecourseUnit), ru[1].policy, ru[1].condition,
-                              ru[1].replication))
-    total = sum(len(run.units()) for run in runs)
-    bar = show_progress(total, initial=total - len(work), unit="unit", enabled=progress,
-                        desc=desc or (runs[0].scenario.name if len(runs) == 1 else "units"))
+    combines each run's parts; returns one result per run. Releases the runs' locks."""
     try:
-        for i, result in executor.map_unordered(compute_unit, [u for _, u in work]):
-            run, unit = work[i]
-            run.store(unit, result)
-            bar.update(1)
+        executor = executor or SerialExecutor()
+        work = [(run, unit) for run in runs for unit in run.pending()]
+        # Results are stored by key, so the submission order is free: the long event-world
+        # units first, and replications varying fastest, so that concurrent workers train
+        # different replications' models rather than wait on one cache entry.
+        work.sort(key=lambda ru: (isinstance(ru[1], RecourseUnit), ru[1].policy,
+                                  ru[1].condition, ru[1].replication))
+        total = sum(len(run.units()) for run in runs)
+        with show_progress(total, initial=total - len(work), unit="unit", enabled=progress,
+                           desc=desc or (runs[0].scenario.name if len(runs) == 1
+                                         else "units")) as bar:
+            for i, result in executor.map_unordered(compute_unit, [u for _, u in work]):
+                run, unit = work[i]
+                if isinstance(result, UnitFailure):
+                    raise FieldProblem(result.field, result.reason).in_file(run.plan.source)
+                run.store(unit, result)
+                bar.update(1)
+        return [run.finish() for run in runs]
     finally:
-        bar.close()
-    return [run.finish() for run in runs]
+        for run in runs:
+            run.close()
 
 
 def run_scenario(

@@ -235,7 +235,7 @@ class SweepResult:
 def run_sweep(path: str | Path, out_dir: str | Path, executor: Executor | None = None,
               progress: bool = True, cache: Any = None) -> SweepResult:
     """Runs (or resumes) every cell of a sweep; writes ``summary.csv`` and ``sweep.json``."""
-    from .runner import ScenarioRun, run_units
+    from .runner import SUMMARY_DIGITS, ScenarioRun, run_units
 
     spec, cells = load_sweep(path)
     out = Path(out_dir)
@@ -253,9 +253,15 @@ def run_sweep(path: str | Path, out_dir: str | Path, executor: Executor | None =
     }
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(sweep_file, json.dumps(manifest, indent=2, default=str))
-    runs = [ScenarioRun.open(base_path, out / "cells" / cell.label, cache=cache,
-                             loaded=(scenario, populations), executor=executor)
-            for cell, base_path, scenario, populations in cells]
+    runs: list[ScenarioRun] = []
+    try:
+        for cell, base_path, scenario, populations in cells:
+            runs.append(ScenarioRun.open(base_path, out / "cells" / cell.label, cache=cache,
+                                         loaded=(scenario, populations), executor=executor))
+    except BaseException:
+        for run in runs:
+            run.close()
+        raise
     results = run_units(runs, executor, progress, desc=spec.name)
     frames = []
     grid_paths = list(spec.grid)
@@ -270,7 +276,7 @@ def run_sweep(path: str | Path, out_dir: str | Path, executor: Executor | None =
         entry["resolved_sha256"] = res.manifest["resolved_sha256"]
         entry["status"] = res.manifest["status"]
     summary = pd.concat(frames, ignore_index=True)
-    write_csv(summary, out / "summary.csv")
+    write_csv(summary, out / "summary.csv", digits=SUMMARY_DIGITS)
     manifest["status"] = "complete"
     manifest["outputs"] = ["summary.csv", "cells/"]
     atomic_write_text(sweep_file, json.dumps(manifest, indent=2, default=str))

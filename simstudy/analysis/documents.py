@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
 from .. import policies as _policies  # noqa: F401 - must load before users (import cycle)
 from ..documents import StrictModel
+from ..metrics import METRICS
 from ..users.response import DistanceEffect, RatingModel, ResponseModel, published_model
 
 __all__ = ["EffectSpec", "RatingSpec", "ResponseSpec", "ModelSpec", "ContrastAnalysisSpec",
            "AnalysisSpec", "StudySpec", "PowerPlan", "AuditSpec"]
 
 _DEFAULT = published_model()
+# A participant random effect needs at least two participants to be estimated.
+MIN_PARTICIPANTS = 2
 
 
 class EffectSpec(StrictModel):
@@ -128,7 +131,7 @@ class PowerPlan(StrictModel):
     """``simstudy power``: simulate R studies per participant count and test the smooth."""
 
     seed: int = Field(ge=0)
-    participants: list[int] = Field(min_length=1)
+    participants: list[Annotated[int, Field(ge=MIN_PARTICIPANTS)]] = Field(min_length=1)
     simulations: int = Field(1000, ge=1)
     items: int = Field(5, ge=2)
     outcome: Literal["accept", "act"] = "act"
@@ -140,9 +143,6 @@ class PowerPlan(StrictModel):
     response: ResponseSpec = ResponseSpec()
 
 
-AuditMetric = Literal["validity", "cost", "logp_cf", "plausibility", "hap", "approval_rate",
-                      "time_to_approval", "dropout_rate"]
-
 
 class AuditSpec(StrictModel):
     """``simstudy audit SPEC.yaml``: a fairness audit of a finished run.
@@ -153,9 +153,12 @@ class AuditSpec(StrictModel):
 
     run: str = Field(min_length=1, description="run directory (simstudy run --out)")
     out: str | None = Field(None, description="report path (default RUN/audit.html)")
-    by: list[str] = Field(["gender", "race"], min_length=1)
-    baseline: str | None = Field("baseline", description="no-personalization condition")
-    metrics: list[AuditMetric] | None = None
+    by: list[str] | None = Field(None, min_length=1,
+                                 description="group columns (default: gender, race present)")
+    baseline: str | None = Field(None, description="no-personalization condition (default: "
+                                                   "'baseline' when the run has it)")
+    metrics: list[str] | None = Field(None, description="names from the metric table "
+                                      "(simstudy.metrics.METRICS); default: the audited ones")
     bootstrap: int = Field(1000, ge=10)
     permutations: int = Field(1000, ge=10)
     alpha: float = Field(0.05, gt=0, lt=1)
@@ -165,3 +168,11 @@ class AuditSpec(StrictModel):
     case_study: dict[Literal["baseline", "random", "income", "race"], str] = {
         "baseline": "baseline", "random": "random", "income": "income", "race": "race"}
     notes: str = ""
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, names: list[str] | None) -> list[str] | None:
+        unknown = [n for n in names or () if n not in METRICS]
+        if unknown:
+            raise ValueError(f"unknown metric {unknown[0]!r}; choose from {sorted(METRICS)}")
+        return names
