@@ -237,7 +237,7 @@ def make_executor(kind: Literal["local", "ray"] = "local", workers: int | None =
 def add_executor_arguments(p: argparse.ArgumentParser) -> None:
     """``--workers``, ``--executor`` and ``--address``: where a command's work units run."""
     g = p.add_argument_group("where the work runs")
-    g.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+    g.add_argument("--workers", type=int, default=None, metavar="N",
                    help="worker processes (local; default: all cores) or CPUs of a private "
                         "Ray instance; results do not depend on it")
     g.add_argument("--executor", choices=("local", "ray"), default="local",
@@ -247,15 +247,10 @@ def add_executor_arguments(p: argparse.ArgumentParser) -> None:
                         "start a local instance)")
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def executor_from_args(args: argparse.Namespace) -> Executor:
     """The executor that ``add_executor_arguments``' options ask for."""
     if args.address is not None and args.executor != "ray":
         raise UsageError("--address needs --executor ray")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
     return make_executor(args.executor, args.workers, args.address)

@@ -347,6 +347,7 @@ def test_a_decision_model_approving_everyone_or_no_one_is_refused(tmp_path, caps
     monkeypatch.setattr(ModelCache, "decision_model",
                         lambda self, *a, **k: (Constant(), {}))
     path = _write(tmp_path, "scenario", SCENARIO)
-    err = _refused(["run", str(path), "--out", str(tmp_path / "out")], capsys, str(path),
-                   "decision_model")
+    # one worker: the units run in this process, where the stand-in model is patched in
+    err = _refused(["run", str(path), "--out", str(tmp_path / "out"), "--workers", "1"], capsys,
+                   str(path), "decision_model")
     assert ("every" if approve else "no") + " applicant" in err

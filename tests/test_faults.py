@@ -41,7 +41,8 @@ def scenario(tmp_path, monkeypatch):
 
 
 def _run(scenario: Path, out: Path, capsys) -> tuple[int, str]:
-    code = main(["--quiet", "run", str(scenario), "--out", str(out)])
+    # one worker: the units run in this process, so capsys sees what they print
+    code = main(["--quiet", "run", str(scenario), "--out", str(out), "--workers", "1"])
     return code, capsys.readouterr().err
 
 

@@ -13,10 +13,12 @@ the decision model approves and, unless switched off, is plausible
 ascending order), so the result equals a one-by-one enumeration exactly.
 
 Speed comes from visiting candidates in increasing cost and stopping at the first feasible one:
-people are grouped by their set of actionable features, every candidate's cost is computed at
-once (costs are separable, so this is a broadcast sum), and candidates are then evaluated in
-cost tiers (the cheapest 256, then up to 4096, 65536, all) for all unresolved people of a chunk
-together. Memory is bounded by the chunk size.
+people are grouped by their set of actionable features, and candidates are evaluated in cost
+tiers (the cheapest 256, then up to 4096, 65536, all) for all unresolved people of a chunk
+together. Costs are separable sums over features, so a tier's threshold and its candidates are
+found from pruned partial sums without forming every combination's cost (up to 26^4 per person
+with four actionable features); only a last tier over everything forms them all, for the few
+people still unresolved. Memory is bounded by the chunk size.
 """
 
 from __future__ import annotations
@@ -166,18 +168,13 @@ class CausalOracle(RecoursePolicy):
         packed_ok = np.take_along_axis(sub_usable, order, axis=2)
         opt_values = np.concatenate([np.full((p, m, 1), np.nan), packed], axis=2)
         opt_ok = np.concatenate([np.ones((p, m, 1), bool), packed_ok], axis=2)
-        cost_sq = None
+        terms = []
         for j, k in enumerate(cols):
             delta = (opt_values[:, j] - x[:, feat_idx[k], None]) / scale[k]
             term = np.where(delta == 0, 0.0, weights[:, k, None] * delta) ** 2
             term[:, 0] = 0.0
-            term = np.where(opt_ok[:, j], term, np.inf)
-            shape = (p,) + (1,) * j + (n_opt,) + (1,) * (m - j - 1)
-            term = term.reshape(shape)
-            cost_sq = term if cost_sq is None else cost_sq + term
-        cost = np.sqrt(cost_sq.reshape(p, -1))
-        cost[:, 0] = np.inf  # doing nothing is not an action
-        n_cand = cost.shape[1]
+            terms.append(np.where(opt_ok[:, j], term, np.inf))
+        n_cand = n_opt ** m
 
         best = np.full(p, -1, dtype=np.int64)
         evaluated = np.zeros(p, dtype=np.int64)
@@ -191,16 +188,16 @@ class CausalOracle(RecoursePolicy):
             open_rows = np.flatnonzero(~done)
             if not len(open_rows):
                 break
-            sub = cost[open_rows]
+            sub_terms = [t[open_rows] for t in terms]
             if size < n_cand:
-                upper_bound = np.partition(sub, size - 1, axis=1)[:, size - 1]
+                upper_bound = _kth_smallest_cost(sub_terms, size)
             else:
                 upper_bound = np.full(len(open_rows), np.inf)
-            in_tier = (sub > lower_bound[open_rows, None]) & (sub <= upper_bound[:, None])
-            in_tier &= np.isfinite(sub)
-            r_loc, cand = np.nonzero(in_tier)
+            r_loc, cand, cand_cost = _candidates_up_to(sub_terms, upper_bound)
+            keep = cand_cost > lower_bound[open_rows][r_loc]
+            r_loc, cand, cand_cost = r_loc[keep], cand[keep], cand_cost[keep]
             person = open_rows[r_loc]
-            evaluated[open_rows] += in_tier.sum(axis=1)
+            evaluated[open_rows] += np.bincount(r_loc, minlength=len(open_rows))
             if len(person):
                 slots = np.unravel_index(cand, (n_opt,) * m)
                 inter = np.zeros((len(person), d), dtype=bool)
@@ -217,10 +214,10 @@ class CausalOracle(RecoursePolicy):
                     feasible[sl] = self._feasible(u_all[torch.from_numpy(rows_sl)],
                                                   logp_all[rows_sl], torch.from_numpy(inter[sl]),
                                                   torch.from_numpy(vals[sl]))
-                fp, fc = person[feasible], cand[feasible]
+                fp, fc, f_cost = person[feasible], cand[feasible], cand_cost[feasible]
                 if len(fp):
                     # lexicographic minimum of (cost, enumeration index) per person
-                    order = np.lexsort((fc, cost[fp, fc], fp))
+                    order = np.lexsort((fc, f_cost, fp))
                     fp, fc = fp[order], fc[order]
                     first = np.ones(len(fp), dtype=bool)
                     first[1:] = fp[1:] != fp[:-1]
@@ -239,6 +236,47 @@ class CausalOracle(RecoursePolicy):
                 intervened[rows[act], feat_idx[k]] = True
                 values[rows[act], feat_idx[k]] = opt_values[rows[act], j, s[act]]
         return intervened, values, best >= 0, evaluated
+
+
+def _kth_smallest_cost(terms: list[np.ndarray], k: int) -> np.ndarray:
+    """Per person, the ``k``-th smallest cost of an action, the all-"no action" one excluded.
+
+    ``terms[j]`` holds each person's squared, weighted change for every option of feature ``j``
+    (option 0, "no action", is 0). The cost of a combination is the square root of the sum of
+    its terms, summed in feature order. Adding non-negative terms never lowers a sum, so the
+    ``k + 1`` smallest full sums are made of the ``k + 1`` smallest partial sums: keeping only
+    those after each feature finds the threshold without forming every combination. The
+    all-"no action" combination sums to 0, the smallest value, and is dropped by taking the
+    ``k + 1``-th smallest.
+    """
+    sums = terms[0]
+    for term in terms[1:]:
+        sums = (sums[:, :, None] + term[:, None, :]).reshape(len(sums), -1)
+        if sums.shape[1] > k + 1:
+            sums = np.partition(sums, k, axis=1)[:, : k + 1]
+    if sums.shape[1] <= k:
+        return np.full(len(sums), np.inf)
+    return np.sqrt(np.partition(sums, k, axis=1)[:, k])
+
+
+def _candidates_up_to(terms: list[np.ndarray], bound: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every action with a finite cost at most ``bound`` (per person), but "no action".
+
+    Returns ``(person, index, cost)`` ordered by person, then enumeration index (the flat index
+    over the options of every feature, in feature order). Partial sums above the bound are
+    pruned as features are added, which is exact because terms are non-negative.
+    """
+    n_opt = terms[0].shape[1]
+    person, index = np.nonzero(np.sqrt(terms[0]) <= bound[:, None])
+    partial = terms[0][person, index]
+    for term in terms[1:]:
+        sums = partial[:, None] + term[person]
+        r, o = np.nonzero(np.sqrt(sums) <= bound[person][:, None])
+        person, index, partial = person[r], index[r] * n_opt + o, sums[r, o]
+    cost = np.sqrt(partial)
+    keep = (index != 0) & np.isfinite(cost)
+    return person[keep], index[keep], cost[keep]
 
 
 def enumerate_one_by_one(
