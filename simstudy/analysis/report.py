@@ -401,6 +401,14 @@ def _has_case_study(result: AuditResult, conditions: Mapping[str, str]) -> bool:
     return set(conditions.values()) <= conds and "gender" in by and "race" in by
 
 
+def _nothing_found(heading: str, result: AuditResult) -> str:
+    """What an empty findings section says: nothing found, or not assessed (no baseline)."""
+    if heading.startswith("Hidden") and result.settings.get("baseline") is None:
+        return ("Not assessed: the run has no baseline condition; name the no-personalization "
+                "condition with `baseline:` or --baseline.")
+    return "None found."
+
+
 def collect_findings(result: AuditResult, conditions: Mapping[str, str] = CASE_STUDY_CONDITIONS
                      ) -> dict[str, list[Finding]]:
     """Findings by heading: the case-study check per policy (if applicable) and hidden gaps."""
@@ -437,7 +445,7 @@ def render_html(result: AuditResult, manifest: dict, run_dir: str | Path | None 
     for heading, findings in collect_findings(result, conditions).items():
         parts.append(f"<h2>{e(heading)}</h2>")
         if not findings:
-            parts.append("<p>None found.</p>")
+            parts.append(f"<p>{e(_nothing_found(heading, result))}</p>")
         for f in findings:
             mark = ("" if f.reproduced is None else
                     " <span class='ok'>(reproduced)</span>" if f.reproduced else
@@ -500,7 +508,7 @@ def render_markdown(result: AuditResult, manifest: dict, run_dir: str | Path | N
     for heading, findings in collect_findings(result, conditions).items():
         out.append(f"## {heading}\n")
         if not findings:
-            out.append("None found.\n")
+            out.append(f"{_nothing_found(heading, result)}\n")
         for f in findings:
             mark = "" if f.reproduced is None or heading.startswith("Hidden") else (
                 " (reproduced)" if f.reproduced else " (not reproduced)")

@@ -15,7 +15,7 @@ over people and Adam is elementwise, so each person's trajectory is the one it w
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import torch
@@ -110,3 +110,10 @@ class Wachter(ScaledSpacePolicy):
 @register_policy_spec
 class WachterSpec(derive_spec(Wachter, kind="wachter", base=PolicySpec)):
     """Scenario entry of :class:`Wachter` (fields and defaults are its constructor's)."""
+
+    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
+
+    @classmethod
+    def check_example(cls) -> dict:
+        """A short search for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "wachter", "steps": 40, "rounds": 3}
