@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/calibration.py [--participants 100] [--simulations 300]
        [--power-simulations 100] [--permutations 39] [--permutation-simulations 100]
-       [--workers 2] [--seed 0]
+       [--families gaussian ocat binomial] [--workers 2] [--seed 0]
 
 Simulates rating studies of the published design (``simstudy.users.study.simulate_study``):
 under the null (action does not depend on the distance: the published model with the action
@@ -41,8 +41,8 @@ from simstudy.rng import generator  # noqa: E402
 from simstudy.users.response import DistanceEffect, published_model  # noqa: E402
 from simstudy.users.study import simulate_study  # noqa: E402
 
-MODELS = [(family, distance) for family in ("gaussian", "ocat", "binomial")
-          for distance in ("sparsity", "proximity")]
+FAMILIES = ("gaussian", "ocat", "binomial")
+DISTANCES = ("sparsity", "proximity")
 
 
 def _response(scenario: str):
@@ -64,10 +64,10 @@ def _fit_all(task) -> list[dict]:
 
     from simstudy.analysis.gamm import fit_gamm
 
-    seed, scenario, sim, participants = task
+    seed, scenario, sim, participants, families = task
     data = _study(seed, scenario, sim, participants)
     rows = []
-    for family, distance in MODELS:
+    for family, distance in ((f, d) for f in families for d in DISTANCES):
         response = "act_yes" if family == "binomial" else "act"
         start = time.process_time()
         with warnings.catch_warnings():
@@ -110,12 +110,15 @@ def main() -> None:
     ap.add_argument("--power-simulations", type=int, default=100, help="studies with effect")
     ap.add_argument("--permutations", type=int, default=39, help="B per permutation test")
     ap.add_argument("--permutation-simulations", type=int, default=100)
+    ap.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     started = time.perf_counter()
-    tasks = ([(a.seed, "null", s, a.participants) for s in range(a.simulations)]
-             + [(a.seed, "effect", s, a.participants) for s in range(a.power_simulations)])
+    fams = tuple(a.families)
+    tasks = ([(a.seed, "null", s, a.participants, fams) for s in range(a.simulations)]
+             + [(a.seed, "effect", s, a.participants, fams)
+                for s in range(a.power_simulations)])
     with ProcessPoolExecutor(a.workers) as pool:
         rows = [r for chunk in pool.map(_fit_all, tasks, chunksize=4) for r in chunk]
     fits = pd.DataFrame(rows)
