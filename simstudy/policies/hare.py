@@ -38,7 +38,7 @@ depend on who else is in the batch. Random directions and tournament orders are 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 import torch
@@ -352,6 +352,8 @@ class UserSpec(StrictModel):
 @register_policy_spec
 class HARESpec(PolicySpec):
     """Scenario entry of :class:`HARE`; ``iterations > 1`` is Multi-HARE."""
+
+    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
 
     kind: Literal["hare"] = "hare"
     base: SerializeAsAny[StrictModel] = Field(default_factory=WachterSpec)

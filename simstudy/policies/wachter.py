@@ -15,7 +15,7 @@ over people and Adam is elementwise, so each person's trajectory is the one it w
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import torch
@@ -109,6 +109,8 @@ class Wachter(ScaledSpacePolicy):
 @register_policy_spec
 class WachterSpec(PolicySpec):
     """Scenario entry of :class:`Wachter`."""
+
+    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
 
     kind: Literal["wachter"] = "wachter"
     distance: Literal["l1", "l2"] = "l2"
