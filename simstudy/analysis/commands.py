@@ -18,7 +18,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..documents import UsageError, load_document, with_overrides
 from ..store import atomic_write, atomic_write_text, check_output_dir, check_output_file
@@ -251,7 +251,7 @@ AUDIT_GROUP_COLUMNS = ("gender", "race")
 
 
 def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
-              ) -> dict[str, Path]:
+              ) -> dict[str, Any]:
     """Audits a run directory as an :class:`~simstudy.analysis.documents.AuditSpec` says.
 
     Without ``by``, the audit groups by the sensitive columns the run has (``gender``, ``race``).
@@ -287,7 +287,8 @@ def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
                        correction=spec.correction, family=spec.family, seed=spec.seed)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    return write_report(result, manifest, out, run_dir, spec.case_study, spec.notes)
+    paths = write_report(result, manifest, out, run_dir, spec.case_study, spec.notes)
+    return {**paths, "baseline": baseline}
 
 
 def _audit_cmd(args) -> int:
@@ -309,8 +310,10 @@ def _audit_cmd(args) -> int:
     out = check_output_file(Path(args.out) if args.out else default_out)
     paths = run_audit(spec, run_dir, out, str(target) if target.is_file() else "simstudy audit")
     hidden = pd.read_csv(paths["hidden"])
+    found = (f"{len(hidden)} hidden disparities" if paths["baseline"] is not None else
+             "hidden disparities not assessed (no baseline condition)")
     print(f"wrote {paths['html']} ({paths['html'].stat().st_size / 1e6:.2f} MB), "
-          f"{paths['markdown']}; {len(hidden)} hidden disparities")
+          f"{paths['markdown']}; {found}")
     return 0
 
 
