@@ -17,12 +17,11 @@ Definitions (``Δ = θ - x`` on the intervened features ``I``, ``r`` = training 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import torch
 
 from .population import ActionabilityProfiles
+from .primitives.recourse import Recourse
 from .world.base import CausalWorld
 
 __all__ = ["Recourse", "weighted_cost", "evaluate_recourse", "RECOURSE_METRICS"]
@@ -30,39 +29,6 @@ __all__ = ["Recourse", "weighted_cost", "evaluate_recourse", "RECOURSE_METRICS"]
 #: Per-applicant metric columns written by :func:`evaluate_recourse`.
 RECOURSE_METRICS = ("found", "valid", "plausible", "cost", "cost_unweighted", "hard_action",
                     "sparsity", "proximity", "violation", "logp", "logp_cf")
-
-
-@dataclass
-class Recourse:
-    """What a policy recommends to ``n`` applicants.
-
-    Attributes:
-        intervened: ``(n, d)`` bool over all world features: the action ``do(X_I := θ_I)``.
-        values: ``(n, d)`` intervention values θ (NaN where not intervened).
-        found: ``(n,)`` bool; false is an explicit "no recourse" for that person.
-        extras: policy-specific per-applicant columns (for example queries asked).
-        counterfactual: optional ``(n, d)`` points proposed directly by a non-causal generator
-            (Wachter, Growing Spheres, HARE). When set, they are the counterfactuals evaluated,
-            instead of propagating the intervention through the world's structural equations.
-    """
-
-    intervened: np.ndarray
-    values: np.ndarray
-    found: np.ndarray
-    extras: dict[str, np.ndarray] = field(default_factory=dict)
-    counterfactual: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        self.intervened = np.asarray(self.intervened, dtype=bool)
-        self.values = np.where(self.intervened, np.asarray(self.values, dtype=np.float64), np.nan)
-        self.found = np.asarray(self.found, dtype=bool)
-
-    def __len__(self) -> int:
-        return self.found.shape[0]
-
-    @classmethod
-    def none(cls, n: int, d: int) -> Recourse:
-        return cls(np.zeros((n, d), bool), np.full((n, d), np.nan), np.zeros(n, bool))
 
 
 def weighted_cost(delta_scaled: np.ndarray, weights: np.ndarray) -> np.ndarray:

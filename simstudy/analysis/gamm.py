@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from .reml import PenaltyBlock, RemlResult, fit_reml
 from .smooth import ThinPlateSpline, default_basis_size
@@ -162,8 +163,6 @@ class GAMM:
 
     def predict_band(self, x, level: float = 0.95) -> pd.DataFrame:
         """b0 + f(x) with a pointwise Bayesian credible band (``fit``, ``lower``, ``upper``)."""
-        from scipy import stats
-
         x = np.asarray(x, dtype=float)
         fixed = self._fixed_design(x)
         pf = fixed.shape[1]

@@ -13,6 +13,7 @@ interrupted plan resumes where it stopped; a partial last line is ignored on rea
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -21,9 +22,10 @@ from pathlib import Path
 
 import pandas as pd
 from scipy import stats
+from tqdm import tqdm
 
+from ..people.rating import RatingResponse
 from ..rng import generator
-from ..users.response import ResponseModel
 from ..users.study import simulate_study
 from .gamm import fit_gamm
 
@@ -42,7 +44,7 @@ class SimulationTask:
     n_participants: int
     sim: int
     items: int
-    response: ResponseModel
+    response: RatingResponse
     outcome: str
     distance: str
     alpha: float
@@ -104,7 +106,7 @@ def _worker_init() -> None:
 
 
 def run_power(
-    response: ResponseModel,
+    response: RatingResponse,
     participants: Iterable[int],
     simulations: int,
     out_dir: Path,
@@ -131,8 +133,6 @@ def run_power(
         workers: worker processes (default: all cores); 1 runs in this process.
         progress: show a tqdm progress bar.
     """
-    from tqdm import tqdm
-
     parts = Path(out_dir) / "parts"
     parts.mkdir(parents=True, exist_ok=True)
     grid = sorted({int(n) for n in participants})
@@ -149,8 +149,6 @@ def run_power(
             _append(parts / f"n{task.n_participants}.csv", run_simulation(task))
             bar.update()
     else:
-        import multiprocessing as mp
-
         # Spawned workers read the BLAS thread variables when numpy loads: set them first.
         saved = {v: os.environ.get(v) for v in _BLAS_VARS}
         os.environ.update({v: "1" for v in _BLAS_VARS})

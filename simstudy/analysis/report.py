@@ -23,10 +23,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
+import matplotlib
 
-from .audit import OUTCOME_METRICS, RECOURSE_METRICS, AuditResult
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ..store import atomic_write_text, write_csv  # noqa: E402
+from .audit import OUTCOME_METRICS, RECOURSE_METRICS, AuditResult  # noqa: E402
 
 __all__ = ["Finding", "load_run", "case_study_findings", "hidden_findings", "render_html",
            "render_markdown", "write_report", "CASE_STUDY_CONDITIONS"]
@@ -230,8 +235,6 @@ def hidden_findings(result: AuditResult) -> list[Finding]:
 def _png(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=80)
-    import matplotlib.pyplot as plt
-
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
@@ -239,11 +242,6 @@ def _png(fig) -> str:
 def plot_cells(result: AuditResult, policy: str, metrics: Sequence[str],
                source: str = "recourse") -> str | None:
     """Case-study figure: each metric per intersection cell (or group) under each condition."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     g = result.groups
     g = g[(g["source"] == source) & (g["policy"] == policy) & g["metric"].isin(metrics)]
     if not len(g):
@@ -276,11 +274,6 @@ def plot_cells(result: AuditResult, policy: str, metrics: Sequence[str],
 def plot_gaps(result: AuditResult, policy: str, metrics: Sequence[str],
               source: str = "recourse") -> str | None:
     """Forest plot of the single-attribute gaps per condition."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     g = result.gaps
     if not len(g):
         return None
@@ -528,8 +521,6 @@ def write_report(result: AuditResult, manifest: dict, out: str | Path,
                  conditions: Mapping[str, str] = CASE_STUDY_CONDITIONS,
                  notes: str = "") -> dict[str, Path]:
     """Writes ``out`` (HTML), the Markdown summary beside it and the audit tables as CSV."""
-    from ..store import atomic_write_text, write_csv
-
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     paths = {"html": out, "markdown": out.with_suffix(".md")}

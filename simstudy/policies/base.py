@@ -9,6 +9,10 @@ passed in explicitly as a seed; per-applicant draws are keyed by applicant id
 
 Every policy must respect individual hard constraints: it may only intervene on features the
 person can act on (``profiles.actionable``).
+
+A policy that asks the people it serves questions (HARE) receives a
+:class:`~simstudy.primitives.feedback.Feedback` from the caller; the others ignore it. Policies
+never see a person's hidden truth.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..metrics import Recourse
 from ..population import ActionabilityProfiles
+from ..primitives.feedback import Feedback
+from ..primitives.recourse import Recourse
 from ..world.base import CausalWorld
 from ..world.data import WorldData
 
@@ -71,11 +76,23 @@ class RecoursePolicy(ABC):
         self.context_ = context
         return self
 
+    #: whether :meth:`recommend` asks the people questions (needs ``feedback``)
+    asks_questions: bool = False
+
     @abstractmethod
     def recommend(
         self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray, seed: int = 0,
+        feedback: Feedback | None = None,
     ) -> Recourse:
-        """Recourse for every row of ``x`` (shape ``(n, d)``) given each person's profile."""
+        """Recourse for every row of ``x`` (shape ``(n, d)``) given each person's profile.
+
+        Args:
+            x: the people's current features.
+            profiles: the actionability they report.
+            ids: their person ids (keys of every per-person draw).
+            seed: the policy's stream.
+            feedback: answers of these people, for policies that ask questions.
+        """
 
     def model_hashes(self) -> dict[str, str]:
         """Content hashes of trained models, recorded in the run manifest."""

@@ -50,6 +50,7 @@ from typing import Literal
 import numpy as np
 import torch
 from torch import nn
+from tqdm.auto import tqdm
 
 from ..documents import StrictModel
 from ..metrics import Recourse
@@ -361,7 +362,7 @@ class ICARMA(RecoursePolicy):
 
     # -- deployment -----------------------------------------------------------------------------
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
-                  seed: int = 0) -> Recourse:
+                  seed: int = 0, feedback=None) -> Recourse:
         """Recourse in one forward pass; ``seed`` is unused (the deployed mask is deterministic).
 
         The mask is ``logit > 0`` restricted to the person's actionable features; when it selects
@@ -436,8 +437,6 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
     history: list[dict] = []
     epochs = range(config.epochs)
     if progress:
-        from tqdm.auto import tqdm
-
         epochs = tqdm(epochs, desc=f"iCARMA seed {seed}", unit="epoch", leave=False)
     for epoch in epochs:
         nets.train()

@@ -27,6 +27,7 @@ from typing import Literal
 import numpy as np
 import torch
 from pydantic import Field
+from tqdm.auto import tqdm
 
 from ..documents import StrictModel
 from ..metrics import Recourse, weighted_cost
@@ -120,7 +121,7 @@ class CausalOracle(RecoursePolicy):
         return ok
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
-                  seed: int = 0) -> Recourse:
+                  seed: int = 0, feedback=None) -> Recourse:
         x = np.asarray(x, dtype=np.float64)
         n, d = x.shape
         names = self.context_.feature_names
@@ -140,8 +141,6 @@ class CausalOracle(RecoursePolicy):
         groups = [(sig, np.flatnonzero(signatures == sig)) for sig in np.unique(signatures)]
         bar = None
         if self.progress:
-            from tqdm.auto import tqdm
-
             bar = tqdm(total=n, desc="oracle", unit="person", leave=False)
         for sig, members in groups:
             cols = [k for k in range(actionable.shape[1]) if sig >> k & 1]

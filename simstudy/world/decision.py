@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 from torch import nn
+from tqdm.auto import tqdm
 
 from ..store import atomic_write, atomic_write_text
 from .data import WorldData, tensor_hash
@@ -167,8 +168,6 @@ def _train(data: WorldData, config: DecisionConfig, seed: int, progress: bool) -
     n = x.shape[0]
     epochs = range(config.epochs)
     if progress:
-        from tqdm.auto import tqdm
-
         epochs = tqdm(epochs, desc="decision model", unit="epoch", leave=False)
     model.train()
     for _ in epochs:

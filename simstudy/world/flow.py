@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from tqdm.auto import tqdm
 from zuko.flows import ElementWiseTransform, MaskedAutoregressiveTransform
 from zuko.transforms import ComposedTransform, MonotonicRQSTransform
 
@@ -294,8 +295,6 @@ def fit_causal_flow(roles: FeatureRoles, x_train: torch.Tensor, x_val: torch.Ten
     best, best_state, best_epoch, stale = math.inf, None, 0, 0
     epochs = range(config.epochs)
     if progress:
-        from tqdm.auto import tqdm
-
         epochs = tqdm(epochs, desc="causal flow", unit="epoch", leave=False)
     for epoch in epochs:
         flow.train()
