@@ -1,12 +1,13 @@
 """Registries that let each subsystem add document kinds without editing the scenario schema.
 
-A policy spec is a :class:`~simstudy.documents.StrictModel` with a ``kind: Literal[...]`` field,
-an optional ``name`` and a ``build()`` method returning an unfitted
-:class:`~simstudy.policies.RecoursePolicy`. A world spec likewise has ``kind`` and a
-``build(seed, cache, base_dir)`` method returning ``(world, data, info)``; ``base_dir`` is the
-scenario file's folder, against which relative data paths resolve. A response spec has ``kind``
-and a ``build()`` method returning a :class:`~simstudy.people.response.ResponseModel`. Modules
-register their specs on
+A policy spec is a :class:`~simstudy.policies.PolicySpec` (``name`` and ``personalized``)
+with a ``kind: Literal[...]`` field and a ``build()`` method returning an unfitted
+:class:`~simstudy.policies.RecoursePolicy`; callers use its ``policy()``. A world spec
+likewise has ``kind`` and a ``build(seed, cache, base_dir)`` method returning
+``(world, data, info)``; ``base_dir`` is the scenario file's folder, against which relative data
+paths resolve; its class attribute ``labels`` says whether the world has a label rule (needed to
+retrain the lender in the event world). A response spec has ``kind`` and a ``build()`` method
+returning a :class:`~simstudy.people.response.ResponseModel`. Modules register their specs on
 import with the decorators below; :mod:`simstudy.scenario` turns each registry into a pydantic
 discriminated union on ``kind``.
 """

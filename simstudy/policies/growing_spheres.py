@@ -7,11 +7,11 @@ from typing import Literal
 
 import numpy as np
 
-from ..documents import StrictModel
 from ..population import ActionabilityProfiles
 from ..primitives.recourse import Recourse
 from ..primitives.spheres import growing_spheres, sample_shell, sparsify
 from ..registry import register_policy_spec
+from .base import PolicySpec
 from .space import ScaledSpacePolicy, action_mask, points_to_recourse
 
 __all__ = ["sample_shell", "growing_spheres", "sparsify", "GrowingSpheres", "GrowingSpheresSpec"]
@@ -44,11 +44,10 @@ class GrowingSpheres(ScaledSpacePolicy):
 
 
 @register_policy_spec
-class GrowingSpheresSpec(StrictModel):
+class GrowingSpheresSpec(PolicySpec):
     """Scenario entry of :class:`GrowingSpheres`."""
 
     kind: Literal["growing_spheres"] = "growing_spheres"
-    name: str | None = None
     n_samples: int = 200
     eta: float = 0.05
     select_features: bool = True

@@ -51,7 +51,7 @@ from ..population import ActionabilityProfiles
 from ..primitives.feedback import Feedback
 from ..registry import POLICY_SPECS, register_policy_spec
 from ..rng import entity_normals, entity_uniforms
-from .base import RecoursePolicy
+from .base import PolicySpec, RecoursePolicy
 from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
 from .wachter import WachterSpec
 
@@ -349,11 +349,10 @@ class HARE(ScaledSpacePolicy):
 
 
 @register_policy_spec
-class HARESpec(StrictModel):
+class HARESpec(PolicySpec):
     """Scenario entry of :class:`HARE`; ``iterations > 1`` is Multi-HARE."""
 
     kind: Literal["hare"] = "hare"
-    name: str | None = None
     base: SerializeAsAny[StrictModel] = Field(default_factory=WachterSpec)
     budget: int = Field(30, gt=0)
     iterations: int = Field(1, gt=0)

@@ -50,15 +50,14 @@ from typing import Literal
 import numpy as np
 import torch
 from torch import nn
-from tqdm.auto import tqdm
 
-from ..documents import StrictModel
 from ..metrics import Recourse
 from ..population import COST_SHAPES, ActionabilityProfiles
+from ..progress import track
 from ..registry import register_policy_spec
 from ..rng import torch_generator
 from ..world.decision import ModelCache, save_module, state_dict_hash
-from .base import RecourseContext, RecoursePolicy
+from .base import PolicySpec, RecourseContext, RecoursePolicy
 
 __all__ = [
     "ICARMAConfig",
@@ -436,8 +435,8 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
     best_loss, best_state, best_epoch, stale = math.inf, None, -1, 0
     history: list[dict] = []
     epochs = range(config.epochs)
-    if progress:
-        epochs = tqdm(epochs, desc=f"iCARMA seed {seed}", unit="epoch", leave=False)
+    epochs = track(epochs, desc=f"iCARMA seed {seed}", unit="epoch", leave=False,
+                   enabled=progress)
     for epoch in epochs:
         nets.train()
         act, w = sample_training_profiles(len(x_tr), k, config, g_prof)
@@ -503,7 +502,7 @@ def load_networks(path_stem: str | Path) -> tuple[ICARMANetworks, dict]:
 
 
 @register_policy_spec
-class ICARMASpec(StrictModel):
+class ICARMASpec(PolicySpec):
     """Scenario entry of iCARMA.
 
     ``preferences`` picks the paper's rank-based or score-based hyperparameter set; any field
@@ -512,7 +511,6 @@ class ICARMASpec(StrictModel):
     """
 
     kind: Literal["icarma"]
-    name: str | None = None
     preferences: Literal["ranking", "likert"] = "ranking"
     seeds: list[int] | None = None
     batch_size: int | None = None
