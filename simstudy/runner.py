@@ -236,9 +236,11 @@ def run_scenario(
         rep.info["policies"] = {}
         space = ScaledSpace.from_context(rep.context)
         for cond in scenario.conditions:
+            # hidden preferences and answers are keyed on the policies' stream
             people = specs[cond.name].build(
                 rep.x, rep.ids, rep.seed, rep.context.feature_names,
-                rep.context.world.roles.actionable, space)
+                rep.context.world.roles.actionable, space,
+                preference_seed=derive_seed(rep.seed, "policies"))
             for spec in scenario.policies:
                 name = policy_name(spec)
                 part = parts_dir / f"rep{r:03d}__{cond.name}__{name}.parquet"

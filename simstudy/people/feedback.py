@@ -13,7 +13,8 @@ their threshold. Noise models (``Δ`` = loss gap, ``δ = ||a - b||_2`` the candi
 * ``bradley_terry``: a Bradley-Terry / Luce choice, ``P(a) = σ(-(loss_a - loss_b) / T)``, and
   ``P(accept) = σ((threshold - loss) / T)`` with temperature ``T``.
 
-Person i's q-th answer in a session uses the uniform keyed by ``(seed, "feedback", id_i)``,
+Person i's q-th answer in a session uses the uniform keyed by
+``(preference_seed, "feedback", id_i)``,
 draw ``q``, so the luck of an answer depends on who is asked and how many questions they had
 before, never on the batch.
 """
@@ -103,7 +104,7 @@ class PeopleFeedback:
 
     def _draw(self, rows: np.ndarray) -> torch.Tensor:
         q = self.queries[rows]
-        u = entity_uniforms(self.people.seed, "feedback", self.people.ids[rows],
+        u = entity_uniforms(self.people.preference_seed, "feedback", self.people.ids[rows],
                             int(q.max()) + 1 if len(q) else 1)
         self.queries[rows] += 1
         return torch.from_numpy(u[np.arange(len(rows)), q])

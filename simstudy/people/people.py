@@ -75,7 +75,10 @@ class People:
         reported: the actionability profile people tell policies.
         true_actionable: ``(n, K)`` bool over the profile's features: what they truly can change.
         misreported: ``(n,)`` bool, people reporting a feature they truly cannot change.
-        seed: the stream every draw is keyed from.
+        seed: the stream of the profile, hidden-mismatch and disposition draws.
+        preference_seed: the stream of the hidden preferences (ground truth, weights) and of the
+            answers' luck (default: ``seed``; the run tables use the replication's policy
+            stream, ``derive_seed(seed, "policies")``).
         space: the replication's scaled space (hidden truth lives in it).
         users: hidden-preference and answering settings.
         response: how they accept and act on a recourse.
@@ -97,12 +100,14 @@ class People:
     response: ResponseModel
     dispositions: np.ndarray
     patience_draw: np.ndarray
+    preference_seed: int
 
     @classmethod
     def create(cls, ids: np.ndarray, x: np.ndarray, feature_names: tuple[str, ...],
                reported: ActionabilityProfiles, groups: dict[str, np.ndarray], seed: int,
                space: ScaledSpace, users: UserSettings, response: ResponseModel,
-               hidden_mismatch_probability: float = 0.0) -> People:
+               hidden_mismatch_probability: float = 0.0,
+               preference_seed: int | None = None) -> People:
         """Draws the hidden profile and the dispositions of people with a reported profile."""
         ids = np.asarray(ids, dtype=np.int64)
         true = reported.actionable.copy()
@@ -121,7 +126,8 @@ class People:
             array.setflags(write=False)
         return cls(ids, x, tuple(feature_names),
                    {k: np.asarray(v) for k, v in groups.items()}, reported, true, mismatch,
-                   int(seed), space, users, response, dispositions, patience)
+                   int(seed), space, users, response, dispositions, patience,
+                   int(seed if preference_seed is None else preference_seed))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -168,7 +174,8 @@ class People:
         if self.users.preference != "ground_truth":
             return None
         return ground_truth_recourse(self.space, self.space.scale(self.x), self.true_mask,
-                                     self.ids, self.seed, self.users.eps, self.users.n_samples,
+                                     self.ids, self.preference_seed, self.users.eps,
+                                     self.users.n_samples,
                                      self.users.eta)
 
     @cached_property
@@ -180,7 +187,8 @@ class People:
         if self.users.weights == "profile":
             return profile_weights(self.feature_names, self.true_profile)
         return np.where(self.true_mask,
-                        centred_weights(self.ids, self.seed, len(self.feature_names)), np.inf)
+                        centred_weights(self.ids, self.preference_seed,
+                                        len(self.feature_names)), np.inf)
 
     def loss(self, points: np.ndarray, rows: np.ndarray | None = None,
              x: np.ndarray | None = None) -> np.ndarray:

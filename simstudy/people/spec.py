@@ -230,7 +230,8 @@ class PeopleSpec(StrictModel):
 
     def build(self, x: np.ndarray, ids: np.ndarray, seed: int, feature_names: Sequence[str],
               actionable: tuple[str, ...], space: ScaledSpace,
-              reported: ActionabilityProfiles | None = None) -> People:
+              reported: ActionabilityProfiles | None = None,
+              preference_seed: int | None = None) -> People:
         """The people behind rows ``x`` (ids ``ids``), every draw keyed by ``(seed, purpose,
         id)``.
 
@@ -242,6 +243,7 @@ class PeopleSpec(StrictModel):
                 of its decision model), e.g. ``ScaledSpace.from_context(context)``.
             reported: use these reported profiles instead of drawing them from the population
                 document (no group columns then).
+            preference_seed: the stream of hidden preferences and answers (default: ``seed``).
         """
         x = np.asarray(x, dtype=np.float64)
         ids = np.asarray(ids, dtype=np.int64)
@@ -251,4 +253,4 @@ class PeopleSpec(StrictModel):
             profiles, groups = reported, {}
         return People.create(ids, x, tuple(feature_names), profiles, groups, seed, space,
                              self.users.settings(), self.response.build(),
-                             self.population.hidden_mismatch_probability)
+                             self.population.hidden_mismatch_probability, preference_seed)
