@@ -21,7 +21,7 @@ References:
 Example:
     >>> import numpy as np
     >>> fam = Binomial()
-    >>> round(float(fam.derivatives(np.array([1.0]), np.array([0.0]))[1][0]), 3)
+    >>> round(float(fam.derivatives(np.array([1.0]), np.array([0.0]))[0][0]), 3)
     0.5
 """
 

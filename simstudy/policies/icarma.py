@@ -456,8 +456,6 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
         record = {"epoch": epoch + 1, **{k2: float(val[k2])
                                          for k2 in ("loss", "valid", "cost", "plausible")}}
         history.append(record)
-        if progress:
-            epochs.set_postfix(val_loss=f"{record['loss']:.3f}", valid=f"{record['valid']:.3f}")
         if record["loss"] < best_loss - 1e-6:
             best_loss, best_epoch, stale = record["loss"], epoch + 1, 0
             best_state = {n: t.detach().clone() for n, t in nets.state_dict().items()}
@@ -528,6 +526,11 @@ class ICARMASpec(PolicySpec):
     cost_shapes: list[Literal["constant", "concave", "linear", "convex"]] | None = None
     alpha: float | None = None
     cache: bool = True
+
+    @classmethod
+    def check_example(cls) -> dict:
+        """Brief training for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "icarma", "epochs": 2, "batch_size": 64, "cache": False}
 
     def config(self) -> ICARMAConfig:
         base = ICARMAConfig() if self.preferences == "ranking" else ICARMAConfig.score_based()
