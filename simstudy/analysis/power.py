@@ -13,6 +13,7 @@ interrupted plan resumes where it stopped; a partial last line is ignored on rea
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -141,8 +142,6 @@ def run_simulations(
                 _append(parts / f"n{task.n_participants}.csv", simulate(task), columns)
                 bar.update()
         else:
-            import multiprocessing as mp
-
             # Spawned workers read the BLAS thread variables when numpy loads: set them first.
             saved = {v: os.environ.get(v) for v in _BLAS_VARS}
             os.environ.update({v: "1" for v in _BLAS_VARS})
