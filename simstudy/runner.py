@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .documents import UsageError
+from .dictionary import write_dictionary
+from .documents import FieldProblem, UsageError, with_overrides
 from .metrics import Recourse, evaluate_recourse
 from .people import People
 from .policies.base import RecourseContext, RecoursePolicy
@@ -36,9 +37,25 @@ from .progress import progress as show_progress
 from .rng import derive_seed
 from .scenario import load_scenario, people_specs, policy_name
 from .sim.experiment import SIM_FILES, run_event_world
-from .store import package_versions, read_manifest, write_csv, write_manifest, write_parquet
+from .store import (
+    RunLock,
+    check_output_dir,
+    checked,
+    code_version,
+    file_sha256,
+    package_versions,
+    read_manifest,
+    write_checked,
+    write_csv,
+    write_manifest,
+    write_parquet,
+)
 from .summary import summarize_contrasts, summarize_recourse
 from .world.decision import ModelCache
+
+#: Significant digits of the floats in summary.csv and contrasts.csv (recourse.parquet keeps
+#: full precision).
+SUMMARY_DIGITS = 6
 
 __all__ = ["run_scenario", "recourse_table", "people_columns", "RunResult", "Replication",
            "prepare_replication"]
@@ -62,6 +79,13 @@ class Replication:
     x: np.ndarray
     ids: np.ndarray
     info: dict[str, Any]
+
+
+def _stable(info: Any) -> Any:
+    """``info`` without the entries that change between identical runs (cache hits)."""
+    if isinstance(info, dict):
+        return {k: _stable(v) for k, v in info.items() if k != "cached"}
+    return info
 
 
 def _scenario_hash(resolved: dict[str, Any]) -> str:
@@ -151,12 +175,18 @@ def prepare_replication(scenario: Any, index: int, base_seed: int, cache: ModelC
     """
     seed = derive_seed(base_seed, "replication", index)
     world, data, world_info = scenario.world.build(seed, cache, base_dir=base_dir)
-    model, meta = cache.decision_model(data, scenario.decision_model.config(),
-                                       derive_seed(seed, "decision-model"), progress=progress)
+    model, meta = scenario.decision_model.obtain(data, cache, derive_seed(seed, "decision-model"),
+                                                 base_dir=base_dir, progress=progress)
     split = scenario.applicants.split
     x_split = {"test": data.x_test, "val": data.x_val, "train": data.x_train}[split]
     with torch.no_grad():
         approved = model.approves(x_split).numpy()
+    if approved.all() or not approved.any():
+        share = "every" if approved.all() else "no"
+        raise FieldProblem("decision_model", (
+            f"the trained model approves {share} applicant of the {split} split (replication "
+            f"{index}); recourse needs both outcomes: check the data's label balance, epochs and "
+            "lr"))
     ids = np.arange(len(x_split))
     if scenario.applicants.only_rejected:
         ids = ids[~approved]
@@ -195,28 +225,41 @@ def run_scenario(
             ``./.simstudy_cache``).
     """
     scenario, populations = load_scenario(path)
-    base_seed = scenario.seed if seed is None else int(seed)
-    out = Path(out_dir)
+    scenario = with_overrides(scenario, {"seed": ("--seed", seed)}, str(path))
+    out = check_output_dir(out_dir)
+    with RunLock(out):
+        return _run_locked(path, scenario, populations, out, progress, cache or ModelCache())
+
+
+def _run_locked(path: str | Path, scenario: Any, populations: dict, out: Path, progress: bool,
+                cache: ModelCache) -> RunResult:
+    base_seed = scenario.seed
     parts_dir = out / "parts"
-    cache = cache or ModelCache()
     resolved = {
         "scenario": scenario.model_dump(mode="json"),
         "populations": {k: v.model_dump(mode="json") for k, v in populations.items()},
     }
     resolved_hash = _scenario_hash(resolved)
     specs = people_specs(scenario, populations)
+    data_files = getattr(scenario.world, "data_files", lambda base_dir: [])(Path(path).parent)
+    data_sha256 = {str(f): file_sha256(f) for f in data_files}
+    # everything a part depends on besides its own unit: reused parts must share it
+    run_key = _scenario_hash({"resolved": resolved_hash, "seed": base_seed,
+                              "data": data_sha256, "code": code_version()})
     if (out / "manifest.json").exists():
         previous = read_manifest(out)
-        if (previous.get("resolved_sha256") != resolved_hash
-                or previous.get("base_seed") != base_seed):
-            raise UsageError(f"{out} holds a run of a different scenario or seed; "
-                             "choose another --out directory")
+        if previous.get("run_key", previous.get("resolved_sha256")) != run_key:
+            raise UsageError(f"{out} holds a run of a different scenario, seed, data file or "
+                             "simstudy code; choose another --out directory")
     manifest: dict[str, Any] = {
         "status": "running",
         "scenario_file": str(path),
         "scenario_name": scenario.name,
         "base_seed": base_seed,
         "resolved_sha256": resolved_hash,
+        "run_key": run_key,
+        "code_version": code_version(),
+        "data_files": data_sha256,
         "resolved": resolved,
         "versions": package_versions(),
         "torch_threads": torch.get_num_threads(),
@@ -230,8 +273,11 @@ def run_scenario(
     bar = show_progress(len(units), desc=scenario.name, unit="unit", enabled=progress)
     started = time.time()
     for r in range(scenario.replications):
-        rep = prepare_replication(scenario, r, base_seed, cache, progress=progress,
-                                  base_dir=Path(path).parent)
+        try:
+            rep = prepare_replication(scenario, r, base_seed, cache, progress=progress,
+                                      base_dir=Path(path).parent)
+        except FieldProblem as exc:
+            raise exc.in_file(str(path)) from None
         fitted: dict[str, RecoursePolicy] = {}
         rep.info["policies"] = {}
         space = ScaledSpace.from_context(rep.context)
@@ -244,11 +290,15 @@ def run_scenario(
             for spec in scenario.policies:
                 name = policy_name(spec)
                 part = parts_dir / f"rep{r:03d}__{cond.name}__{name}.parquet"
-                if name not in fitted and not part.exists():
+                key = _scenario_hash({"run": run_key, "unit": [r, cond.name, name],
+                                      "world": _stable(rep.info["world"]),
+                                      "decision_model": _stable(rep.info["decision_model"])})
+                done = checked(part, key)
+                if name not in fitted and not done:
                     fitted[name] = spec.policy().fit(rep.context)
                 if name in fitted:
                     rep.info["policies"][name] = fitted[name].model_hashes()
-                if part.exists():
+                if done:
                     bar.update(1)
                     continue
                 policy = fitted[name]
@@ -260,7 +310,8 @@ def run_scenario(
                 table = _policy_table(people, rec, rep.context,
                                       {"replication": r, "seed": rep.seed,
                                        "condition": cond.name, "policy": name})
-                write_parquet(table, part)
+                write_checked(part, lambda tmp, table=table: table.to_parquet(tmp, index=False),
+                              key)
                 rep.info.setdefault("seconds", {})[f"{cond.name}/{name}"] = round(seconds, 3)
                 bar.update(1)
         manifest["replications"].append(rep.info)
@@ -272,16 +323,19 @@ def run_scenario(
     group_columns = [c for c in ("gender", "race", "privileged") if c in recourse.columns]
     summary = summarize_recourse(recourse, group_columns)
     write_parquet(recourse, out / "recourse.parquet")
-    write_csv(summary, out / "summary.csv")
+    write_csv(summary, out / "summary.csv", digits=SUMMARY_DIGITS)
     outputs = ["recourse.parquet", "summary.csv"]
     if scenario.contrasts:
         pairs = [(c.policy, c.baseline, c.condition, c.baseline_condition)
                  for c in scenario.contrasts]
-        write_csv(summarize_contrasts(recourse, pairs, group_columns), out / "contrasts.csv")
+        write_csv(summarize_contrasts(recourse, pairs, group_columns), out / "contrasts.csv",
+                  digits=SUMMARY_DIGITS)
         outputs.append("contrasts.csv")
     if scenario.simulation is not None:
         _run_event_world(scenario, specs, base_seed, cache, out, progress, Path(path).parent)
         outputs += SIM_FILES
+    write_dictionary(out)
+    outputs.append("data_dictionary.csv")
     manifest["status"] = "complete"
     manifest["wall_seconds"] = round(time.time() - started, 2)
     manifest["outputs"] = outputs

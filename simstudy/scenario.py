@@ -37,7 +37,15 @@ from pydantic import Discriminator, Field, Tag, model_validator
 
 from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
 from . import world as _world  # noqa: F401 - registers the built-in world kinds
-from .documents import DocumentError, DocumentProblem, StrictModel, load_yaml, validate_data
+from .documents import (
+    DocumentError,
+    DocumentProblem,
+    SafeName,
+    StrictModel,
+    load_yaml,
+    safe_name_problem,
+    validate_data,
+)
 from .people.response import LogisticResponseSpec
 from .people.spec import (
     ActionabilitySpec,
@@ -51,6 +59,7 @@ from .people.spec import (
 from .registry import POLICY_SPECS, WORLD_SPECS
 from .sim.spec import SimulationSpec
 from .world.decision import DecisionConfig
+from .world.external import ExternalModelSpec
 
 __all__ = [
     "ActionabilitySpec",
@@ -75,7 +84,7 @@ class ConditionSpec(StrictModel):
     """One condition to compare: a name and a population (file path or inline document), and
     optionally its own ``users:`` and ``response:`` sections (replacing the scenario's)."""
 
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
+    name: SafeName
     # A tagged union so that a bad inline document is reported once, not also as "not a path".
     population: Annotated[
         Union[Annotated[PopulationSpec, Tag("inline")], Annotated[str, Tag("file")]],  # noqa: UP007
@@ -116,6 +125,25 @@ class DecisionModelSpec(StrictModel):
     def config(self) -> DecisionConfig:
         return DecisionConfig(tuple(self.hidden), self.epochs, self.batch_size, self.lr)
 
+    def obtain(self, data: Any, cache: Any, seed: int, base_dir: str | Path = ".",
+               progress: bool = False) -> tuple[Any, dict]:
+        """The model trained on ``data`` (from the cache when it holds it) and its record."""
+        return cache.decision_model(data, self.config(), seed, progress=progress)
+
+
+def _decision_form(value: Any) -> str:
+    # an entry with a ``kind`` names a model file; without one it configures training
+    if isinstance(value, ExternalModelSpec) or (isinstance(value, dict) and "kind" in value):
+        return "file"
+    return "trained"
+
+
+DecisionModelEntry = Annotated[
+    Union[Annotated[DecisionModelSpec, Tag("trained")],  # noqa: UP007
+          Annotated[ExternalModelSpec, Tag("file")]],
+    Discriminator(_decision_form),
+]
+
 
 class ApplicantsSpec(StrictModel):
     """Who asks for recourse: rejected applicants of a split, optionally capped."""
@@ -141,12 +169,12 @@ def _scenario_model() -> type[StrictModel]:
     class Scenario(StrictModel):
         """A scenario document (see the module docstring)."""
 
-        name: str = Field(min_length=1)
+        name: SafeName
         description: str = ""
         seed: int = Field(0, ge=0)
         replications: int = Field(1, ge=1, le=1000)
         world: world_union  # type: ignore[valid-type]
-        decision_model: DecisionModelSpec = DecisionModelSpec()
+        decision_model: DecisionModelEntry = DecisionModelSpec()
         applicants: ApplicantsSpec = ApplicantsSpec()
         policies: list[policy_union] = Field(min_length=1)  # type: ignore[valid-type]
         conditions: list[ConditionSpec] = Field(min_length=1)
@@ -159,6 +187,9 @@ def _scenario_model() -> type[StrictModel]:
         @model_validator(mode="after")
         def _unique_names(self):
             policies = [policy_name(p) for p in self.policies]
+            for name in policies:
+                if safe_name_problem(name):
+                    raise ValueError(f"policy name: {safe_name_problem(name)}")
             for what, names in (("policies", policies),
                                 ("conditions", [c.name for c in self.conditions])):
                 dupes = sorted({n for n in names if names.count(n) > 1})
@@ -178,6 +209,10 @@ def _scenario_model() -> type[StrictModel]:
             return self
 
     return Scenario
+
+
+def _needs_gradients(spec: Any) -> bool:
+    return bool(getattr(spec, "needs_gradients", False))
 
 
 def policy_name(spec: Any) -> str:
@@ -214,13 +249,20 @@ def _unknown_kind_problems(data: Any, source: str) -> list[DocumentProblem]:
     problems = []
     if not isinstance(data, dict):
         return problems
-    for i, entry in enumerate(data.get("policies") or []):
-        if isinstance(entry, dict) and entry.get("kind") not in POLICY_SPECS:
+    policies = data.get("policies")
+    for i, entry in enumerate(policies if isinstance(policies, list) else []):
+        if not isinstance(entry, dict):
+            continue
+        kind = entry.get("kind")
+        if not isinstance(kind, str) or kind not in POLICY_SPECS:
             problems.append(DocumentProblem(
                 source, f"policies[{i}].kind",
-                f"unknown policy {entry.get('kind')!r}; choose from {sorted(POLICY_SPECS)}"))
+                f"unknown policy {kind!r}; choose from {sorted(POLICY_SPECS)}"))
+        elif "name" in entry and safe_name_problem(entry["name"]):
+            problems.append(DocumentProblem(source, f"policies[{i}].name",
+                                            safe_name_problem(entry["name"])))
     # the model-level check names no field; checked here first, the entry is named
-    entries = [e for e in data.get("policies") or [] if isinstance(e, dict)]
+    entries = [e for e in policies if isinstance(e, dict)] if isinstance(policies, list) else []
     contrasts = data.get("contrasts")
     conditions = [c.get("name") for c in data.get("conditions") or [] if isinstance(c, dict)]
     problems += [DocumentProblem(source, field, reason) for field, reason in
@@ -228,10 +270,10 @@ def _unknown_kind_problems(data: Any, source: str) -> list[DocumentProblem]:
                                          contrasts if isinstance(contrasts, list) else [],
                                          conditions)]
     world = data.get("world")
-    if isinstance(world, dict) and world.get("kind") not in WORLD_SPECS:
+    kind = world.get("kind") if isinstance(world, dict) else None
+    if isinstance(world, dict) and (not isinstance(kind, str) or kind not in WORLD_SPECS):
         problems.append(DocumentProblem(
-            source, "world.kind",
-            f"unknown world {world.get('kind')!r}; choose from {sorted(WORLD_SPECS)}"))
+            source, "world.kind", f"unknown world {kind!r}; choose from {sorted(WORLD_SPECS)}"))
     return problems
 
 
@@ -254,7 +296,21 @@ def load_scenario(path: str | Path) -> tuple[Any, dict[str, PopulationSpec]]:
         raise DocumentError(kind_problems)
     scenario = validate_data(data, Scenario, str(path))
     populations: dict[str, PopulationSpec] = {}
-    problems: list[DocumentProblem] = []
+    # data-dependent checks (a data file's columns, values, labels) are part of validation
+    check_data = getattr(scenario.world, "check_data", None)
+    problems: list[DocumentProblem] = [
+        DocumentProblem(str(path), f"world.{field}", reason)
+        for field, reason in (check_data(path.parent) if check_data else [])]
+    if not getattr(scenario.decision_model, "differentiable", True):
+        problems += [DocumentProblem(str(path), f"policies[{i}].kind", (
+            f"{spec.kind} follows the decision model's gradient; a "
+            f"{scenario.decision_model.kind} model has none (use a torchscript model, or "
+            "policies that only query the model: oracle, growing_spheres)"))
+            for i, spec in enumerate(scenario.policies) if _needs_gradients(spec)]
+    if isinstance(scenario.decision_model, ExternalModelSpec) and not problems:
+        problems += [DocumentProblem(str(path), field, reason) for field, reason in
+                     scenario.decision_model.check(path.parent,
+                                                   scenario.world.feature_names())]
     for i, cond in enumerate(scenario.conditions):
         if isinstance(cond.population, PopulationSpec):
             populations[cond.name] = cond.population

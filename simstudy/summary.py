@@ -110,7 +110,24 @@ def summarize_recourse(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> p
             if col != "n":
                 row[f"{col}_ci_low"], row[f"{col}_ci_high"] = lo, hi
         rows.append(row)
-    return pd.DataFrame(rows)
+    return _in_document_order(pd.DataFrame(rows), df, group_columns)
+
+
+def _in_document_order(table: pd.DataFrame, df: pd.DataFrame, group_columns: Sequence[str],
+                       first: str = "policy") -> pd.DataFrame:
+    """Rows ordered as the scenario lists policies (or contrast pairs) and conditions, ``all``
+    before the group columns, instead of alphabetically. A ``pair`` column is dropped."""
+    if not len(table):
+        return table
+    rank = {"policy": {v: i for i, v in enumerate(pd.unique(df["policy"]))},
+            "condition": {v: i for i, v in enumerate(pd.unique(df["condition"]))},
+            "group_by": {v: i for i, v in enumerate(("all", *group_columns))}}
+    order = pd.DataFrame({
+        "first": table["pair"] if first == "pair" else table["policy"].map(rank["policy"]),
+        "condition": table["condition"].map(rank["condition"]),
+        "group_by": table["group_by"].map(rank["group_by"]), "group": table["group"]})
+    index = order.sort_values(list(order.columns), kind="stable").index
+    return table.loc[index].drop(columns="pair", errors="ignore").reset_index(drop=True)
 
 
 def summarize_contrasts(df: pd.DataFrame, pairs: Sequence[tuple],
@@ -133,7 +150,7 @@ def summarize_contrasts(df: pd.DataFrame, pairs: Sequence[tuple],
     metric_cols = [c for c in per_rep.columns
                    if c not in ("replication", "condition", "group_by", "group", "policy", "n")]
     rows = []
-    for pair in pairs:
+    for pair_index, pair in enumerate(pairs):
         policy, baseline, cond, base_cond = (*pair, None, None)[:4]
         mine = per_rep[per_rep["policy"] == policy]
         theirs = per_rep[per_rep["policy"] == baseline]
@@ -144,11 +161,13 @@ def summarize_contrasts(df: pd.DataFrame, pairs: Sequence[tuple],
                 condition=f"{cond} vs {base_cond}")
         joined = mine.merge(theirs, on=keys, suffixes=("", "_baseline"))
         for key, block in joined.groupby(["condition", "group_by", "group"], sort=False):
-            row = {"policy": policy, "baseline": baseline,
+            row = {"pair": pair_index,
+                   "policy": policy, "baseline": baseline,
                    **dict(zip(("condition", "group_by", "group"), key, strict=True)),
                    "replications": int(block["replication"].nunique())}
             for col in metric_cols:
                 m, lo, hi = mean_ci((block[col] - block[f"{col}_baseline"]).to_numpy())
                 row[col], row[f"{col}_ci_low"], row[f"{col}_ci_high"] = m, lo, hi
             rows.append(row)
-    return pd.DataFrame(rows)
+    # pairs in the scenario's order, then conditions and groups as in a summary
+    return _in_document_order(pd.DataFrame(rows), df, group_columns, first="pair")

@@ -93,7 +93,7 @@ def test_another_seed_changes_the_numbers_and_needs_its_own_directory(
     code = main(["run", str(scenario_file), "--out", str(tmp_path / "a"), "--seed", "9",
                  "--quiet"])
     assert code == 2
-    assert "different scenario or seed" in capsys.readouterr().err
+    assert "different scenario, seed" in capsys.readouterr().err
 
 
 SIM_SCENARIO = """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
@@ -15,6 +15,8 @@ __all__ = ["EffectSpec", "RatingSpec", "ResponseSpec", "ModelSpec", "ContrastAna
 
 #: The response model of studies and power plans: the calibrated rating model.
 ResponseSpec = RatingResponseSpec
+# A participant random effect needs at least two participants to be estimated.
+MIN_PARTICIPANTS = 2
 
 
 class ModelSpec(StrictModel):
@@ -75,7 +77,7 @@ class PowerPlan(StrictModel):
     """``simstudy power``: simulate R studies per participant count and test the smooth."""
 
     seed: int = Field(ge=0)
-    participants: list[int] = Field(min_length=1)
+    participants: list[Annotated[int, Field(ge=MIN_PARTICIPANTS)]] = Field(min_length=1)
     simulations: int = Field(1000, ge=1)
     items: int = Field(5, ge=2)
     outcome: Literal["accept", "act"] = "act"
@@ -97,8 +99,10 @@ class AuditSpec(StrictModel):
 
     run: str = Field(min_length=1, description="run directory (simstudy run --out)")
     out: str | None = Field(None, description="report path (default RUN/audit.html)")
-    by: list[str] = Field(["gender", "race"], min_length=1)
-    baseline: str | None = Field("baseline", description="no-personalization condition")
+    by: list[str] | None = Field(None, min_length=1,
+                                 description="group columns (default: gender, race present)")
+    baseline: str | None = Field(None, description="no-personalization condition (default: "
+                                                   "'baseline' when the run has it)")
     metrics: list[str] | None = Field(None, description="names from the metric table "
                                       "(simstudy.metrics.METRICS); default: the audited ones")
     bootstrap: int = Field(1000, ge=10)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -156,6 +157,9 @@ class PolicySpec(StrictModel):
     which also honours ``personalized``.
     """
 
+    # True for policies that follow the decision model's gradient; they refuse models that
+    # give none (scikit-learn, ONNX) when the scenario is validated
+    needs_gradients: ClassVar[bool] = False
     name: str | None = Field(None, description="name in results (default: the kind)")
     personalized: bool = Field(
         True, description="use each person's actionability profile; false: universal recourse "

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import torch
@@ -351,6 +351,8 @@ class HARE(ScaledSpacePolicy):
 @register_policy_spec
 class HARESpec(PolicySpec):
     """Scenario entry of :class:`HARE`; ``iterations > 1`` is Multi-HARE."""
+
+    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
 
     kind: Literal["hare"] = "hare"
     base: SerializeAsAny[StrictModel] = Field(default_factory=WachterSpec)
