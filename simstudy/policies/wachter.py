@@ -100,7 +100,7 @@ class Wachter(ScaledSpacePolicy):
         self.lambda_growth = lambda_growth
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
-                  seed: int = 0) -> Recourse:
+                  seed: int = 0, feedback=None) -> Recourse:
         mask = action_mask(self.context_.feature_names, profiles)
         r, found = wachter(self.space_, self.space_.scale(x), mask, self.distance, self.lam,
                            self.lr, self.steps, self.rounds, self.lambda_growth)
