@@ -21,21 +21,20 @@ import time
 
 import torch
 
-from simstudy.population import GroupAssignment, RankingSampler
+from simstudy.people import PeopleSpec
+from simstudy.policies.hare import HARE
+from simstudy.policies.icarma import ICARMA, ICARMAConfig
+from simstudy.policies.oracle import CausalOracle
+from simstudy.policies.wachter import Wachter
 from simstudy.rng import generator
 from simstudy.sim.spec import SimulationSpec
-from simstudy.sim.world import SamplerPopulation, simulate
+from simstudy.sim.world import simulate
 from simstudy.world.data import sample_world_data
 from simstudy.world.decision import DecisionConfig, train_decision_model
-from simstudy.world.loan import LOAN_ROLES, LoanSCM
+from simstudy.world.loan import LoanSCM
 
 
 def _policies() -> dict:
-    from simstudy.policies.hare import HARE
-    from simstudy.policies.icarma import ICARMA, ICARMAConfig
-    from simstudy.policies.oracle import CausalOracle
-    from simstudy.policies.wachter import Wachter
-
     return {
         "oracle": CausalOracle,
         "wachter": Wachter,
@@ -72,15 +71,16 @@ def main(argv: list[str] | None = None) -> dict:
     setup_s = time.perf_counter() - t0
     doc = {"horizon_days": args.days,
            "arrivals": {"kind": "poisson", "rate_per_day": args.applicants / args.days},
-           "hidden_mismatch_probability": 0.2, "lookahead": not args.no_lookahead}
+           "lookahead": not args.no_lookahead}
     if args.retrain_every:
         doc["retraining"] = {"every_days": args.retrain_every, "window_days": args.retrain_every,
                              "epochs": 5}
     spec = SimulationSpec.model_validate(doc)
-    population = SamplerPopulation(LOAN_ROLES.actionable, LOAN_ROLES.names,
-                                   RankingSampler("non_privileged"),
-                                   groups=GroupAssignment("random", 0.3),
-                                   privileged_sampler=RankingSampler("privileged"))
+    # rankings with a random threshold; 30% privileged (income / savings ranked first)
+    population = PeopleSpec.model_validate({"population": {
+        "actionability": {"kind": "ranking"},
+        "groups": {"rule": "random", "privileged_share": 0.3},
+        "hidden_mismatch_probability": 0.2}})
     t1 = time.perf_counter()
     policy = POLICIES[args.policy]
     result = simulate(spec, world, data, model, lambda ctx: policy().fit(ctx), population,

@@ -7,9 +7,34 @@ import sys
 from pathlib import Path
 
 from .documents import DocumentError, load_yaml
-from .executors import add_executor_arguments
 
-__all__ = ["register", "validate_files"]
+__all__ = ["register", "validate_files", "add_executor_arguments", "executor_from_args"]
+
+
+def add_executor_arguments(p: argparse.ArgumentParser) -> None:
+    """``--workers``, ``--executor`` and ``--address``: where a command's work units run."""
+    g = p.add_argument_group("where the work runs")
+    g.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes (local; default: all cores) or CPUs of a private "
+                        "Ray instance; results do not depend on it")
+    g.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local process pool (default) or a Ray cluster")
+    g.add_argument("--address", default=None, metavar="ADDR",
+                   help="Ray cluster to join (ray://HOST:10001, HOST:6379 or auto; default: "
+                        "start a local instance)")
+
+
+def executor_from_args(args: argparse.Namespace):
+    """The executor (:mod:`simstudy.executors`) that ``add_executor_arguments``' options ask
+    for."""
+    from .documents import UsageError
+    from .executors import make_executor
+
+    if args.address is not None and args.executor != "ray":
+        raise UsageError("--address needs --executor ray")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    return make_executor(args.executor, args.workers, args.address)
 
 
 def validate_files(paths: list[str]) -> list[str]:
@@ -58,7 +83,6 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .executors import executor_from_args
     from .runner import run_scenario
 
     with executor_from_args(args) as executor:
@@ -73,7 +97,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from .executors import executor_from_args
     from .sweep import run_sweep
 
     with executor_from_args(args) as executor:

@@ -19,18 +19,19 @@ Example:
 
 from __future__ import annotations
 
-import argparse
+import multiprocessing as mp
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
+import torch
+
 from .documents import UsageError
 
 __all__ = ["Executor", "SerialExecutor", "ProcessExecutor", "RayExecutor", "make_executor",
-           "EXECUTORS", "BLAS_VARIABLES", "single_threaded", "add_executor_arguments",
-           "executor_from_args"]
+           "EXECUTORS", "BLAS_VARIABLES", "single_threaded"]
 
 EXECUTORS = ("local", "ray")
 #: Environment variables fixing the BLAS / OpenMP thread count of a worker.
@@ -41,14 +42,10 @@ class single_threaded:  # noqa: N801 - used as a context manager, like torch.no_
     """Runs a block with one torch thread (restoring the previous count after)."""
 
     def __enter__(self) -> None:
-        import torch
-
         self._threads = torch.get_num_threads()
         torch.set_num_threads(1)
 
     def __exit__(self, *exc: Any) -> None:
-        import torch
-
         torch.set_num_threads(self._threads)
 
 
@@ -68,8 +65,6 @@ def _watch_parent(parent: int) -> None:
 
 def _worker_init(parent: int) -> None:
     os.environ.update({v: "1" for v in BLAS_VARIABLES})
-    import torch
-
     torch.set_num_threads(1)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
 
@@ -123,8 +118,6 @@ class ProcessExecutor(Executor):
 
     def _start(self):
         if self._pool is None:
-            import multiprocessing as mp
-
             # Spawned workers read the BLAS variables when numpy loads: set them before.
             saved = {v: os.environ.get(v) for v in BLAS_VARIABLES}
             os.environ.update({v: "1" for v in BLAS_VARIABLES})
@@ -232,25 +225,3 @@ def make_executor(kind: Literal["local", "ray"] = "local", workers: int | None =
         return RayExecutor(address, workers)
     workers = workers or os.cpu_count() or 1
     return SerialExecutor() if workers <= 1 else ProcessExecutor(workers)
-
-
-def add_executor_arguments(p: argparse.ArgumentParser) -> None:
-    """``--workers``, ``--executor`` and ``--address``: where a command's work units run."""
-    g = p.add_argument_group("where the work runs")
-    g.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="worker processes (local; default: all cores) or CPUs of a private "
-                        "Ray instance; results do not depend on it")
-    g.add_argument("--executor", choices=("local", "ray"), default="local",
-                   help="local process pool (default) or a Ray cluster")
-    g.add_argument("--address", default=None, metavar="ADDR",
-                   help="Ray cluster to join (ray://HOST:10001, HOST:6379 or auto; default: "
-                        "start a local instance)")
-
-
-def executor_from_args(args: argparse.Namespace) -> Executor:
-    """The executor that ``add_executor_arguments``' options ask for."""
-    if args.address is not None and args.executor != "ray":
-        raise UsageError("--address needs --executor ray")
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers must be at least 1, got {args.workers}")
-    return make_executor(args.executor, args.workers, args.address)

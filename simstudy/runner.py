@@ -1,11 +1,13 @@
 """Running a scenario: worlds, decision models, populations and policies, per replication.
 
 For replication ``r`` of a scenario with base seed ``s``, the replication seed is
-``derive_seed(s, "replication", r)``; the world sample, the decision model and every applicant's
-profile are keyed from it by purpose (see :mod:`simstudy.rng`). Every policy of a replication
-sees the same world, model and people, and gets the same seed, ``derive_seed(seed, "policies")``:
-the people's hidden preferences and answers, and every draw a policy keys by purpose, are common
-random numbers, so policies compare person by person.
+``derive_seed(s, "replication", r)``; the world sample, the decision model and the people (one
+:class:`~simstudy.people.People` per condition: profiles, hidden truth, answers, dispositions)
+are keyed from it by purpose (see :mod:`simstudy.rng`). Every policy of a replication sees the
+same world, model and people, and gets the same seed, ``derive_seed(seed, "policies")``, so
+policies compare person by person. Every policy's recourse is measured against the people's
+hidden truth (:meth:`People.truth_columns`; ``*_base`` for the base of a refining policy) and
+their response model (``p_accept``, ``p_act``: accepting, and acting once accepted).
 
 A run is a set of independent work units, each keyed: a replication x condition x policy of
 the recourse tables (:class:`RecourseUnit`) and, with a ``simulation:`` section, a replication x
@@ -34,13 +36,14 @@ import torch
 from .dictionary import write_dictionary
 from .documents import FieldProblem, UsageError, with_overrides
 from .executors import Executor, SerialExecutor
-from .metrics import evaluate_recourse
+from .metrics import Recourse, evaluate_recourse
+from .people import People
 from .policies.base import RecourseContext, RecoursePolicy
-from .population import Population
+from .primitives.space import ScaledSpace
 from .progress import is_quiet, set_quiet
 from .progress import progress as show_progress
 from .rng import derive_seed
-from .scenario import build_population, load_scenario, policy_name
+from .scenario import load_scenario, people_specs, policy_name
 from .sim.experiment import SIM_FILES, UNIT_TABLES, simulate_tables, write_event_world
 from .store import (
     RunLock,
@@ -62,8 +65,8 @@ from .world.decision import ModelCache
 #: full precision).
 SUMMARY_DIGITS = 6
 
-__all__ = ["run_scenario", "recourse_table", "RunResult", "Replication", "prepare_replication",
-           "ScenarioRun", "RecourseUnit", "EventWorldUnit", "run_units"]
+__all__ = ["run_scenario", "recourse_table", "people_columns", "RunResult", "Replication",
+           "prepare_replication", "ScenarioRun", "RecourseUnit", "EventWorldUnit", "run_units"]
 
 
 @dataclass
@@ -91,28 +94,29 @@ def _scenario_hash(resolved: dict[str, Any]) -> str:
 
 
 def recourse_table(
-    population: Population, recourse_metrics: dict[str, np.ndarray], intervened: np.ndarray,
+    people: People, recourse_metrics: dict[str, np.ndarray], intervened: np.ndarray,
     values: np.ndarray, extras: dict[str, np.ndarray], meta: dict[str, Any],
 ) -> pd.DataFrame:
     """One row per applicant: ids, groups, profile, action, factual and counterfactual, metrics."""
-    names = population.feature_names
-    prof = population.profiles
-    cols: dict[str, Any] = {k: np.full(len(population), v) for k, v in meta.items()}
-    cols["applicant_id"] = population.ids
+    names = people.feature_names
+    prof = people.reported
+    cols: dict[str, Any] = {k: np.full(len(people), v) for k, v in meta.items()}
+    cols["applicant_id"] = people.ids
     for sensitive in ("gender",):
         if sensitive in names:
-            cols[sensitive] = population.x[:, names.index(sensitive)].astype(np.int64)
-    for key, val in population.groups.items():
+            cols[sensitive] = people.x[:, names.index(sensitive)].astype(np.int64)
+    for key, val in people.groups.items():
         cols[key] = val
     cols["n_actionable"] = prof.n_actionable
     for k, f in enumerate(prof.features):
         j = names.index(f)
         cols[f"score_{f}"] = prof.scores[:, k]
         cols[f"weight_{f}"] = prof.weights[:, k]
+        cols[f"can_{f}"] = people.true_actionable[:, k]
         cols[f"act_{f}"] = intervened[:, j]
         cols[f"theta_{f}"] = values[:, j]
     for j, f in enumerate(names):
-        cols[f"x_{f}"] = population.x[:, j]
+        cols[f"x_{f}"] = people.x[:, j]
         cols[f"xcf_{f}"] = recourse_metrics["x_cf"][:, j]
     for key, val in recourse_metrics.items():
         if key != "x_cf":
@@ -120,6 +124,48 @@ def recourse_table(
     for key, val in extras.items():
         cols[key] = val
     return pd.DataFrame(cols)
+
+
+def people_columns(people: People, rec: Recourse, ev: dict[str, np.ndarray],
+                   feature_range: np.ndarray) -> dict[str, np.ndarray]:
+    """A recourse measured against the people: hidden truth and response probabilities.
+
+    Args:
+        people: who received the recourses (row ``i`` of ``rec`` is ``people.ids[i]``).
+        rec: the policy's recourse.
+        ev: its metrics (:func:`~simstudy.metrics.evaluate_recourse`).
+        feature_range: the training range of every feature.
+
+    Returns:
+        :meth:`People.truth_columns` plus ``p_accept`` and ``p_act`` (NaN where no recourse).
+    """
+    found = ev["found"]
+    intervened = rec.intervened & rec.found[:, None]
+    out = people.truth_columns(ev["x_cf"], found, intervened)
+    delta = np.where(intervened, np.abs(np.nan_to_num(rec.values - people.x)), 0.0)
+    inputs = people.response_inputs(np.arange(len(people)), ev["cost"], ev["cost_unweighted"],
+                                    intervened.sum(axis=1), (delta / feature_range).sum(axis=1),
+                                    out["blocked"])
+    p_accept, p_act = people.response.probabilities(inputs)
+    out["p_accept"] = np.where(found, p_accept, np.nan)
+    out["p_act"] = np.where(found, p_act, np.nan)
+    return out
+
+
+def _policy_table(people: People, rec: Recourse, context: RecourseContext,
+                  meta: dict[str, Any]) -> pd.DataFrame:
+    """The run-table rows of one policy's recourse for one condition's people."""
+    world, model, fr = context.world, context.model, context.feature_range
+    ev = evaluate_recourse(world, model, people.x, rec, people.reported, fr)
+    extras = {**rec.extras, **people_columns(people, rec, ev, fr)}
+    if rec.base is not None:
+        ev_base = evaluate_recourse(world, model, people.x, rec.base, people.reported, fr)
+        base = people.truth_columns(ev_base["x_cf"], ev_base["found"],
+                                    rec.base.intervened & rec.base.found[:, None])
+        extras.update({f"{k}_base": v for k, v in base.items()
+                       if k in ("user_loss", "gtp", "gtd", "blocked")})
+    return recourse_table(people, ev, rec.intervened & rec.found[:, None], rec.values, extras,
+                          meta)
 
 
 def prepare_replication(scenario: Any, index: int, base_seed: int, cache: ModelCache,
@@ -247,24 +293,30 @@ def _fitted_policy(plan: RunPlan, rep: Replication, name: str) -> RecoursePolicy
     return _build_policy(_policy_spec(plan, name)).fit(rep.context)
 
 
+def _people(plan: RunPlan, rep: Replication, condition: str) -> People:
+    """The condition's people of a replication (hidden preferences and answers keyed on the
+    policies' stream, as every unit of the replication shares)."""
+    spec = people_specs(plan.scenario, plan.populations)[condition]
+    space = ScaledSpace.from_context(rep.context)
+    return spec.build(rep.x, rep.ids, rep.seed, rep.context.feature_names,
+                      rep.context.world.roles.actionable, space,
+                      preference_seed=derive_seed(rep.seed, "policies"))
+
+
 def compute_recourse_unit(unit: RecourseUnit) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The recourse table of one unit and what the manifest records about it."""
     plan, r = unit.plan, unit.replication
     rep = _replication(plan, r)
-    population = build_population(
-        plan.populations[unit.condition], rep.x, rep.context.feature_names,
-        rep.context.world.roles.actionable, rep.ids, rep.seed)
+    people = _people(plan, rep, unit.condition)
     policy = _fitted_policy(plan, rep, unit.policy)
     t0 = time.time()
-    rec = policy.recommend(rep.x, population.profiles, rep.ids,
-                           derive_seed(rep.seed, "policies"))
+    asks = {"feedback": people.feedback()} if policy.asks_questions else {}
+    rec = policy.recommend(rep.x, people.reported, rep.ids, derive_seed(rep.seed, "policies"),
+                           **asks)
     seconds = time.time() - t0
-    ev = evaluate_recourse(rep.context.world, rep.context.model, rep.x, rec,
-                           population.profiles, rep.context.feature_range)
-    table = recourse_table(
-        population, ev, rec.intervened & rec.found[:, None], rec.values, rec.extras,
-        {"replication": r, "seed": rep.seed, "condition": unit.condition,
-         "policy": unit.policy})
+    table = _policy_table(people, rec, rep.context,
+                          {"replication": r, "seed": rep.seed, "condition": unit.condition,
+                           "policy": unit.policy})
     info = {"replication": rep.info, "policy_hashes": policy.model_hashes(),
             "seconds": round(seconds, 3)}
     return table, info
@@ -274,14 +326,7 @@ def compute_event_world_unit(unit: EventWorldUnit) -> tuple[dict[str, pd.DataFra
     """The event-world tables of one replication x condition x policy, and its timings."""
     plan, r = unit.plan, unit.replication
     rep = _replication(plan, r)
-    spec = plan.populations[unit.condition]
-    names = rep.context.feature_names
-    actionable = rep.context.world.roles.actionable
-
-    def population(x, ids, seed):
-        pop = build_population(spec, x, names, actionable, ids, seed)
-        return pop.profiles, pop.groups
-
+    people = people_specs(plan.scenario, plan.populations)[unit.condition]
     policy_spec = _policy_spec(plan, unit.policy)
     ctx = rep.context
 
@@ -289,7 +334,7 @@ def compute_event_world_unit(unit: EventWorldUnit) -> tuple[dict[str, pd.DataFra
         return _build_policy(policy_spec).fit(context)
 
     tables, timings = simulate_tables(
-        plan.scenario.simulation, ctx.world, ctx.data, ctx.model, factory, population,
+        plan.scenario.simulation, ctx.world, ctx.data, ctx.model, factory, people,
         rep.seed, {"policy": unit.policy, "replication": r})
     return tables, {"timings": timings}
 
@@ -459,7 +504,8 @@ class ScenarioRun:
         write_csv(summary, out / "summary.csv", digits=SUMMARY_DIGITS)
         outputs = ["recourse.parquet", "summary.csv"]
         if sc.contrasts:
-            pairs = [(c.policy, c.baseline) for c in sc.contrasts]
+            pairs = [(c.policy, c.baseline, c.condition, c.baseline_condition)
+                     for c in sc.contrasts]
             write_csv(summarize_contrasts(recourse, pairs, group_columns), out / "contrasts.csv",
                       digits=SUMMARY_DIGITS)
             outputs.append("contrasts.csv")

@@ -53,6 +53,8 @@ from .documents import (
     validate_data,
 )
 from .executors import Executor
+from .runner import SUMMARY_DIGITS, ScenarioRun, run_units
+from .scenario import load_scenario
 from .store import atomic_write_text, package_versions, write_csv
 
 __all__ = ["SweepSpec", "VariantSpec", "Cell", "expand_cells", "set_path", "load_sweep",
@@ -184,8 +186,6 @@ def load_sweep(path: str | Path) -> tuple[SweepSpec, list[tuple[Cell, Path, Any,
     Returns ``(spec, [(cell, base_path, scenario, populations), ...])``; raises
     :class:`DocumentError` listing every problem of every cell.
     """
-    from .scenario import load_scenario
-
     path = Path(path)
     spec = validate_data(load_yaml(path), SweepSpec, str(path))
     bases: dict[str, tuple[Path, Any]] = {}
@@ -235,8 +235,6 @@ class SweepResult:
 def run_sweep(path: str | Path, out_dir: str | Path, executor: Executor | None = None,
               progress: bool = True, cache: Any = None) -> SweepResult:
     """Runs (or resumes) every cell of a sweep; writes ``summary.csv`` and ``sweep.json``."""
-    from .runner import SUMMARY_DIGITS, ScenarioRun, run_units
-
     spec, cells = load_sweep(path)
     out = Path(out_dir)
     sweep_file = out / "sweep.json"

@@ -328,9 +328,13 @@ def test_audit_defaults_to_the_group_columns_present_and_says_not_assessed(tmp_p
     run = _finished_run(tmp_path / "run")
     code = main(["audit", str(run), "--bootstrap", "20", "--permutations", "20"])
     assert code == 0, capsys.readouterr().err
+    assert "hidden disparities not assessed" in capsys.readouterr().out
     text = (run / "audit.md").read_text()
     assert "Not assessed" in text
     assert "gender" in text
+    from simstudy.dictionary import undescribed
+
+    assert (run / "data_dictionary.csv").exists() and undescribed(run) == []
 
 
 @pytest.mark.parametrize("approve", [True, False])

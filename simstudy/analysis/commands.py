@@ -18,10 +18,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..commands import add_executor_arguments, executor_from_args
 from ..documents import UsageError, load_document, with_overrides
-from ..executors import add_executor_arguments, executor_from_args
 from ..store import atomic_write, atomic_write_text, check_output_dir, check_output_file
 
 if TYPE_CHECKING:  # the handlers import numpy and pandas when they run: --help stays fast
@@ -149,6 +149,9 @@ def _analyze_cmd(args) -> int:
     table = analyze(data, spec, out, source=str(args.data))
     table.to_csv(out / "gamm.csv", index=False)
     (out / "gamm.json").write_text(json.dumps(table.to_dict(orient="records"), indent=2))
+    from ..dictionary import write_dictionary
+
+    write_dictionary(out)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table[["model", "family", "n", "edf", "ref_df", "F", "p", "sd_intercept",
                      "sd_slope", "sd_resid", "reml_converged"]].to_string(index=False))
@@ -254,13 +257,14 @@ AUDIT_GROUP_COLUMNS = ("gender", "race")
 
 
 def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
-              ) -> dict[str, Path]:
+              ) -> dict[str, Any]:
     """Audits a run directory as an :class:`~simstudy.analysis.documents.AuditSpec` says.
 
     Without ``by``, the audit groups by the sensitive columns the run has (``gender``, ``race``).
     Without ``baseline``, a condition named ``baseline`` is used when the run has one; otherwise
     hidden disparities are reported as not assessed. A named baseline the run lacks is refused.
     """
+    from ..dictionary import write_dictionary
     from ..documents import DocumentError, DocumentProblem
     from .audit import audit
     from .report import load_run, write_report
@@ -290,7 +294,9 @@ def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
                        correction=spec.correction, family=spec.family, seed=spec.seed)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    return write_report(result, manifest, out, run_dir, spec.case_study, spec.notes)
+    paths = write_report(result, manifest, out, run_dir, spec.case_study, spec.notes)
+    write_dictionary(Path(out).parent)
+    return {**paths, "baseline": baseline}
 
 
 def _audit_cmd(args) -> int:
@@ -312,8 +318,10 @@ def _audit_cmd(args) -> int:
     out = check_output_file(Path(args.out) if args.out else default_out)
     paths = run_audit(spec, run_dir, out, str(target) if target.is_file() else "simstudy audit")
     hidden = pd.read_csv(paths["hidden"])
+    found = (f"{len(hidden)} hidden disparities" if paths["baseline"] is not None else
+             "hidden disparities not assessed (no baseline condition)")
     print(f"wrote {paths['html']} ({paths['html'].stat().st_size / 1e6:.2f} MB), "
-          f"{paths['markdown']}; {len(hidden)} hidden disparities")
+          f"{paths['markdown']}; {found}")
     return 0
 
 

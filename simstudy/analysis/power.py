@@ -29,10 +29,10 @@ import pandas as pd
 from scipy import stats
 
 from ..executors import Executor, make_executor
+from ..people.rating import RatingResponse
 from ..progress import progress as show_progress
 from ..rng import generator
 from ..store import RunLock, code_version
-from ..users.response import ResponseModel
 from ..users.study import simulate_study
 from .gamm import fit_gamm
 
@@ -50,7 +50,7 @@ class SimulationTask:
     n_participants: int
     sim: int
     items: int
-    response: ResponseModel
+    response: RatingResponse
     outcome: str
     distance: str
     alpha: float
@@ -181,7 +181,7 @@ def _run_simulations(tasks, simulate, grid, simulations, out_dir, columns, worke
 
 
 def run_power(
-    response: ResponseModel,
+    response: RatingResponse,
     participants: Iterable[int],
     simulations: int,
     out_dir: Path,

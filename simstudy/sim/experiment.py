@@ -22,15 +22,15 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from ..people import PeopleSpec
 from ..progress import track
 from ..store import atomic_write
 from ..world.base import CausalWorld
 from ..world.data import WorldData
 from .outcomes import applicant_outcomes, replication_metrics, summarize, timeline
 from .plots import plot_cumulative_approvals
-from .response import ResponseModel
 from .spec import SimulationSpec
-from .world import PolicyFactory, PopulationBuilder, simulate
+from .world import PolicyFactory, simulate
 
 __all__ = ["SIM_FILES", "UNIT_TABLES", "run_event_world", "simulate_tables",
            "write_event_world"]
@@ -46,14 +46,14 @@ UNIT_TABLES = ("events", "outcomes", "actions", "models", "timeline", "replicati
 
 def simulate_tables(
     spec: SimulationSpec, world: CausalWorld, data: WorldData, model: torch.nn.Module,
-    policy: PolicyFactory, population: PopulationBuilder, seed: int, tag: dict,
-    response: ResponseModel | None = None, timeline_step_days: float = 1.0,
+    policy: PolicyFactory, people: PeopleSpec, seed: int, tag: dict,
+    timeline_step_days: float = 1.0,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, float]]:
     """One replication of one policy: its tables (each with the ``tag`` columns) and timings.
 
     This is the event world's unit of work; :func:`write_event_world` combines units.
     """
-    res = simulate(spec, world, data, model, policy, population, int(seed), response)
+    res = simulate(spec, world, data, model, policy, people, int(seed))
     o = applicant_outcomes(res)
     tables = {
         "events": res.events, "outcomes": o, "actions": res.actions, "models": res.models,
@@ -86,10 +86,9 @@ def run_event_world(
     data: WorldData,
     model: torch.nn.Module,
     policies: Mapping[str, PolicyFactory],
-    population: PopulationBuilder,
+    people: PeopleSpec,
     seeds: Sequence[int],
     out_dir: str | Path,
-    response: ResponseModel | None = None,
     timeline_step_days: float = 1.0,
     progress: bool = False,
     per_replication: Sequence[tuple[CausalWorld, WorldData, torch.nn.Module]] | None = None,
@@ -102,10 +101,10 @@ def run_event_world(
         world, data, model: the true world, its data and the lender's initial model.
         policies: name -> factory of the fitted policy for a model version; the first is the
             baseline of the paired differences.
-        population: reported profiles and groups of the applicants.
+        people: who the applicants are (:class:`~simstudy.people.PeopleSpec`); every policy of
+            a replication faces the same people.
         seeds: one seed per replication, shared by every policy.
         out_dir: the run directory.
-        response: acceptance / action model (default: the spec's).
         timeline_step_days: resolution of ``timeline.csv``.
         progress: show a progress bar.
         per_replication: optional ``(world, data, model)`` for each seed, when every
@@ -122,8 +121,8 @@ def run_event_world(
     for r, seed, name in jobs:
         w, d, m = per_replication[r] if per_replication is not None else (world, data, model)
         tag = {"policy": name, "replication": r}
-        tables, t = simulate_tables(spec, w, d, m, policies[name], population, int(seed), tag,
-                                    response, timeline_step_days)
+        tables, t = simulate_tables(spec, w, d, m, policies[name], people, int(seed), tag,
+                                    timeline_step_days)
         units.append(tables)
         timings.append({**tag, **t})
     tables = write_event_world(units, next(iter(policies)), out_dir)
