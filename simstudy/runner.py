@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -221,6 +222,8 @@ class RunPlan:
     base_dir: Path
     cache_root: Path
     source: str = ""
+    #: distinguishes runs in a long-lived worker: a replication is memoised within one run only
+    token: str = ""
 
 
 @dataclass(frozen=True)
@@ -269,7 +272,8 @@ def _memo(key: tuple, make: Callable[[], Any]) -> Any:
 def _plan_key(plan: RunPlan) -> str:
     blob = json.dumps([plan.scenario.model_dump(mode="json"),
                        {k: v.model_dump(mode="json") for k, v in plan.populations.items()},
-                       plan.base_seed, str(plan.base_dir), str(plan.cache_root)], sort_keys=True)
+                       plan.base_seed, str(plan.base_dir), str(plan.cache_root), plan.token],
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -430,7 +434,7 @@ class ScenarioRun:
             lock.__exit__(None, None, None)
             raise
         plan = RunPlan(scenario, populations, base_seed, path.parent.resolve(),
-                       Path(cache.root).resolve(), str(path))
+                       Path(cache.root).resolve(), str(path), os.urandom(8).hex())
         return cls(path, out, plan, manifest, lock)
 
     def close(self) -> None:

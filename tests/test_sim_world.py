@@ -81,7 +81,7 @@ def test_lookahead_answers_the_same_requests_in_fewer_calls(setting, result):
     # retraining) must not change a single event.
     world, data, model = setting
     per_window = simulate(make_spec(lookahead=False), world, data, model, stand_in_factory,
-                          ranking_population(), 1)
+                          ranking_population(0.4), 1)
     pd.testing.assert_frame_equal(result.events, per_window.events)
     pd.testing.assert_frame_equal(result.actions, per_window.actions)
     assert result.timings["policy_calls"] < per_window.timings["policy_calls"] / 2
