@@ -49,7 +49,7 @@ DISTANCES = ("sparsity", "proximity")
 
 def _response(scenario: str):
     model = published_model()
-    if scenario == "null":
+    if scenario.startswith("null"):
         model = replace(model, act=replace(model.act, effect=DistanceEffect("none")))
     return model
 
