@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT))
 import pandas as pd  # noqa: E402
 
 from simstudy.analysis.power import clopper_pearson  # noqa: E402
+from simstudy.people.rating import DistanceEffect, published_model  # noqa: E402
 from simstudy.rng import generator  # noqa: E402
-from simstudy.users.response import DistanceEffect, published_model  # noqa: E402
 from simstudy.users.study import simulate_study  # noqa: E402
 
 FAMILIES = ("gaussian", "ocat", "binomial")

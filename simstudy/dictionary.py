@@ -45,6 +45,8 @@ _RECOURSE_VALUES = [
     ("score_*", "actionability score of the feature (ranking position or Likert level; "
                 "0 cannot act)", "score", _APPLICANT),
     ("weight_*", "the person's cost weight of the feature", "weight", _APPLICANT),
+    ("can_*", "the person can truly change the feature (hidden; the score is what they "
+              "report)", "0/1", _APPLICANT),
     ("act_*", "1 when the recourse acts on the feature", "0/1", _APPLICANT),
     ("theta_*", "value the recourse sets the feature to (empty when not acted on)",
      "feature units", _APPLICANT),
@@ -82,18 +84,24 @@ _RECOURSE_VALUES = [
      _APPLICANT),
     ("violations", "HARE: changed coordinates neither actionable nor moved by the causal base",
      "features", _APPLICANT),
-    ("user_loss", "HARE: the person's hidden loss of the final recourse", "loss",
-     _APPLICANT),
-    ("user_loss_base", "HARE: hidden loss of the base generator's recourse", "loss",
-     _APPLICANT),
+    ("user_loss", "the person's hidden loss of the recourse (distance to their ground truth, "
+                  "or their weighted change); empty without recourse", "loss", _APPLICANT),
+    ("user_loss_base", "hidden loss of the base generator's recourse (a refining policy)",
+     "loss", _APPLICANT),
     ("has_ground_truth", "the person has a ground-truth recourse", "0/1", _APPLICANT),
-    ("gtp", "ground-truth proximity of the final recourse", "range-scaled distance",
-     _APPLICANT),
-    ("gtd", "ground-truth dissimilarity of the final recourse", "share of features",
-     _APPLICANT),
+    ("gtp", "ground-truth proximity of the recourse (empty without recourse)",
+     "range-scaled distance", _APPLICANT),
+    ("gtd", "ground-truth dissimilarity 1 - cos of the recourse", "0..2", _APPLICANT),
     ("gtp_base", "ground-truth proximity of the base recourse", "range-scaled distance",
      _APPLICANT),
-    ("gtd_base", "ground-truth dissimilarity of the base recourse", "share of features",
+    ("gtd_base", "ground-truth dissimilarity of the base recourse", "0..2", _APPLICANT),
+    ("blocked", "the recourse needs a feature the person truly cannot change", "0/1",
+     _APPLICANT),
+    ("blocked_base", "the base recourse needs a feature the person truly cannot change",
+     "0/1", _APPLICANT),
+    ("p_accept", "the person's probability of accepting the recourse (scenario `response`)",
+     "probability", _APPLICANT),
+    ("p_act", "the person's probability of acting on the recourse once accepted", "probability",
      _APPLICANT),
 ]
 
@@ -229,6 +237,66 @@ ENTRIES: dict[str, list[tuple[str, str, str, str]]] = {
         ("median_edf", "median effective degrees of freedom of the fitted smooth", "edf",
          "simulations"),
         ("median_F", "median F statistic of the smooth test", "F", "simulations")],
+    "gamm.csv": [
+        ("model", "`response ~ distance` of the analysis document", "", ""),
+        ("n", "ratings fitted", "ratings", ""),
+        ("participants", "participants (random-effect groups)", "participants", ""),
+        ("edf", "effective degrees of freedom of the distance smooth", "edf", ""),
+        ("ref_df", "reference degrees of freedom of the smooth test", "df", ""),
+        ("F", "F statistic of the smooth test (Wood 2013)", "F", ""),
+        ("p", "p-value of the smooth test", "probability", ""),
+        ("intercept", "fixed intercept", "rating points", ""),
+        ("sd_intercept", "SD of participant random intercepts", "rating points",
+         "participants"),
+        ("sd_slope", "SD of participant random slopes in distance", "rating points per "
+                                                                     "distance unit",
+         "participants"),
+        ("sd_resid", "residual SD", "rating points", "ratings"),
+        ("family", "response family", "", ""),
+        ("reml_converged", "the REML optimisation converged", "0/1", ""),
+        ("reml_iterations", "REML iterations", "count", ""),
+        ("reml_starts", "REML starting points tried", "count", ""),
+        ("k", "basis dimension of the smooth", "basis functions", ""),
+        ("ordinal_lr", "likelihood-ratio statistic of the ordinal sensitivity fit", "LR", ""),
+        ("ordinal_df", "its degrees of freedom", "df", ""),
+        ("ordinal_p", "its p-value", "probability", ""),
+        ("pygam_exploratory_p", "pygam's p-value (exploratory: ignores participants)",
+         "probability", ""),
+        ("warnings", "warnings of the fit (`; `-separated)", "", "")],
+    **{name: [
+        ("source", "`recourse` (run tables) or `event world`", "", ""),
+        ("policy", "policy name", "", ""),
+        ("condition", "condition name", "", ""),
+        ("versus", "condition the gap is compared with", "", ""),
+        ("metric", "audited metric (simstudy.metrics.METRICS)", "", ""),
+        ("grouping", "group column(s) compared (`a x b`: their intersection)", "", ""),
+        ("group", "group cell", "", ""),
+        ("comparison", "gap compared (focal - reference)", "", ""),
+        ("focal", "focal group of the gap", "", ""),
+        ("reference", "reference group of the gap", "", ""),
+        ("n", "people in the cell", "people", "summed over replications"),
+        ("gap", "the gap under `condition`", "as the metric", ""),
+        ("gap_versus", "the gap under `versus`", "as the metric", ""),
+        ("estimate", "the group's metric, the gap, or the difference of gaps", "as the metric",
+         "the metric's own denominator (see summary.csv)"),
+        ("ci_low", "lower end of the percentile bootstrap interval", "as the metric",
+         "bootstrap resamples"),
+        ("ci_high", "upper end of the percentile bootstrap interval", "as the metric",
+         "bootstrap resamples"),
+        ("p_value", "permutation p-value of the gap", "probability", "permutations"),
+        ("p_adjusted", "p-value adjusted (Holm or Benjamini-Hochberg) over the family",
+         "probability", ""),
+        ("significant", "p_adjusted < alpha", "0/1", ""),
+        ("baseline_*", "the same figure under the baseline condition", "as the metric", ""),
+        ("highest", "cell with the highest estimate", "", ""),
+        ("highest_estimate", "its estimate", "as the metric", ""),
+        ("runner_up", "cell with the second highest estimate", "", ""),
+        ("runner_up_estimate", "its estimate", "as the metric", ""),
+        ("margin", "highest minus runner-up", "as the metric", ""),
+        ("share_highest", "share of bootstrap resamples in which the highest stays highest",
+         "share", "bootstrap resamples")]
+       for name in ("audit_groups.csv", "audit_gaps.csv", "audit_contrasts.csv",
+                    "audit_extremes.csv", "audit_hidden.csv")},
 }
 _UNDESCRIBED = "NOT DESCRIBED"
 
@@ -255,7 +323,10 @@ def undescribed(folder: str | Path) -> list[str]:
 def _columns(path: Path) -> list[str]:
     if path.suffix == ".parquet":
         return list(pq.read_schema(path).names)
-    return list(pd.read_csv(path, nrows=0).columns)
+    try:
+        return list(pd.read_csv(path, nrows=0).columns)
+    except pd.errors.EmptyDataError:  # a table with no rows and no header (nothing found)
+        return []
 
 
 def output_tables(folder: str | Path) -> dict[str, list[str]]:

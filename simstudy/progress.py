@@ -22,6 +22,9 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+# plain tqdm (not tqdm.auto): bars are only drawn on a terminal
+from tqdm import tqdm
+
 __all__ = ["progress", "track", "Tracked", "set_quiet", "is_quiet", "Progress", "LOG_EVERY_SECONDS"]
 
 LOG_EVERY_SECONDS = 30.0
@@ -56,8 +59,6 @@ class Progress:
             return
         stream = sys.stderr
         if getattr(stream, "isatty", lambda: False)():
-            from tqdm.auto import tqdm
-
             self._bar = tqdm(total=total, desc=desc, unit=unit, initial=initial, leave=leave)
         else:
             self._lines = True

@@ -19,6 +19,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from . import __version__
 from .documents import UsageError
 
 __all__ = ["check_output_dir", "check_output_file", "atomic_write", "atomic_write_text",
@@ -163,8 +165,6 @@ def file_sha256(path: str | Path) -> str:
 def code_version() -> str:
     """The package version and a sha256 of its source files: results made by other code are
     not resumed."""
-    from . import __version__
-
     root = Path(__file__).parent
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
@@ -190,8 +190,6 @@ def write_checked(path: str | Path, write: Callable[[Path], Any], key: str) -> N
 
 def set_aside(path: str | Path, reason: str) -> Path:
     """Moves ``path`` (and its check file) to ``set-aside/`` beside it, with a note on stderr."""
-    import sys
-
     path = Path(path)
     aside = path.parent / "set-aside"
     aside.mkdir(parents=True, exist_ok=True)

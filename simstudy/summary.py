@@ -76,7 +76,7 @@ def _metrics(block: pd.DataFrame, extras: Sequence[str]) -> dict[str, float]:
 def _extra_columns(df: pd.DataFrame, group_columns: Sequence[str]) -> list[str]:
     measured = {m.column for m in metrics_of("recourse").values()}
     skip = {*_ID_COLUMNS, *RECOURSE_COLUMNS, *measured, *group_columns}
-    prefixes = ("x_", "xcf_", "score_", "weight_", "act_", "theta_")
+    prefixes = ("x_", "xcf_", "score_", "weight_", "act_", "theta_", "can_")
     return [c for c in df.columns if c not in skip and not c.startswith(prefixes)
             and pd.api.types.is_numeric_dtype(df[c])]
 
@@ -130,28 +130,38 @@ def _in_document_order(table: pd.DataFrame, df: pd.DataFrame, group_columns: Seq
     return table.loc[index].drop(columns="pair", errors="ignore").reset_index(drop=True)
 
 
-def summarize_contrasts(df: pd.DataFrame, pairs: Sequence[tuple[str, str]],
+def summarize_contrasts(df: pd.DataFrame, pairs: Sequence[tuple],
                         group_columns: Sequence[str] = ()) -> pd.DataFrame:
     """Paired differences ``policy - baseline`` of every metric, per condition x group.
 
     Args:
         df: the recourse table of a run.
-        pairs: ``(policy, baseline)`` names.
+        pairs: ``(policy, baseline)`` names, compared within every condition, or
+            ``(policy, baseline, condition, baseline_condition)``: ``policy`` in ``condition``
+            against ``baseline`` in ``baseline_condition`` (``None`` conditions: within each).
         group_columns: columns to break the contrasts down by, besides ``all``.
 
     Returns:
         One row per pair x condition x group: each metric's mean difference over the
-        replications both policies ran, with its 95% interval (``*_ci_low``, ``*_ci_high``).
+        replications both ran, with its 95% interval (``*_ci_low``, ``*_ci_high``); a
+        cross-condition pair has ``condition`` ``"<condition> vs <baseline_condition>"``.
     """
     per_rep = replication_metrics(df, group_columns)
-    keys = ["replication", "condition", "group_by", "group"]
-    metric_cols = [c for c in per_rep.columns if c not in (*keys, "policy", "n")]
+    metric_cols = [c for c in per_rep.columns
+                   if c not in ("replication", "condition", "group_by", "group", "policy", "n")]
     rows = []
-    for pair, (policy, baseline) in enumerate(pairs):
-        joined = per_rep[per_rep["policy"] == policy].merge(
-            per_rep[per_rep["policy"] == baseline], on=keys, suffixes=("", "_baseline"))
+    for pair_index, pair in enumerate(pairs):
+        policy, baseline, cond, base_cond = (*pair, None, None)[:4]
+        mine = per_rep[per_rep["policy"] == policy]
+        theirs = per_rep[per_rep["policy"] == baseline]
+        keys = ["replication", "condition", "group_by", "group"]
+        if cond is not None:
+            mine = mine[mine["condition"] == cond].assign(condition=f"{cond} vs {base_cond}")
+            theirs = theirs[theirs["condition"] == base_cond].assign(
+                condition=f"{cond} vs {base_cond}")
+        joined = mine.merge(theirs, on=keys, suffixes=("", "_baseline"))
         for key, block in joined.groupby(["condition", "group_by", "group"], sort=False):
-            row = {"pair": pair,
+            row = {"pair": pair_index,
                    "policy": policy, "baseline": baseline,
                    **dict(zip(("condition", "group_by", "group"), key, strict=True)),
                    "replications": int(block["replication"].nunique())}

@@ -148,6 +148,9 @@ def _analyze_cmd(args) -> int:
     table = analyze(data, spec, out, source=str(args.data))
     table.to_csv(out / "gamm.csv", index=False)
     (out / "gamm.json").write_text(json.dumps(table.to_dict(orient="records"), indent=2))
+    from ..dictionary import write_dictionary
+
+    write_dictionary(out)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table[["model", "family", "n", "edf", "ref_df", "F", "p", "sd_intercept",
                      "sd_slope", "sd_resid", "reml_converged"]].to_string(index=False))
@@ -258,6 +261,7 @@ def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
     Without ``baseline``, a condition named ``baseline`` is used when the run has one; otherwise
     hidden disparities are reported as not assessed. A named baseline the run lacks is refused.
     """
+    from ..dictionary import write_dictionary
     from ..documents import DocumentError, DocumentProblem
     from .audit import audit
     from .report import load_run, write_report
@@ -288,6 +292,7 @@ def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     paths = write_report(result, manifest, out, run_dir, spec.case_study, spec.notes)
+    write_dictionary(Path(out).parent)
     return {**paths, "baseline": baseline}
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing as mp
 import os
 import sys
 import threading
@@ -30,10 +31,10 @@ from typing import Any
 import pandas as pd
 from scipy import stats
 
+from ..people.rating import RatingResponse
 from ..progress import progress as show_progress
 from ..rng import generator
 from ..store import RunLock, code_version
-from ..users.response import ResponseModel
 from ..users.study import simulate_study
 from .gamm import fit_gamm
 
@@ -52,7 +53,7 @@ class SimulationTask:
     n_participants: int
     sim: int
     items: int
-    response: ResponseModel
+    response: RatingResponse
     outcome: str
     distance: str
     alpha: float
@@ -187,8 +188,6 @@ def _run_simulations(tasks, simulate, grid, simulations, out_dir, columns, worke
                 _append(parts / f"n{task.n_participants}.csv", simulate(task), columns, key)
                 bar.update()
         else:
-            import multiprocessing as mp
-
             # Spawned workers read the BLAS thread variables when numpy loads: set them first.
             saved = {v: os.environ.get(v) for v in _BLAS_VARS}
             os.environ.update({v: "1" for v in _BLAS_VARS})
@@ -217,7 +216,7 @@ def _run_simulations(tasks, simulate, grid, simulations, out_dir, columns, worke
 
 
 def run_power(
-    response: ResponseModel,
+    response: RatingResponse,
     participants: Iterable[int],
     simulations: int,
     out_dir: Path,

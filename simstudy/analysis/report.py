@@ -26,6 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import METRICS
+from ..plotting import plt, png_base64
+from ..store import atomic_write_text, write_csv
 from .audit import AuditResult
 
 __all__ = ["Finding", "load_run", "case_study_findings", "hidden_findings", "render_html",
@@ -241,8 +243,6 @@ def hidden_findings(result: AuditResult) -> list[Finding]:
 def plot_cells(result: AuditResult, policy: str, metrics: Sequence[str],
                source: str = "recourse") -> str | None:
     """Each metric per intersection cell (or group) under each condition."""
-    from ..plotting import plt, png_base64
-
     g = result.groups
     g = g[(g["source"] == source) & (g["policy"] == policy) & g["metric"].isin(metrics)]
     if not len(g):
@@ -275,8 +275,6 @@ def plot_cells(result: AuditResult, policy: str, metrics: Sequence[str],
 def plot_gaps(result: AuditResult, policy: str, metrics: Sequence[str],
               source: str = "recourse") -> str | None:
     """Forest plot of the single-attribute gaps per condition."""
-    from ..plotting import plt, png_base64
-
     g = result.gaps
     if not len(g):
         return None
@@ -529,8 +527,6 @@ def write_report(result: AuditResult, manifest: dict, out: str | Path,
                  conditions: Mapping[str, str] = CASE_STUDY_CONDITIONS,
                  notes: str = "") -> dict[str, Path]:
     """Writes ``out`` (HTML), the Markdown summary beside it and the audit tables as CSV."""
-    from ..store import atomic_write_text, write_csv
-
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     paths = {"html": out, "markdown": out.with_suffix(".md")}

@@ -362,7 +362,7 @@ class ICARMA(RecoursePolicy):
 
     # -- deployment -----------------------------------------------------------------------------
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
-                  seed: int = 0) -> Recourse:
+                  seed: int = 0, feedback=None) -> Recourse:
         """Recourse in one forward pass; ``seed`` is unused (the deployed mask is deterministic).
 
         The mask is ``logit > 0`` restricted to the person's actionable features; when it selects

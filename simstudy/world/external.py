@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 import torch
 from pydantic import Field
 from torch import nn
@@ -189,9 +190,7 @@ class ExternalModelSpec(StrictModel):
 
         def predict(x: np.ndarray) -> np.ndarray:
             if fitted is not None:
-                import pandas as pd
-
-                x = pd.DataFrame(x, columns=list(fitted))
+                        x = pd.DataFrame(x, columns=list(fitted))
             return estimator.predict_proba(x)[:, 1]
 
         return ExternalDecisionModel("sklearn", predict, names, sha, "probability")

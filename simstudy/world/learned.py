@@ -10,7 +10,7 @@ Rows are split into train / validation / deployment by a keyed permutation of th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -192,6 +192,8 @@ class CausalFlowWorldSpec(StrictModel):
     """
 
     kind: Literal["causal_flow"]
+    #: a learned flow has no label rule, so the event world cannot retrain on it
+    labels: ClassVar[bool] = False
     name: str | None = None
     source: Literal["loan", "csv"] = "loan"
     n_samples: int = Field(20000, ge=100)

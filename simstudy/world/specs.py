@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -20,6 +20,8 @@ class LoanWorldSpec(StrictModel):
     """The Loan SCM: ``n_samples`` draws split into train / validation / deployment."""
 
     kind: Literal["loan"]
+    #: the world has a label rule (``label(x, generator)``), so the event world may retrain
+    labels: ClassVar[bool] = True
     n_samples: int = Field(20000, ge=100, le=10_000_000)
     split: SplitShares = (0.5, 0.25, 0.25)
     stochastic_label: bool = False
