@@ -3,11 +3,13 @@
 Population-level metrics follow the individual-actionability study (2026, Section 5.1):
 
 * ``validity``: share of applicants whose recourse is approved (no recourse counts as invalid);
-* ``plausibility``, ``hap``: shares among applicants who received a recourse;
-* ``cost``, ``cost_unweighted``, ``sparsity``, ``proximity``, ``logp_cf``: means among
-  applicants who received a recourse;
+* ``plausibility``, ``hap``, ``logp_cf``: among applicants who received a recourse;
+* ``cost``, ``cost_unweighted``, ``sparsity``, ``proximity``: means among applicants whose
+  recourse is valid, as published; the ``*_found`` twins average over every recourse found;
 * ``no_recourse``: share for whom the policy found nothing; ``violation``: share of recourses
   acting on a feature the person cannot change.
+
+Each metric's denominator is declared once, in :data:`simstudy.metrics.POPULATION_METRICS`.
 
 Each metric is computed per replication and reported as the mean over replications with a
 95% Student-t confidence interval (a single replication gives no interval).
@@ -26,11 +28,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .metrics import POPULATION_METRICS
+
 __all__ = ["replication_metrics", "summarize_recourse", "summarize_contrasts", "mean_ci",
            "mean_sd_ci", "SUMMARY_METRICS"]
 
-SUMMARY_METRICS = ("validity", "plausibility", "hap", "cost", "cost_unweighted", "sparsity",
-                   "proximity", "logp_cf", "no_recourse", "violation")
+SUMMARY_METRICS = tuple(POPULATION_METRICS)
 _KEYS = ("policy", "condition")
 _BASE_COLUMNS = {"replication", "seed", "condition", "policy", "applicant_id", "found", "valid",
                  "plausible", "cost", "cost_unweighted", "hard_action", "sparsity", "proximity",
@@ -63,20 +66,16 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float,
 
 def _metrics(block: pd.DataFrame, extras: Sequence[str]) -> dict[str, float]:
     found = block["found"].to_numpy(bool)
-    got = block[found]
-    out = {
-        "n": float(len(block)),
-        "validity": float(block["valid"].mean()),
-        "plausibility": float(got["plausible"].mean()) if len(got) else np.nan,
-        "hap": float(got["hard_action"].mean()) if len(got) else np.nan,
-        "cost": float(got["cost"].mean()) if len(got) else np.nan,
-        "cost_unweighted": float(got["cost_unweighted"].mean()) if len(got) else np.nan,
-        "sparsity": float(got["sparsity"].mean()) if len(got) else np.nan,
-        "proximity": float(got["proximity"].mean()) if len(got) else np.nan,
-        "logp_cf": float(got["logp_cf"].mean()) if len(got) else np.nan,
-        "no_recourse": float(1.0 - found.mean()),
-        "violation": float(block["violation"].mean()),
-    }
+    rows = {"all": np.ones(len(block), dtype=bool), "found": found,
+            "valid": found & block["valid"].to_numpy(bool)}
+    out = {"n": float(len(block))}
+    for name, metric in POPULATION_METRICS.items():
+        chosen = rows[metric.among]
+        if not chosen.any():
+            out[name] = np.nan
+            continue
+        value = float(pd.to_numeric(block[metric.column][chosen]).astype(np.float64).mean())
+        out[name] = 1.0 - value if metric.complement else value
     for col in extras:
         out[col] = float(pd.to_numeric(block[col], errors="coerce").mean())
     return out

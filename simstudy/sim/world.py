@@ -143,7 +143,8 @@ class SamplerPopulation:
             scores = np.where(groups["privileged"][:, None], p_scores, scores)
             levels = max(levels, p_levels)
         profiles = ActionabilityProfiles(self.features, scores, levels,
-                                         self.cost.weights(scores, levels))
+                                         self.cost.weights(scores, levels),
+                                         cost_placement=self.cost.placement)
         return profiles, {k: np.asarray(v) for k, v in groups.items()}
 
 
