@@ -5,6 +5,10 @@ Each subsystem contributes its subcommands through a ``register(subparsers)`` fu
 the parsed arguments and returns an exit code. Problems with user documents
 (:class:`~simstudy.documents.DocumentError`) become ``FILE: field: reason`` lines and exit
 code 2, never a traceback.
+
+Command modules import their heavy dependencies (torch, pandas, the models) inside the
+handlers, so ``--help`` and ``validate`` start quickly. ``--quiet`` (before or after the command
+name) silences every progress display (:mod:`simstudy.progress`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import importlib
 import sys
 
 from .documents import DocumentError, UsageError
+from .progress import set_quiet
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError"]
 
@@ -27,15 +32,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="simstudy",
         description="Simulation and user studies of personalized algorithmic recourse.")
+    quiet_help = "no progress display"
+    parser.add_argument("--quiet", action="store_true", help=quiet_help)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)
+    for sub in subparsers.choices.values():
+        # the same flag after the command name; SUPPRESS keeps a leading --quiet
+        sub.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS,
+                         help=quiet_help)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    set_quiet(args.quiet)
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return 2

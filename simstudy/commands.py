@@ -56,7 +56,7 @@ def _validate(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from .runner import run_scenario
 
-    result = run_scenario(args.scenario, args.out, seed=args.seed, progress=not args.quiet)
+    result = run_scenario(args.scenario, args.out, seed=args.seed)
     print(f"wrote {Path(result.run_dir) / 'summary.csv'}")
     cols = [c for c in ("policy", "condition", "validity", "plausibility", "hap",
                         "cost_unweighted") if c in result.summary.columns]
@@ -75,5 +75,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("scenario", metavar="SCENARIO")
     p.add_argument("--out", required=True, metavar="DIR", help="run directory")
     p.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(handler=_run)

@@ -145,6 +145,12 @@ class ActionabilityProfiles:
         worst = np.where(self.actionable, self.scores, 0).max(axis=1, keepdims=True)
         return self.actionable & (self.scores == worst)
 
+    def universal(self) -> ActionabilityProfiles:
+        """The same people without personalization: every globally actionable feature is
+        actionable for everyone, with score 1 and unit cost weight."""
+        ones = np.ones(self.scores.shape, dtype=np.int64)
+        return ActionabilityProfiles(self.features, ones, 1, ones.astype(np.float64), "universal")
+
     def subset(self, rows: np.ndarray | slice) -> ActionabilityProfiles:
         return ActionabilityProfiles(self.features, self.scores[rows], self.levels,
                                      self.weights[rows], self.kind, self.cost_placement)

@@ -1,12 +1,12 @@
 """Registries that let each subsystem add document kinds without editing the scenario schema.
 
-A policy spec is a :class:`~simstudy.documents.StrictModel` with a ``kind: Literal[...]`` field,
-an optional ``name`` and a ``build()`` method returning an unfitted
-:class:`~simstudy.policies.RecoursePolicy`. A world spec likewise has ``kind`` and a
-``build(seed, cache, base_dir)`` method returning ``(world, data, info)``; ``base_dir`` is the
-scenario file's folder, against which relative data paths resolve. Modules register their specs on
-import with the decorators below; :mod:`simstudy.scenario` turns each registry into a pydantic
-discriminated union on ``kind``.
+A policy spec is a :class:`~simstudy.policies.PolicySpec` (``name`` and ``personalized``)
+with a ``kind: Literal[...]`` field and a ``build()`` method returning an unfitted
+:class:`~simstudy.policies.RecoursePolicy`; callers use its ``policy()``. A world spec
+likewise has ``kind`` and a ``build(seed, cache, base_dir)`` method returning
+``(world, data, info)``; ``base_dir`` is the scenario file's folder, against which relative data
+paths resolve. Modules register their specs on import with the decorators below;
+:mod:`simstudy.scenario` turns each registry into a pydantic discriminated union on ``kind``.
 """
 
 from __future__ import annotations

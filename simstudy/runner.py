@@ -29,6 +29,7 @@ from .documents import UsageError
 from .metrics import evaluate_recourse
 from .policies.base import RecourseContext, RecoursePolicy
 from .population import Population
+from .progress import progress as show_progress
 from .rng import derive_seed
 from .scenario import build_population, load_scenario, policy_name
 from .sim.experiment import SIM_FILES, run_event_world
@@ -178,11 +179,7 @@ def run_scenario(
 
     units = [(r, c.name, policy_name(p)) for r in range(scenario.replications)
              for c in scenario.conditions for p in scenario.policies]
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(units), desc=scenario.name, unit="unit")
+    bar = show_progress(len(units), desc=scenario.name, unit="unit", enabled=progress)
     started = time.time()
     for r in range(scenario.replications):
         rep = prepare_replication(scenario, r, base_seed, cache, progress=progress,
@@ -197,12 +194,11 @@ def run_scenario(
                 name = policy_name(spec)
                 part = parts_dir / f"rep{r:03d}__{cond.name}__{name}.parquet"
                 if name not in fitted and not part.exists():
-                    fitted[name] = spec.build().fit(rep.context)
+                    fitted[name] = spec.policy().fit(rep.context)
                 if name in fitted:
                     rep.info["policies"][name] = fitted[name].model_hashes()
                 if part.exists():
-                    if bar is not None:
-                        bar.update(1)
+                    bar.update(1)
                     continue
                 policy = fitted[name]
                 t0 = time.time()
@@ -217,12 +213,10 @@ def run_scenario(
                      "policy": name})
                 write_parquet(table, part)
                 rep.info.setdefault("seconds", {})[f"{cond.name}/{name}"] = round(seconds, 3)
-                if bar is not None:
-                    bar.update(1)
+                bar.update(1)
         manifest["replications"].append(rep.info)
         write_manifest(out, manifest)
-    if bar is not None:
-        bar.close()
+    bar.close()
 
     tables = [pd.read_parquet(parts_dir / f"rep{r:03d}__{c}__{p}.parquet") for r, c, p in units]
     recourse = pd.concat(tables, ignore_index=True)
@@ -266,7 +260,7 @@ def _run_event_world(scenario: Any, populations: dict, base_seed: int, cache: Mo
             pop = build_population(spec, x, names, actionable, ids, seed)
             return pop.profiles, pop.groups
 
-        policies = {policy_name(p): (lambda context, p=p: p.build().fit(context))
+        policies = {policy_name(p): (lambda context, p=p: p.policy().fit(context))
                     for p in scenario.policies}
         target = out if len(scenario.conditions) == 1 else out / "sim" / cond.name
         run_event_world(scenario.simulation, setups[0][0], setups[0][1], setups[0][2], policies,

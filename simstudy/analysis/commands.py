@@ -2,7 +2,8 @@
 
 * ``simstudy analyze DATA.csv SPEC.yaml --out DIR``: fits the GAMMs of the spec to a rating
   table (a real study's export or a simulated one), writes ``gamm.csv``/``gamm.json`` and one
-  plot per model with the smooth and its 95% band.
+  plot per model with the smooth and its 95% band; a table with a ``policy`` column also gets
+  the policy contrast (``contrast.csv``, see :mod:`simstudy.analysis.contrast`).
 * ``simstudy power PLAN.yaml --out DIR``: runs (or resumes) a power analysis; writes
   ``power.csv``, ``power.json`` and ``power.png``.
 * ``simstudy study STUDY.yaml --out FILE.csv``: simulates one study of the published design.
@@ -16,12 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ..documents import load_document
-from ..rng import generator
+
+if TYPE_CHECKING:  # the handlers import numpy and pandas when they run: --help stays fast
+    import numpy as np
+    import pandas as pd
 
 __all__ = ["register", "analyze", "plot_smooth", "run_audit"]
 
@@ -29,6 +31,7 @@ __all__ = ["register", "analyze", "plot_smooth", "run_audit"]
 def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
     """Plots b0 + f(x) with its 95% band over the observed range."""
     import matplotlib
+    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -50,6 +53,8 @@ def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
 
 def analyze(data: pd.DataFrame, spec, out: Path | None = None) -> pd.DataFrame:
     """Fits every model of an :class:`~simstudy.analysis.documents.AnalysisSpec`."""
+    import pandas as pd
+
     from .gamm import fit_gamm
     from .ordinal import fit_ordinal
 
@@ -82,6 +87,8 @@ def analyze(data: pd.DataFrame, spec, out: Path | None = None) -> pd.DataFrame:
 
 
 def _analyze_cmd(args) -> int:
+    import pandas as pd
+
     from ..cli import UsageError
     from .documents import AnalysisSpec
 
@@ -98,7 +105,27 @@ def _analyze_cmd(args) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table[["model", "n", "edf", "ref_df", "F", "p", "sd_intercept", "sd_slope",
                      "sd_resid"]].to_string(index=False))
+    if spec.contrast.column in data.columns:
+        _write_contrasts(data, spec, out)
     return 0
+
+
+def _write_contrasts(data: pd.DataFrame, spec, out: Path) -> None:
+    """The policy contrast of a table with a policy column: ``contrast.csv`` and a print-out."""
+    import pandas as pd
+
+    from ..cli import UsageError
+    from .contrast import policy_contrasts
+
+    c = spec.contrast
+    try:
+        table = policy_contrasts(data, c.responses, c.column, spec.group, c.baseline, c.level)
+    except ValueError as exc:
+        raise UsageError(f"policy contrast: {exc}") from exc
+    table.to_csv(out / "contrast.csv", index=False)
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(table[["response", "policy", "baseline", "estimate", "lower", "upper", "p",
+                     "omnibus_p"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
 
 
 def _power_cmd(args) -> int:
@@ -111,7 +138,7 @@ def _power_cmd(args) -> int:
     rows = run_power(plan.response.build(), plan.participants, simulations, out,
                      seed=plan.seed, items=plan.items, outcome=plan.outcome,
                      distance=plan.distance, alpha=plan.alpha,
-                     workers=args.workers or plan.workers, progress=not args.quiet)
+                     workers=args.workers or plan.workers)
     table, smallest = summarize_power(rows, plan.target_power, plan.confidence)
     table.to_csv(out / "power.csv", index=False)
     (out / "power.json").write_text(json.dumps(
@@ -139,6 +166,7 @@ def _power_cmd(args) -> int:
 
 
 def _study_cmd(args) -> int:
+    from ..rng import generator
     from ..users.study import ProfilePool, simulate_study
     from .documents import StudySpec
 
@@ -175,6 +203,8 @@ def run_audit(spec, run_dir: Path, out: Path) -> dict[str, Path]:
 
 
 def _audit_cmd(args) -> int:
+    import pandas as pd
+
     from .documents import AuditSpec
 
     target = Path(args.target)
@@ -211,7 +241,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="power_out", help="output folder (resumable)")
     p.add_argument("--simulations", type=int, default=None, help="override simulations per N")
     p.add_argument("--workers", type=int, default=None, help="worker processes")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=_power_cmd)
 
     p = subparsers.add_parser("study", help="simulate one rating study")

@@ -10,8 +10,8 @@ from .. import policies as _policies  # noqa: F401 - must load before users (imp
 from ..documents import StrictModel
 from ..users.response import DistanceEffect, RatingModel, ResponseModel, published_model
 
-__all__ = ["EffectSpec", "RatingSpec", "ResponseSpec", "ModelSpec", "AnalysisSpec", "StudySpec",
-           "PowerPlan", "AuditSpec"]
+__all__ = ["EffectSpec", "RatingSpec", "ResponseSpec", "ModelSpec", "ContrastAnalysisSpec",
+           "AnalysisSpec", "StudySpec", "PowerPlan", "AuditSpec"]
 
 _DEFAULT = published_model()
 
@@ -78,11 +78,22 @@ class ModelSpec(StrictModel):
     k: int | None = Field(None, ge=3, description="basis size; default min(10, distinct - 1)")
 
 
+class ContrastAnalysisSpec(StrictModel):
+    """The policy contrast ``rating ~ policy + (1 | participant)`` (fitted when the table has
+    the ``column``; see :mod:`simstudy.analysis.contrast`)."""
+
+    column: str = Field("policy", min_length=1, description="column naming the policy")
+    baseline: str | None = Field(None, description="reference policy (default: first sorted)")
+    responses: list[str] = Field(["accept", "act"], min_length=1)
+    level: float = Field(0.95, gt=0, lt=1, description="confidence level of the intervals")
+
+
 class AnalysisSpec(StrictModel):
     """What ``simstudy analyze`` fits to a rating table."""
 
     group: str = "uid"
     models: list[ModelSpec] = Field(min_length=1)
+    contrast: ContrastAnalysisSpec = ContrastAnalysisSpec()
     ordinal: bool = Field(True, description="also fit the cumulative-logit sensitivity model")
     exploratory_pygam: bool = Field(False, description="also fit exploratory pygam GAMs")
     plot: bool = True

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats
 
+from ..progress import progress as show_progress
 from ..rng import generator
 from ..users.response import ResponseModel
 from ..users.study import simulate_study
@@ -129,10 +130,8 @@ def run_power(
         distance: the distance covariate (``sparsity`` or ``proximity``).
         alpha: significance level of each test.
         workers: worker processes (default: all cores); 1 runs in this process.
-        progress: show a tqdm progress bar.
+        progress: show progress.
     """
-    from tqdm import tqdm
-
     parts = Path(out_dir) / "parts"
     parts.mkdir(parents=True, exist_ok=True)
     grid = sorted({int(n) for n in participants})
@@ -142,8 +141,8 @@ def run_power(
         todo.extend(SimulationTask(seed, n, r, items, response, outcome, distance, alpha)
                     for r in range(simulations) if r not in done)
     workers = workers or os.cpu_count() or 1
-    bar = tqdm(total=len(grid) * simulations, initial=len(grid) * simulations - len(todo),
-               disable=not progress, desc="simulated studies", unit="study")
+    bar = show_progress(len(grid) * simulations, initial=len(grid) * simulations - len(todo),
+                        enabled=progress, desc="simulated studies", unit="study")
     if workers <= 1 or len(todo) <= 1:
         for task in todo:
             _append(parts / f"n{task.n_participants}.csv", run_simulation(task))

@@ -1,6 +1,6 @@
 """Recourse policies behind one small batched interface."""
 
-from .base import RecourseContext, RecoursePolicy
+from .base import PolicySpec, RecourseContext, RecoursePolicy, UniversalPolicy
 from .growing_spheres import GrowingSpheres, GrowingSpheresSpec
 from .hare import HARE, HARESpec
 from .icarma import ICARMA, ICARMAConfig, ICARMASpec
@@ -10,6 +10,8 @@ from .wachter import Wachter, WachterSpec
 __all__ = [
     "RecourseContext",
     "RecoursePolicy",
+    "PolicySpec",
+    "UniversalPolicy",
     "CausalOracle",
     "OracleSpec",
     "GrowingSpheres",

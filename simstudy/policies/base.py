@@ -9,6 +9,11 @@ passed in explicitly as a seed; per-applicant draws are keyed by applicant id
 
 Every policy must respect individual hard constraints: it may only intervene on features the
 person can act on (``profiles.actionable``).
+
+Every scenario entry of a policy derives from :class:`PolicySpec`, which gives it a ``name`` and
+the switch ``personalized``: with ``personalized: false`` the policy is wrapped in
+:class:`UniversalPolicy` and never sees individual profiles, so "personalized versus universal
+recourse" is one line in a scenario.
 """
 
 from __future__ import annotations
@@ -18,13 +23,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from pydantic import Field
 
+from ..documents import StrictModel
 from ..metrics import Recourse
 from ..population import ActionabilityProfiles
 from ..world.base import CausalWorld
 from ..world.data import WorldData
 
-__all__ = ["RecourseContext", "RecoursePolicy"]
+__all__ = ["RecourseContext", "RecoursePolicy", "UniversalPolicy", "PolicySpec"]
 
 
 @dataclass
@@ -80,3 +87,61 @@ class RecoursePolicy(ABC):
     def model_hashes(self) -> dict[str, str]:
         """Content hashes of trained models, recorded in the run manifest."""
         return {}
+
+
+class UniversalPolicy(RecoursePolicy):
+    """A policy that ignores individual profiles: universal recourse.
+
+    The wrapped policy is asked for recourse as if every person could act on every globally
+    actionable feature at unit cost (:meth:`ActionabilityProfiles.universal`); the person's own
+    profile is then only used to judge the answer (cost, hard actions, violations).
+
+    Args:
+        policy: the policy to run without individual profiles.
+
+    Example:
+        >>> from simstudy.policies import CausalOracle, UniversalPolicy
+        >>> UniversalPolicy(CausalOracle()).kind
+        'oracle'
+    """
+
+    def __init__(self, policy: RecoursePolicy):
+        self.policy = policy
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]
+        return self.policy.kind
+
+    def fit(self, context: RecourseContext) -> UniversalPolicy:
+        self.policy.fit(context)
+        self.context_ = context
+        return self
+
+    def recommend(
+        self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray, seed: int = 0,
+    ) -> Recourse:
+        return self.policy.recommend(x, profiles.universal(), ids, seed)
+
+    def model_hashes(self) -> dict[str, str]:
+        return self.policy.model_hashes()
+
+
+class PolicySpec(StrictModel):
+    """Base of every policy's scenario entry (subclasses add ``kind`` and their parameters).
+
+    A subclass implements :meth:`build` (the policy as configured); callers use :meth:`policy`,
+    which also honours ``personalized``.
+    """
+
+    name: str | None = Field(None, description="name in results (default: the kind)")
+    personalized: bool = Field(
+        True, description="use each person's actionability profile; false: universal recourse "
+                          "over the globally actionable features with unit costs")
+
+    def build(self) -> RecoursePolicy:
+        raise NotImplementedError
+
+    def policy(self) -> RecoursePolicy:
+        """The unfitted policy to run: :meth:`build`, made universal when not personalized."""
+        built = self.build()
+        return built if self.personalized else UniversalPolicy(built)

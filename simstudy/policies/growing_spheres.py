@@ -21,11 +21,11 @@ from typing import Literal
 import numpy as np
 import torch
 
-from ..documents import StrictModel
 from ..metrics import Recourse
 from ..population import ActionabilityProfiles
 from ..registry import register_policy_spec
 from ..rng import entity_normals, entity_uniforms
+from .base import PolicySpec
 from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
 
 __all__ = ["sample_shell", "growing_spheres", "sparsify", "GrowingSpheres", "GrowingSpheresSpec"]
@@ -164,11 +164,10 @@ class GrowingSpheres(ScaledSpacePolicy):
 
 
 @register_policy_spec
-class GrowingSpheresSpec(StrictModel):
+class GrowingSpheresSpec(PolicySpec):
     """Scenario entry of :class:`GrowingSpheres`."""
 
     kind: Literal["growing_spheres"] = "growing_spheres"
-    name: str | None = None
     n_samples: int = 200
     eta: float = 0.05
     select_features: bool = True

@@ -57,7 +57,7 @@ from ..users.metrics import (
     redundancy,
 )
 from ..users.model import UserModel
-from .base import RecoursePolicy
+from .base import PolicySpec, RecoursePolicy
 from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
 from .wachter import WachterSpec
 
@@ -350,11 +350,10 @@ class UserSpec(StrictModel):
 
 
 @register_policy_spec
-class HARESpec(StrictModel):
+class HARESpec(PolicySpec):
     """Scenario entry of :class:`HARE`; ``iterations > 1`` is Multi-HARE."""
 
     kind: Literal["hare"] = "hare"
-    name: str | None = None
     base: SerializeAsAny[StrictModel] = Field(default_factory=WachterSpec)
     users: UserSpec = Field(default_factory=UserSpec)
     budget: int = Field(30, gt=0)

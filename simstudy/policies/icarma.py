@@ -67,13 +67,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..documents import StrictModel
 from ..metrics import Recourse
 from ..population import COST_SHAPES, ActionabilityProfiles
+from ..progress import track
 from ..registry import register_policy_spec
 from ..rng import torch_generator
 from ..world.decision import ModelCache, save_module, state_dict_hash
-from .base import RecourseContext, RecoursePolicy
+from .base import PolicySpec, RecourseContext, RecoursePolicy
 
 __all__ = [
     "ICARMAConfig",
@@ -474,10 +474,8 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
     best, best_state, stale, multiplier = None, None, 0, 0.0
     history: list[dict] = []
     epochs = range(config.epochs)
-    if progress:
-        from tqdm.auto import tqdm
-
-        epochs = tqdm(epochs, desc=f"iCARMA seed {seed}", unit="epoch", leave=False)
+    epochs = track(epochs, desc=f"iCARMA seed {seed}", unit="epoch", leave=False,
+                   enabled=progress)
     for epoch in epochs:
         nets.train()
         act, w = sample_training_profiles(len(x_tr), k, config, g_prof)
@@ -500,9 +498,6 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
                   **{k2: float(val[k2]) for k2 in ("primary", "hinge", "valid", "cost",
                                                    "plausible", "plausibility_term")}}
         history.append(record)
-        if progress:
-            epochs.set_postfix(valid=f"{record['valid']:.3f}", mu=f"{multiplier:.2f}",
-                               plaus=f"{record['plausible']:.3f}")
         if config.patience == 0:
             best, best_state = record, None
             continue
@@ -559,7 +554,7 @@ def load_networks(path_stem: str | Path) -> tuple[ICARMANetworks, dict]:
 
 
 @register_policy_spec
-class ICARMASpec(StrictModel):
+class ICARMASpec(PolicySpec):
     """Scenario entry of iCARMA.
 
     ``preferences`` picks the paper's rank-based or score-based hyperparameter set; any field
@@ -569,7 +564,6 @@ class ICARMASpec(StrictModel):
     """
 
     kind: Literal["icarma"]
-    name: str | None = None
     preferences: Literal["ranking", "likert"] = "ranking"
     seeds: list[int] | None = None
     batch_size: int | None = None

@@ -29,11 +29,11 @@ import numpy as np
 import torch
 from pydantic import Field
 
-from ..documents import StrictModel
 from ..metrics import Recourse, cost_terms, finish_cost, weighted_cost
 from ..population import ActionabilityProfiles
+from ..progress import progress as show_progress
 from ..registry import register_policy_spec
-from .base import RecourseContext, RecoursePolicy
+from .base import PolicySpec, RecourseContext, RecoursePolicy
 
 __all__ = ["CausalOracle", "OracleSpec", "oracle_grid", "enumerate_one_by_one"]
 
@@ -139,16 +139,11 @@ class CausalOracle(RecoursePolicy):
         actionable = profiles.actionable
         signatures = actionable @ (1 << np.arange(actionable.shape[1]))
         groups = [(sig, np.flatnonzero(signatures == sig)) for sig in np.unique(signatures)]
-        bar = None
-        if self.progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=n, desc="oracle", unit="person", leave=False)
+        bar = show_progress(n, desc="oracle", unit="person", leave=False, enabled=self.progress)
         for sig, members in groups:
             cols = [k for k in range(actionable.shape[1]) if sig >> k & 1]
             if not cols:
-                if bar is not None:
-                    bar.update(len(members))
+                bar.update(len(members))
                 continue
             for start in range(0, len(members), self.chunk_size):
                 rows = members[start:start + self.chunk_size]
@@ -156,10 +151,8 @@ class CausalOracle(RecoursePolicy):
                                         profiles.weights[rows], scale,
                                         profiles.cost_placement)
                 intervened[rows], values[rows], found[rows], evaluated[rows] = res
-                if bar is not None:
-                    bar.update(len(rows))
-        if bar is not None:
-            bar.close()
+                bar.update(len(rows))
+        bar.close()
         return Recourse(intervened, values, found, extras={"candidates_evaluated": evaluated})
 
     def _solve_chunk(self, x, cols, feat_idx, grid, usable, weights, scale, placement):
@@ -303,11 +296,10 @@ def enumerate_one_by_one(
 
 
 @register_policy_spec
-class OracleSpec(StrictModel):
+class OracleSpec(PolicySpec):
     """Scenario entry for the causal oracle."""
 
     kind: Literal["oracle"]
-    name: str | None = None
     n_values: int = Field(25, ge=2, le=200, description="grid values per feature")
     span: Literal["published", "range"] = "published"
     plausibility: bool = True

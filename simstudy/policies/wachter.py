@@ -20,10 +20,10 @@ from typing import Literal
 import numpy as np
 import torch
 
-from ..documents import StrictModel
 from ..metrics import Recourse
 from ..population import ActionabilityProfiles
 from ..registry import register_policy_spec
+from .base import PolicySpec
 from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
 
 __all__ = ["wachter", "Wachter", "WachterSpec"]
@@ -104,11 +104,10 @@ class Wachter(ScaledSpacePolicy):
 
 
 @register_policy_spec
-class WachterSpec(StrictModel):
+class WachterSpec(PolicySpec):
     """Scenario entry of :class:`Wachter`."""
 
     kind: Literal["wachter"] = "wachter"
-    name: str | None = None
     distance: Literal["l1", "l2"] = "l2"
     lam: float = 1.0
     lr: float = 0.01

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from ..progress import track
 from ..store import atomic_write
 from ..world.base import CausalWorld
 from ..world.data import WorldData
@@ -75,10 +76,7 @@ def run_event_world(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     jobs = [(r, s, name) for r, s in enumerate(seeds) for name in policies]
-    if progress:
-        from tqdm.auto import tqdm
-
-        jobs = tqdm(jobs, desc="event world", unit="run")
+    jobs = track(jobs, desc="event world", unit="run", enabled=progress)
     events, outcomes, actions, models, timelines, metrics, timings = [], [], [], [], [], [], []
     for r, seed, name in jobs:
         w, d, m = per_replication[r] if per_replication is not None else (world, data, model)

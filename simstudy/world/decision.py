@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from ..progress import track
 from ..store import atomic_write, atomic_write_text
 from .data import WorldData, tensor_hash
 
@@ -166,10 +167,7 @@ def _train(data: WorldData, config: DecisionConfig, seed: int, progress: bool) -
     loss_fn = nn.BCEWithLogitsLoss()
     n = x.shape[0]
     epochs = range(config.epochs)
-    if progress:
-        from tqdm.auto import tqdm
-
-        epochs = tqdm(epochs, desc="decision model", unit="epoch", leave=False)
+    epochs = track(epochs, desc="decision model", unit="epoch", leave=False, enabled=progress)
     model.train()
     for _ in epochs:
         order = torch.randperm(n, generator=gen)

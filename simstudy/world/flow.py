@@ -35,6 +35,7 @@ from torch import nn
 from zuko.flows import ElementWiseTransform, MaskedAutoregressiveTransform
 from zuko.transforms import ComposedTransform, MonotonicRQSTransform
 
+from ..progress import track
 from .base import FeatureRoles, causal_order_check
 from .data import tensor_hash
 from .decision import ModelCache, save_module, state_dict_hash
@@ -293,10 +294,7 @@ def fit_causal_flow(roles: FeatureRoles, x_train: torch.Tensor, x_val: torch.Ten
     gen = torch.Generator().manual_seed(int(seed))
     best, best_state, best_epoch, stale = math.inf, None, 0, 0
     epochs = range(config.epochs)
-    if progress:
-        from tqdm.auto import tqdm
-
-        epochs = tqdm(epochs, desc="causal flow", unit="epoch", leave=False)
+    epochs = track(epochs, desc="causal flow", unit="epoch", leave=False, enabled=progress)
     for epoch in epochs:
         flow.train()
         order = torch.randperm(len(x_train), generator=gen)
