@@ -112,6 +112,10 @@ class ICARMAConfig:
         hinge_on: ``probability`` (default; the hinge on ``2p - 1``) or ``logit``.
         cost_placement: ``outside`` (default; weight times squared change) or ``inside``.
         cost_scale: ``standardized`` (CARMA: ``Δ^2 / (σ r)``) or ``range`` (``Δ^2 / r^2``).
+        action_space: ``value`` (default; the action network gives intervention values
+            ``θ = x + r ⊙ net``, a hard intervention) or ``latent`` (CARMA's code: the network
+            shifts the acted-on features' exogenous noise, ``x_cf = predict(u + m ⊙ σ_u ⊙ net)``,
+            so a child acted on together with its parent moves with it).
     """
 
     preferences: Literal["ranking", "likert"] = "ranking"
@@ -138,6 +142,7 @@ class ICARMAConfig:
     hinge_on: Literal["probability", "logit"] = "probability"
     cost_placement: Literal["outside", "inside"] = "outside"
     cost_scale: Literal["standardized", "range"] = "standardized"
+    action_space: Literal["value", "latent"] = "value"
 
     @classmethod
     def score_based(cls, **overrides) -> ICARMAConfig:
@@ -209,6 +214,16 @@ class ICARMANetworks(nn.Module):
         base = x[:, self.act_index]
         return base + step.to(x.dtype) * self.range[self.act_index].to(x.dtype)
 
+    def latent_actions(self, h: torch.Tensor, x: torch.Tensor, mask: torch.Tensor, world,
+                       noise_std: torch.Tensor) -> torch.Tensor:
+        """CARMA's latent action: the counterfactual ``x_cf = predict(u + m ⊙ σ_u ⊙ net(h, m))``
+        with ``u = abduct(x)``; the acted-on features take the values they have in ``x_cf``."""
+        step = self.action_net(torch.cat([h, mask.to(torch.float32)], dim=1)).to(x.dtype)
+        u = world.abduct(x)
+        shift = torch.zeros_like(u)
+        shift[:, self.act_index] = mask.to(x.dtype) * step * noise_std[self.act_index]
+        return world.predict(u + shift)
+
     def metadata(self) -> dict:
         return {"feature_names": list(self.feature_names), "actionable": list(self.actionable),
                 "alpha": self.alpha}
@@ -254,6 +269,13 @@ def sample_training_profiles(
     return actionable, torch.where(actionable, weights, torch.inf)
 
 
+def noise_scale(context: RecourseContext) -> torch.Tensor:
+    """Spread of the abducted noise of the training split, per feature (latent action scale)."""
+    with torch.no_grad():
+        u = context.world.abduct(context.data.x_train.to(torch.float64))
+    return u.std(dim=0).clamp_min(1e-6)
+
+
 def _bernoulli_kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     eps = 1e-6
     p, q = p.clamp(eps, 1 - eps), q.clamp(eps, 1 - eps)
@@ -271,6 +293,8 @@ class _Objective:
         self.range = torch.as_tensor(context.feature_range, dtype=torch.float64)
         self.d = len(context.feature_names)
         idx = nets.act_index
+        with torch.no_grad():
+            self.noise_std = noise_scale(context)
         if config.cost_scale == "standardized":
             std = nets.std.to(torch.float64)[idx]
             self.cost_scale = torch.sqrt(std * self.range[idx])
@@ -299,18 +323,22 @@ class _Objective:
         a = actionable.to(logits.dtype)
         m = (hard + soft - soft.detach()) * a  # straight-through, zero where not actionable
         hard_bool = (hard * a) > 0
-        theta = nets.actions(h, x, m)
-
         zeros = torch.zeros_like(x, dtype=torch.bool)
-        act_full = self._scatter(actionable, zeros)
         hard_full = self._scatter(hard_bool, zeros)
-        theta_full = self._scatter(theta, x)
-        x_hard = self.world.counterfactual(x, hard_full, theta_full)
         idx = nets.act_index
-        natural = torch.where(hard_bool, x[:, idx], x_hard[:, idx])
         m64 = m.to(x.dtype)
-        relaxed = self._scatter(m64 * theta + (1 - m64) * natural, x)
-        x_cf = self.world.counterfactual(x, act_full, relaxed)
+        if cfg.action_space == "latent":
+            x_cf = nets.latent_actions(h, x, m, self.world, self.noise_std)
+            theta = x_cf[:, idx]
+            theta_full = self._scatter(theta.detach(), x)
+        else:
+            theta = nets.actions(h, x, m)
+            act_full = self._scatter(actionable, zeros)
+            theta_full = self._scatter(theta, x)
+            x_hard = self.world.counterfactual(x, hard_full, theta_full)
+            natural = torch.where(hard_bool, x[:, idx], x_hard[:, idx])
+            relaxed = self._scatter(m64 * theta + (1 - m64) * natural, x)
+            x_cf = self.world.counterfactual(x, act_full, relaxed)
 
         logit = self.model(x_cf).to(torch.float64)
         prob = torch.sigmoid(logit)
@@ -376,6 +404,8 @@ class ICARMA(RecoursePolicy):
     # -- training -----------------------------------------------------------------------------
     def fit(self, context: RecourseContext) -> ICARMA:
         self.context_ = context
+        if self.config.action_space == "latent":
+            self.noise_std_ = noise_scale(context)
         seeds = list(self.seeds) if self.seeds else [int(context.seed)]
         runs = [self._fit_one(context, s) for s in seeds]
         best = best_check([meta["deployed_check"] for _, meta in runs])
@@ -427,7 +457,11 @@ class ICARMA(RecoursePolicy):
             h = nets.encode(xt, act_t, w_t)
             logits = nets.mask_logits(h)
             mask = (logits > 0) & act_t  # the hard guarantee: never act on a non-actionable one
-            theta = nets.actions(h, xt, mask.to(torch.float32))
+            if self.config.action_space == "latent":
+                x_cf = nets.latent_actions(h, xt, mask, self.context_.world, self.noise_std_)
+                theta = x_cf[:, nets.act_index]
+            else:
+                theta = nets.actions(h, xt, mask.to(torch.float32))
         d = len(names)
         intervened = np.zeros((len(xt), d), dtype=bool)
         values = np.full((len(xt), d), np.nan)
@@ -585,6 +619,7 @@ class ICARMASpec(PolicySpec):
     hinge_on: Literal["probability", "logit"] | None = None
     cost_placement: Literal["outside", "inside"] | None = None
     cost_scale: Literal["standardized", "range"] | None = None
+    action_space: Literal["value", "latent"] | None = None
     cache: bool = True
 
     def config(self) -> ICARMAConfig:
@@ -592,7 +627,7 @@ class ICARMASpec(PolicySpec):
         fields = ("batch_size", "epochs", "lr", "margin", "tau", "cost_weight",
                   "plausibility_weight", "feasibility_weight", "kl_weight", "patience",
                   "mask_hidden", "action_hidden", "cost_shapes", "alpha", "validity", "damping",
-                  "hinge_on", "cost_placement", "cost_scale")
+                  "hinge_on", "cost_placement", "cost_scale", "action_space")
         overrides = {f: getattr(self, f) for f in fields if getattr(self, f) is not None}
         overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in overrides.items()}
         return replace(base, **overrides)
