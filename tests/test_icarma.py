@@ -229,3 +229,28 @@ def test_relaxed_training_counterfactual_equals_the_hard_one(loan_context, train
     hard_cf = loan_context.world.counterfactual(x, out["hard"], out["values"])
     assert torch.allclose(out["x_cf"], hard_cf, atol=1e-9)
     assert out["hard"].any()
+
+
+def test_latent_action_is_the_hard_intervention_on_its_values(loan_context):
+    """CARMA's latent shift, deployed as do(X_I := x_cf_I), gives the same counterfactual and
+    never touches a feature the person cannot act on."""
+    config = ICARMAConfig(epochs=2, val_every=1, patience=0, action_space="latent")
+    policy = ICARMA(config, seeds=[0], progress=False).fit(loan_context)
+    x = rejected(loan_context)[:200]
+    ids = np.arange(len(x))
+    features = loan_context.world.roles.actionable
+    scores, levels = RankingSampler().sample(features, entity_uniforms(2, "p", ids, 2))
+    profiles = ActionabilityProfiles(features, scores, levels,
+                                     CostProfile("linear").weights(scores, levels))
+    rec = policy.recommend(x, profiles, ids)
+    result = evaluate_recourse(loan_context.world, loan_context.model, x, rec, profiles,
+                               loan_context.feature_range)
+    assert result["violation"].sum() == 0 and rec.found.any()
+    nets = policy.networks_
+    xt = torch.as_tensor(x)
+    act = torch.as_tensor(profiles.actionable)
+    with torch.no_grad():
+        h = nets.encode(xt, act, torch.as_tensor(profiles.weights))
+        mask = (nets.mask_logits(h) > 0) & act
+        direct = nets.latent_actions(h, xt, mask, loan_context.world, policy.noise_std_)
+    np.testing.assert_allclose(result["x_cf"], direct.numpy(), atol=1e-9)
