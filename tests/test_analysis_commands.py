@@ -33,3 +33,75 @@ def test_example_documents_validate():
     plan = load_document(ROOT / "analysis/power_plan.yaml", PowerPlan)
     assert plan.response.build().act.effect.kind == "plateau"
     load_document(ROOT / "analysis/study_published.yaml", StudySpec)
+
+
+def _write(tmp_path, table, spec_text="models:\n  - {response: act, distance: sparsity}\n"
+           "ordinal: false\nplot: false\n"):
+    data = tmp_path / "ratings.csv"
+    table.to_csv(data, index=False)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(spec_text)
+    return str(data), str(spec)
+
+
+def _study():
+    import pandas as pd
+
+    return pd.read_csv(ROOT / "tests/data/gamm/study_c.csv")
+
+
+def test_missing_codes_and_out_of_scale_ratings_are_refused(tmp_path, capsys):
+    table = _study()
+    table.loc[[3, 8], "act"] = -99
+    data, spec = _write(tmp_path, table)
+    assert main(["analyze", data, spec, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("act: 2 values outside the rating scale 1..7 (-99; a missing-value "
+                        "code? leave missing ratings empty)")
+    assert f"{data}: act:" in err and len(err.splitlines()) == 1
+    table = _study()
+    table.loc[5, "act"] = 9
+    data, spec = _write(tmp_path, table)
+    assert main(["analyze", data, spec, "--out", str(tmp_path / "o")]) == 2
+    assert "act: 1 value outside the rating scale 1..7 (9)" in capsys.readouterr().err
+    assert not (tmp_path / "o" / "gamm.csv").exists()
+
+
+def test_text_markers_constant_and_single_ratings(tmp_path, capsys):
+    table = _study().astype({"sparsity": object})
+    table.loc[7, "sparsity"] = "."
+    data, spec = _write(tmp_path, table)
+    assert main(["analyze", data, spec, "--out", str(tmp_path / "o")]) == 2
+    assert ("sparsity: 1 non-numeric value (first '.' in row 9) (a missing-value marker? "
+            "leave missing cells empty)") in capsys.readouterr().err
+    table = _study()
+    table["act"] = 4
+    data, spec = _write(tmp_path, table)
+    assert main(["analyze", data, spec, "--out", str(tmp_path / "o")]) == 2
+    assert "act: every rating is 4; a constant response cannot be modelled" in \
+        capsys.readouterr().err
+    table = _study().sample(frac=1, random_state=0).groupby("uid").head(1)
+    data, spec = _write(tmp_path, table)
+    assert main(["analyze", data, spec, "--out", str(tmp_path / "o")]) == 0
+    err = capsys.readouterr().err
+    assert "uid: 120 of 120 participants have a single act rating" in err
+
+
+def test_binomial_and_three_valued_models_through_the_command(tmp_path, capsys):
+    import pandas as pd
+
+    fam = ROOT / "tests/data/gamm_families"
+    table = pd.read_csv(fam / "ocat_three_values.csv")
+    table["accept"] = (table["y"] >= 4).astype(int)
+    spec_text = ("models:\n  - {response: y, distance: sparsity}\n"
+                 "  - {response: y, distance: sparsity, family: ocat}\n"
+                 "  - {response: accept, distance: sparsity, family: binomial}\nplot: true\n")
+    data, spec = _write(tmp_path, table, spec_text)
+    assert main(["analyze", data, spec, "--out", str(tmp_path / "o")]) == 0
+    out = pd.read_csv(tmp_path / "o" / "gamm.csv")
+    assert list(out["family"]) == ["gaussian", "ocat", "binomial"]
+    assert out["reml_converged"].all() and (out["k"] == 3).all()
+    assert out["warnings"].str.contains("raised to the minimum 3").all()
+    assert "ordinal fit: basis dimension k=2 raised" in out["warnings"][0]
+    assert "raised to the minimum 3 (3 distinct values) (warning)" in capsys.readouterr().err
+    assert (tmp_path / "o" / "smooth_accept_sparsity.png").exists()

@@ -64,12 +64,12 @@ def test_analyze_writes_the_contrast_for_a_table_with_a_policy_column(tmp_path, 
     data.to_csv(csv, index=False)
     spec = tmp_path / "spec.yaml"
     spec.write_text("models:\n  - {response: act, distance: sparsity, k: 3}\nordinal: false\n"
-                    "plot: false\ncontrast: {baseline: universal}\n")
+                    "plot: false\nscale: null\ncontrast: {baseline: universal}\n")
     assert main(["analyze", str(csv), str(spec), "--out", str(tmp_path / "out")]) == 0
     table = pd.read_csv(tmp_path / "out" / "contrast.csv")
     assert set(table["policy"]) == {"oracle", "icarma"} and set(table["baseline"]) == {"universal"}
     assert "omnibus_p" in capsys.readouterr().out
     spec.write_text("models:\n  - {response: act, distance: sparsity, k: 3}\nordinal: false\n"
-                    "plot: false\ncontrast: {baseline: nope}\n")
+                    "plot: false\nscale: null\ncontrast: {baseline: nope}\n")
     assert main(["analyze", str(csv), str(spec), "--out", str(tmp_path / "out2")]) == 2
     assert "baseline policy 'nope'" in capsys.readouterr().err

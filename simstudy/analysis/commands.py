@@ -38,6 +38,13 @@ def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
 
     grid = np.linspace(np.min(x), np.max(x), 200)
     band = model.predict_band(grid)
+    if getattr(model, "family", "gaussian") == "binomial":
+        from scipy.special import expit
+
+        band[["fit", "lower", "upper"]] = expit(band[["fit", "lower", "upper"]])
+        title = f"P({title.split('~')[0].strip()} = 1) ~{title.split('~')[1]}"
+    elif getattr(model, "family", "gaussian") == "ocat":
+        title = f"latent {title}"
     fig, ax = plt.subplots(figsize=(5, 3.5))
     ax.fill_between(grid, band["lower"], band["upper"], alpha=0.3, label="95% band")
     ax.plot(grid, band["fit"], lw=2, label="intercept + smooth")
@@ -51,39 +58,81 @@ def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
     plt.close(fig)
 
 
-def analyze(data: pd.DataFrame, spec, out: Path | None = None) -> pd.DataFrame:
-    """Fits every model of an :class:`~simstudy.analysis.documents.AnalysisSpec`."""
+def analyze(data: pd.DataFrame, spec, out: Path | None = None,
+            source: str = "data") -> pd.DataFrame:
+    """Fits every model of an :class:`~simstudy.analysis.documents.AnalysisSpec`.
+
+    The table is checked first (:func:`~simstudy.analysis.inputs.check_rating_table`); a
+    problem raises ``UsageError("SOURCE: column: reason")``. Warnings (about the table, or from
+    a fit: basis size changed, REML not converged) go to stderr and to the ``warnings`` column.
+    """
+    import sys
+
     import pandas as pd
 
-    from .gamm import fit_gamm
-    from .ordinal import fit_ordinal
+    from ..cli import UsageError
+    from .inputs import TableError, check_rating_table
 
+    try:
+        notes = check_rating_table(data, spec.group,
+                                   [(m.response, m.distance, m.family) for m in spec.models],
+                                   spec.scale)
+    except TableError as exc:
+        raise UsageError(f"{source}: {exc}") from exc
+    for note in notes:
+        print(f"{source}: {note} (warning)", file=sys.stderr)
     rows = []
     for m in spec.models:
-        for col in (spec.group, m.response, m.distance):
-            if col not in data.columns:
-                from ..cli import UsageError
-
-                raise UsageError(f"column {col!r} is not in the data "
-                                 f"(columns: {', '.join(data.columns)})")
-        model = fit_gamm(data, m.response, m.distance, group=spec.group, k=m.k)
-        row = {"model": f"{m.response} ~ {m.distance}", **model.summary()}
-        if spec.ordinal:
-            o = fit_ordinal(data, m.response, m.distance)
-            row.update({"ordinal_lr": o["lr_stat"], "ordinal_df": o["df"], "ordinal_p": o["p"]})
-        if spec.exploratory_pygam:
-            from pygam import LinearGAM, s
-
-            sub = data[[m.distance, m.response]].dropna()
-            g = LinearGAM(s(0, n_splines=8)).fit(sub[[m.distance]].to_numpy(),
-                                                 sub[m.response].to_numpy())
-            # pygam ignores participants and its p-values are anti-conservative: exploratory.
-            row["pygam_exploratory_p"] = float(g.statistics_["p_values"][0])
+        name = f"{m.response} ~ {m.distance}"
+        try:
+            model, row = _fit_one(data, spec, m)
+        except ValueError as exc:
+            raise UsageError(f"{source}: {name}: {exc}") from exc
+        for note in row["warnings"].split("; ") if row["warnings"] else []:
+            print(f"{source}: {name}: {note} (warning)", file=sys.stderr)
         rows.append(row)
         if out is not None and spec.plot:
-            plot_smooth(model, data[m.distance].dropna().to_numpy(float), row["model"],
-                        out / f"smooth_{m.response}_{m.distance}.png")
+            plot_smooth(model, pd.to_numeric(data[m.distance], errors="coerce").dropna()
+                        .to_numpy(float), name, out / f"smooth_{m.response}_{m.distance}.png")
     return pd.DataFrame(rows)
+
+
+def _fit_one(data: pd.DataFrame, spec, m):
+    """One model of the spec (and its sensitivity fits); returns the model and its table row."""
+    import warnings
+
+    import pandas as pd
+
+    from .gamm import FitWarning, fit_gamm
+    from .ordinal import fit_ordinal
+
+    sub = pd.DataFrame({spec.group: data[spec.group],
+                        m.distance: pd.to_numeric(data[m.distance]),
+                        m.response: pd.to_numeric(data[m.response])}).dropna()
+    n_categories = None
+    if m.family == "ocat":
+        lo, hi = spec.scale if spec.scale is not None else (1, int(sub[m.response].max()))
+        sub[m.response] = sub[m.response] - lo + 1       # categories 1..R
+        n_categories = int(hi - lo + 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FitWarning)
+        model = fit_gamm(sub, m.response, m.distance, group=spec.group, k=m.k, family=m.family,
+                         n_categories=n_categories)
+        row = {"model": f"{m.response} ~ {m.distance}", **model.summary()}
+        if spec.ordinal and m.family != "binomial":
+            o = fit_ordinal(sub, m.response, m.distance, k=m.k)
+            row.update({"ordinal_lr": o["lr_stat"], "ordinal_df": o["df"], "ordinal_p": o["p"],
+                        "ordinal_converged": o["converged"]})
+    if spec.exploratory_pygam:
+        from pygam import LinearGAM, s
+
+        g = LinearGAM(s(0, n_splines=8)).fit(sub[[m.distance]].to_numpy(),
+                                             sub[m.response].to_numpy())
+        # pygam ignores participants and its p-values are anti-conservative: exploratory.
+        row["pygam_exploratory_p"] = float(g.statistics_["p_values"][0])
+    notes = [str(w.message) for w in caught if issubclass(w.category, FitWarning)]
+    row["warnings"] = "; ".join(dict.fromkeys(notes))
+    return model, row
 
 
 def _analyze_cmd(args) -> int:
@@ -95,16 +144,16 @@ def _analyze_cmd(args) -> int:
     spec = load_document(args.spec, AnalysisSpec)
     try:
         data = pd.read_csv(args.data)
-    except (OSError, pd.errors.ParserError) as exc:
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise UsageError(f"cannot read {args.data}: {exc}") from exc
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    table = analyze(data, spec, out)
+    table = analyze(data, spec, out, source=str(args.data))
     table.to_csv(out / "gamm.csv", index=False)
     (out / "gamm.json").write_text(json.dumps(table.to_dict(orient="records"), indent=2))
     with pd.option_context("display.width", 200, "display.max_columns", 30):
-        print(table[["model", "n", "edf", "ref_df", "F", "p", "sd_intercept", "sd_slope",
-                     "sd_resid"]].to_string(index=False))
+        print(table[["model", "family", "n", "edf", "ref_df", "F", "p", "sd_intercept",
+                     "sd_slope", "sd_resid", "reml_converged"]].to_string(index=False))
     if spec.contrast.column in data.columns:
         _write_contrasts(data, spec, out)
     return 0

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from .. import policies as _policies  # noqa: F401 - must load before users (import cycle)
 from ..documents import StrictModel
+from ..metrics import METRICS
 from ..users.response import DistanceEffect, RatingModel, ResponseModel, published_model
 
 __all__ = ["EffectSpec", "RatingSpec", "ResponseSpec", "ModelSpec", "ContrastAnalysisSpec",
@@ -76,6 +77,9 @@ class ModelSpec(StrictModel):
     response: str
     distance: str
     k: int | None = Field(None, ge=3, description="basis size; default min(10, distinct - 1)")
+    family: Literal["gaussian", "binomial", "ocat"] = Field(
+        "gaussian", description="gaussian (ratings as interval data), binomial (0/1, logit) "
+        "or ocat (ordered categories of the rating scale, cumulative logit)")
 
 
 class ContrastAnalysisSpec(StrictModel):
@@ -94,7 +98,18 @@ class AnalysisSpec(StrictModel):
     group: str = "uid"
     models: list[ModelSpec] = Field(min_length=1)
     contrast: ContrastAnalysisSpec = ContrastAnalysisSpec()
+    scale: tuple[int, int] | None = Field(
+        (1, 7), description="lowest and highest rating; values outside are refused (null: "
+        "no check)")
     ordinal: bool = Field(True, description="also fit the cumulative-logit sensitivity model")
+
+    @field_validator("scale")
+    @classmethod
+    def _scale_ordered(cls, v):
+        if v is not None and v[0] >= v[1]:
+            raise ValueError(f"the lowest rating must be below the highest, got {list(v)}")
+        return v
+
     exploratory_pygam: bool = Field(False, description="also fit exploratory pygam GAMs")
     plot: bool = True
 
@@ -126,9 +141,6 @@ class PowerPlan(StrictModel):
     response: ResponseSpec = ResponseSpec()
 
 
-AuditMetric = Literal["validity", "cost", "logp_cf", "plausibility", "hap", "approval_rate",
-                      "time_to_approval", "dropout_rate"]
-
 
 class AuditSpec(StrictModel):
     """``simstudy audit SPEC.yaml``: a fairness audit of a finished run.
@@ -141,7 +153,8 @@ class AuditSpec(StrictModel):
     out: str | None = Field(None, description="report path (default RUN/audit.html)")
     by: list[str] = Field(["gender", "race"], min_length=1)
     baseline: str | None = Field("baseline", description="no-personalization condition")
-    metrics: list[AuditMetric] | None = None
+    metrics: list[str] | None = Field(None, description="names from the metric table "
+                                      "(simstudy.metrics.METRICS); default: the audited ones")
     bootstrap: int = Field(1000, ge=10)
     permutations: int = Field(1000, ge=10)
     alpha: float = Field(0.05, gt=0, lt=1)
@@ -151,3 +164,11 @@ class AuditSpec(StrictModel):
     case_study: dict[Literal["baseline", "random", "income", "race"], str] = {
         "baseline": "baseline", "random": "random", "income": "income", "race": "race"}
     notes: str = ""
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, names: list[str] | None) -> list[str] | None:
+        unknown = [n for n in names or () if n not in METRICS]
+        if unknown:
+            raise ValueError(f"unknown metric {unknown[0]!r}; choose from {sorted(METRICS)}")
+        return names

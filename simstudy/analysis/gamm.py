@@ -19,24 +19,40 @@ standard deviation is sqrt(scale / (lambda w)); the residual standard deviation 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
+from .families import make_family
+from .laml import MixedDesign, fit_laml
 from .reml import PenaltyBlock, RemlResult, fit_reml
-from .smooth import ThinPlateSpline, default_basis_size
+from .smooth import ThinPlateSpline, resolve_basis_size
 from .wood_test import SmoothTest, smooth_test
 
-__all__ = ["GAMM", "fit_gamm"]
+__all__ = ["GAMM", "fit_gamm", "FitWarning"]
+
+
+class FitWarning(UserWarning):
+    """A fit went ahead with a change or a caveat the user must see (basis size raised, REML
+    not converged, participants with a single rating)."""
 
 
 class GAMM:
     """``y ~ s(x) + s(uid, bs="re") + s(uid, x, bs="re")`` by REML (scikit-learn style).
 
     Args:
-        k: spline basis dimension; ``None`` means ``min(10, distinct x values - 1)``.
+        k: spline basis dimension; ``None`` means ``min(10, distinct x values - 1)``; raised to
+            3 or lowered to the number of distinct values with a :class:`FitWarning`.
         smooth: ``"tp"`` (thin-plate regression spline), ``"linear"`` or ``"none"``.
         random_intercept: include the participant random intercept.
         random_slope: include the participant random slope in x (independent of the intercept).
+        multistart: also start REML from low smoothing and keep the better criterion.
+        family: ``"gaussian"`` (exact REML, unknown scale), ``"binomial"`` (logit; 0/1
+            responses) or ``"ocat"`` (ordered categories 1..``n_categories``, mgcv's ``ocat``);
+            the last two by penalized IRLS and Laplace REML (:mod:`simstudy.analysis.laml`).
+        n_categories: number of rating levels for ``"ocat"`` (default: the largest rating).
+        max_iter: smoothing-parameter iterations at most, per start.
 
     Attributes (after :meth:`fit`):
         intercept_: the model intercept b0.
@@ -47,7 +63,12 @@ class GAMM:
     """
 
     def __init__(self, k: int | None = None, smooth: str = "tp", random_intercept: bool = True,
-                 random_slope: bool = True):
+                 random_slope: bool = True, multistart: bool = True, family: str = "gaussian",
+                 n_categories: int | None = None, max_iter: int = 100):
+        self.max_iter = max_iter
+        self.multistart = multistart
+        self.family = family
+        self.n_categories = n_categories
         self.k = k
         self.smooth = smooth
         self.random_intercept = random_intercept
@@ -80,10 +101,19 @@ class GAMM:
             raise ValueError("x and y must be finite (drop missing ratings first)")
         self.groups_, gidx = np.unique(np.asarray(groups), return_inverse=True)
         n_groups = self.groups_.size
+        self.warnings_: list[str] = []
+        if n_groups < 2 and (self.random_intercept or self.random_slope):
+            raise ValueError(f"participant random effects need at least 2 participants, "
+                             f"got {n_groups}")
+        if self.family != "gaussian":
+            return self._fit_family(x, y, gidx, n_groups, rho0)
         blocks: list[PenaltyBlock] = []
         null_dim = 1
         if self.smooth == "tp":
-            k = default_basis_size(x) if self.k is None else int(self.k)
+            k, note = resolve_basis_size(x, self.k)
+            if note:
+                self._warn(note)
+            self.k_ = k
             self.basis_ = ThinPlateSpline(k).fit(x)
             q = k - 1
             blocks.append(PenaltyBlock(1, 1 + q, self.basis_.penalty_))
@@ -113,8 +143,13 @@ class GAMM:
             blocks.append(PenaltyBlock(start, start + n_groups, np.ones(n_groups)))
             start += n_groups
         design = np.hstack([fixed, *re_cols]) if re_cols else fixed
-        self.reml_: RemlResult = fit_reml(design, y, blocks, null_space_dim=null_dim, rho0=rho0)
+        smooth_blocks = (0,) if self.smooth == "tp" and self.multistart else ()
+        self.reml_: RemlResult = fit_reml(design, y, blocks, null_space_dim=null_dim, rho0=rho0,
+                                          smooth_blocks=smooth_blocks, max_iter=self.max_iter)
         res = self.reml_
+        if not res.converged:
+            self._warn(f"REML did not converge in {res.n_iter} Newton iterations; "
+                       "read the estimates with caution")
         self.blocks_ = blocks
         self.coef_ = res.beta
         self.intercept_ = float(res.beta[0])
@@ -154,6 +189,94 @@ class GAMM:
             self.test_ = None
         return self
 
+    def _fit_family(self, x, y, gidx, n_groups, rho0) -> GAMM:
+        """Binomial / ordered-categorical fit by penalized IRLS and Laplace REML."""
+        n_cat = self.n_categories
+        if self.family == "ocat" and n_cat is None:
+            n_cat = int(np.max(y))
+        self.family_ = make_family(self.family, n_cat)
+        y_coded = self.family_.check(y)
+        if self.smooth == "tp":
+            k, note = resolve_basis_size(x, self.k)
+            if note:
+                self._warn(note)
+            self.k_ = k
+            self.basis_ = ThinPlateSpline(k).fit(x)
+        fixed = self._fixed_design(x)
+        penalty = np.zeros(fixed.shape[1])
+        if self.smooth == "tp":
+            self.smooth_slice_ = slice(1, fixed.shape[1])
+            penalty[self.smooth_slice_] = self.basis_.penalty_
+        else:
+            self.smooth_slice_ = slice(1, fixed.shape[1])
+        z_cols, names = [], []
+        if self.random_intercept:
+            z_cols.append(np.ones_like(x))
+            names.append("intercept")
+        if self.random_slope:
+            z_cols.append(x)
+            names.append("slope")
+        z = np.column_stack(z_cols) if z_cols else np.zeros((x.size, 0))
+        design = MixedDesign(fixed, penalty, gidx, n_groups, z)
+        res = fit_laml(design, y_coded, self.family_, self.smooth_slice_, penalty, rho0=rho0,
+                       multistart=self.multistart, max_iter=self.max_iter)
+        self.laml_ = res
+        self.coef_ = res.beta_f
+        self.random_coef_ = res.u
+        self.intercept_ = float(res.beta_f[0])
+        self.n_obs_, self.n_groups_ = x.size, n_groups
+        self.scale_ = 1.0
+        self.sd_resid_ = float("nan")
+        lam_r = np.exp(res.rho[1:] if self.smooth == "tp" else res.rho)
+        sds = dict(zip(names, 1.0 / np.sqrt(lam_r), strict=True))
+        self.sd_intercept_ = float(sds.get("intercept", 0.0))
+        self.sd_slope_ = float(sds.get("slope", 0.0))
+        self.edf_total_ = res.edf_total
+        self.residual_df_ = x.size - res.edf_total
+        self.cut_points_ = (self.family_.cuts_.copy() if self.family == "ocat"
+                            else np.zeros(0))
+        if not res.converged:
+            self._warn(f"Laplace REML did not converge in {res.n_iter} iterations; "
+                       "read the estimates with caution")
+        sl = self.smooth_slice_
+        q = sl.stop - sl.start
+        if q and self.smooth in ("tp", "linear"):
+            self.edf_ = float(res.edf_f[sl].sum()) if self.smooth == "tp" else 1.0
+            self.edf1_ = res.edf1_smooth if self.smooth == "tp" else 1.0
+            root_w = np.sqrt(np.maximum(res.weights, 0.0))
+            self.test_ = smooth_test(res.beta_f[sl], root_w[:, None] * fixed[:, sl],
+                                     res.cov_f[sl, sl], min(q, self.edf1_), res_df=-1.0)
+        else:
+            self.edf_ = self.edf1_ = float("nan")
+            self.test_ = None
+        return self
+
+    def predict_response(self, x) -> np.ndarray:
+        """Population-level prediction on the response scale (random effects excluded):
+        the mean rating (Gaussian), P(y = 1) (binomial) or the ``(n, R)`` category
+        probabilities (ocat)."""
+        eta = self.predict(x)
+        if self.family == "binomial":
+            return self.family_.mean(eta)
+        if self.family == "ocat":
+            return self.family_.probabilities(eta)
+        return eta
+
+    def _covariance_fixed(self) -> np.ndarray:
+        if self.family == "gaussian":
+            k = self._fixed_design(np.zeros(1)).shape[1]
+            return self.reml_.vp[:k, :k]
+        return self.laml_.cov_f
+
+    def _warn(self, message: str) -> None:
+        self.warnings_.append(message)
+        warnings.warn(message, FitWarning, stacklevel=3)
+
+    @property
+    def fit_result_(self):
+        """The REML (Gaussian) or Laplace-REML (other families) fit."""
+        return self.laml_ if self.family != "gaussian" else self.reml_
+
     def predict(self, x) -> np.ndarray:
         """Population-level prediction b0 + f(x) (both random effects excluded)."""
         x = np.asarray(x, dtype=float)
@@ -161,14 +284,15 @@ class GAMM:
         return fixed @ self.coef_[: fixed.shape[1]]
 
     def predict_band(self, x, level: float = 0.95) -> pd.DataFrame:
-        """b0 + f(x) with a pointwise Bayesian credible band (``fit``, ``lower``, ``upper``)."""
+        """b0 + f(x) with a pointwise Bayesian credible band (``fit``, ``lower``, ``upper``),
+        on the link scale (for the binomial family, the log-odds)."""
         from scipy import stats
 
         x = np.asarray(x, dtype=float)
         fixed = self._fixed_design(x)
         pf = fixed.shape[1]
         fit = fixed @ self.coef_[:pf]
-        se = np.sqrt(np.einsum("ij,jk,ik->i", fixed, self.reml_.vp[:pf, :pf], fixed))
+        se = np.sqrt(np.einsum("ij,jk,ik->i", fixed, self._covariance_fixed(), fixed))
         z = stats.norm.ppf(0.5 + level / 2)
         return pd.DataFrame({"x": x, "fit": fit, "se": se, "lower": fit - z * se,
                              "upper": fit + z * se})
@@ -182,13 +306,18 @@ class GAMM:
             "F": t.F if t else float("nan"), "p": t.p if t else float("nan"),
             "intercept": self.intercept_, "sd_intercept": self.sd_intercept_,
             "sd_slope": self.sd_slope_, "sd_resid": self.sd_resid_,
-            "reml_converged": self.reml_.converged, "reml_iterations": self.reml_.n_iter,
+            "family": self.family,
+            "reml_converged": self.fit_result_.converged,
+            "reml_iterations": self.fit_result_.n_iter,
+            "reml_starts": self.fit_result_.starts, "k": getattr(self, "k_", float("nan")),
         }
 
 
 def fit_gamm(data: pd.DataFrame, response: str, distance: str, group: str = "uid",
-             k: int | None = None, smooth: str = "tp") -> GAMM:
+             k: int | None = None, smooth: str = "tp", family: str = "gaussian",
+             n_categories: int | None = None) -> GAMM:
     """Fits :class:`GAMM` to a long rating table, dropping rows with a missing rating."""
     sub = data[[group, distance, response]].dropna()
-    return GAMM(k=k, smooth=smooth).fit(sub[distance].to_numpy(float),
-                                        sub[response].to_numpy(float), sub[group].to_numpy())
+    model = GAMM(k=k, smooth=smooth, family=family, n_categories=n_categories)
+    return model.fit(sub[distance].to_numpy(float), sub[response].to_numpy(float),
+                     sub[group].to_numpy())

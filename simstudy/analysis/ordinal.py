@@ -14,22 +14,33 @@ the effect, next to the GAMM's test.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy import stats
 from statsmodels.miscmodels.ordinal_model import OrderedModel
 
-from .smooth import ThinPlateSpline, default_basis_size
+from .smooth import ThinPlateSpline, resolve_basis_size
 
 __all__ = ["fit_ordinal"]
 
 
-def fit_ordinal(data: pd.DataFrame, response: str, distance: str, k: int = 5) -> dict:
-    """Fits the cumulative-logit sensitivity model; returns LR test figures and the shape."""
+def fit_ordinal(data: pd.DataFrame, response: str, distance: str, k: int | None = None) -> dict:
+    """Fits the cumulative-logit sensitivity model; returns LR test figures and the shape.
+
+    ``k`` is the spline basis size (default ``min(5, distinct values - 1)``), resolved like the
+    GAMM's by :func:`~simstudy.analysis.smooth.resolve_basis_size` (raised to 3 with a
+    warning when the covariate has few distinct values).
+    """
+    from .gamm import FitWarning
+
     sub = data[[distance, response]].dropna()
     x = sub[distance].to_numpy(float)
     y = sub[response].to_numpy(int)
-    k = min(k, default_basis_size(x, k))
+    k, note = resolve_basis_size(x, k, default=5)
+    if note:
+        warnings.warn(f"ordinal fit: {note}", FitWarning, stacklevel=2)
     basis = ThinPlateSpline(k).fit(x)
     xb = basis.transform(x)
     xb = xb / xb.std(axis=0)  # comparable column scales help the optimizer

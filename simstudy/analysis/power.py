@@ -14,10 +14,11 @@ interrupted plan resumes where it stopped; a partial last line is ignored on rea
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from scipy import stats
@@ -28,8 +29,8 @@ from ..users.response import ResponseModel
 from ..users.study import simulate_study
 from .gamm import fit_gamm
 
-__all__ = ["SimulationTask", "run_simulation", "clopper_pearson", "run_power", "summarize_power",
-           "PART_COLUMNS"]
+__all__ = ["SimulationTask", "run_simulation", "clopper_pearson", "run_power", "run_simulations",
+           "summarize_power", "PART_COLUMNS"]
 
 PART_COLUMNS = ["n", "sim", "p", "edf", "F", "significant"]
 _BLAS_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -68,33 +69,35 @@ def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[f
     return float(lo), float(hi)
 
 
-def _read_part(path: Path) -> pd.DataFrame:
+def _read_part(path: Path, columns: list[str] = PART_COLUMNS) -> pd.DataFrame:
+    """The finished simulations of a part file; lines cut short by an interruption are
+    skipped. ``n``, ``sim`` and every column named ``significant*`` are integers."""
     if not path.exists():
-        return pd.DataFrame(columns=PART_COLUMNS)
+        return pd.DataFrame(columns=columns)
     rows = []
     for line in path.read_text().splitlines()[1:]:
         parts = line.split(",")
-        if len(parts) != len(PART_COLUMNS):
+        if len(parts) != len(columns):
             continue  # a line cut short by an interruption
         try:
-            rows.append([int(parts[0]), int(parts[1]), float(parts[2]), float(parts[3]),
-                         float(parts[4]), int(parts[5])])
+            rows.append([int(v) if c in ("n", "sim") or c.startswith("significant") else float(v)
+                         for c, v in zip(columns, parts, strict=True)])
         except ValueError:
             continue
-    return pd.DataFrame(rows, columns=PART_COLUMNS).drop_duplicates("sim", keep="first")
+    return pd.DataFrame(rows, columns=columns).drop_duplicates("sim", keep="first")
 
 
-def _append(path: Path, row: dict) -> None:
+def _append(path: Path, row: dict, columns: list[str] = PART_COLUMNS) -> None:
     new = not path.exists()
     # After an interruption mid-line, start a fresh line so the cut line stays isolated.
     cut = not new and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
     with path.open("a") as fh:
         if new:
-            fh.write(",".join(PART_COLUMNS) + "\n")
+            fh.write(",".join(columns) + "\n")
         elif cut:
             fh.write("\n")
-        fh.write(f"{row['n']},{row['sim']},{row['p']!r},{row['edf']!r},{row['F']!r},"
-                 f"{row['significant']}\n")
+        fh.write(",".join(repr(row[c]) if isinstance(row[c], float) else str(row[c])
+                          for c in columns) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
 
@@ -102,6 +105,64 @@ def _append(path: Path, row: dict) -> None:
 def _worker_init() -> None:
     for var in _BLAS_VARS:
         os.environ[var] = "1"
+
+
+def run_simulations(
+    tasks: list, simulate: Callable[[Any], dict], grid: list[int], simulations: int,
+    out_dir: Path, columns: list[str] = PART_COLUMNS, workers: int | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Runs (or resumes) simulation tasks with checkpoints; returns every finished row.
+
+    Each task has attributes ``n_participants`` and ``sim``; ``simulate(task)`` returns one row
+    (a dict with every column of ``columns``), appended to ``parts/n{N}.csv`` as soon as it is
+    done. Tasks whose row is already there are skipped, so an interrupted plan resumes.
+
+    Args:
+        tasks: every task of the plan (finished ones included).
+        simulate: a module-level function (it is sent to spawned worker processes).
+        grid: the participant counts.
+        simulations: simulations per participant count.
+        out_dir: folder of the ``parts/`` checkpoints.
+        columns: the part files' columns.
+        workers: worker processes (default: all cores); 1 runs in this process.
+        progress: show progress.
+    """
+    parts = Path(out_dir) / "parts"
+    parts.mkdir(parents=True, exist_ok=True)
+    done = {n: set(_read_part(parts / f"n{n}.csv", columns)["sim"].tolist()) for n in grid}
+    todo = [t for t in tasks if t.sim not in done[t.n_participants]]
+    workers = workers or os.cpu_count() or 1
+    total = len(grid) * simulations
+    with show_progress(total, initial=total - len(todo), enabled=progress,
+                       desc="simulated studies", unit="study") as bar:
+        if workers <= 1 or len(todo) <= 1:
+            for task in todo:
+                _append(parts / f"n{task.n_participants}.csv", simulate(task), columns)
+                bar.update()
+        else:
+            import multiprocessing as mp
+
+            # Spawned workers read the BLAS thread variables when numpy loads: set them first.
+            saved = {v: os.environ.get(v) for v in _BLAS_VARS}
+            os.environ.update({v: "1" for v in _BLAS_VARS})
+            try:
+                with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
+                                         initializer=_worker_init) as pool:
+                    futures = [pool.submit(simulate, t) for t in todo]
+                    for fut in as_completed(futures):
+                        row = fut.result()
+                        _append(parts / f"n{row['n']}.csv", row, columns)
+                        bar.update()
+            finally:
+                for v, val in saved.items():
+                    if val is None:
+                        os.environ.pop(v, None)
+                    else:
+                        os.environ[v] = val
+    frames = [_read_part(parts / f"n{n}.csv", columns) for n in grid]
+    rows = pd.concat(frames, ignore_index=True)
+    return rows[rows["sim"] < simulations].sort_values(["n", "sim"]).reset_index(drop=True)
 
 
 def run_power(
@@ -132,45 +193,11 @@ def run_power(
         workers: worker processes (default: all cores); 1 runs in this process.
         progress: show progress.
     """
-    parts = Path(out_dir) / "parts"
-    parts.mkdir(parents=True, exist_ok=True)
     grid = sorted({int(n) for n in participants})
-    todo = []
-    for n in grid:
-        done = set(_read_part(parts / f"n{n}.csv")["sim"].tolist())
-        todo.extend(SimulationTask(seed, n, r, items, response, outcome, distance, alpha)
-                    for r in range(simulations) if r not in done)
-    workers = workers or os.cpu_count() or 1
-    bar = show_progress(len(grid) * simulations, initial=len(grid) * simulations - len(todo),
-                        enabled=progress, desc="simulated studies", unit="study")
-    if workers <= 1 or len(todo) <= 1:
-        for task in todo:
-            _append(parts / f"n{task.n_participants}.csv", run_simulation(task))
-            bar.update()
-    else:
-        import multiprocessing as mp
-
-        # Spawned workers read the BLAS thread variables when numpy loads: set them first.
-        saved = {v: os.environ.get(v) for v in _BLAS_VARS}
-        os.environ.update({v: "1" for v in _BLAS_VARS})
-        try:
-            with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
-                                     initializer=_worker_init) as pool:
-                futures = [pool.submit(run_simulation, t) for t in todo]
-                for fut in as_completed(futures):
-                    row = fut.result()
-                    _append(parts / f"n{row['n']}.csv", row)
-                    bar.update()
-        finally:
-            for v, val in saved.items():
-                if val is None:
-                    os.environ.pop(v, None)
-                else:
-                    os.environ[v] = val
-    bar.close()
-    frames = [_read_part(parts / f"n{n}.csv") for n in grid]
-    rows = pd.concat(frames, ignore_index=True)
-    return rows[rows["sim"] < simulations].sort_values(["n", "sim"]).reset_index(drop=True)
+    tasks = [SimulationTask(seed, n, r, items, response, outcome, distance, alpha)
+             for n in grid for r in range(simulations)]
+    return run_simulations(tasks, run_simulation, grid, simulations, out_dir, PART_COLUMNS,
+                           workers, progress)
 
 
 def summarize_power(rows: pd.DataFrame, target: float = 0.8, level: float = 0.95

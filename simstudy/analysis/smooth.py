@@ -23,7 +23,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse.linalg import eigsh
 
-__all__ = ["ThinPlateSpline", "default_basis_size"]
+__all__ = ["ThinPlateSpline", "default_basis_size", "resolve_basis_size", "MIN_BASIS_SIZE"]
+
+MIN_BASIS_SIZE = 3  # penalty null space (1, x) plus one wiggly direction
 
 
 def default_basis_size(x: np.ndarray, k: int = 10) -> int:
@@ -31,6 +33,30 @@ def default_basis_size(x: np.ndarray, k: int = 10) -> int:
     for covariates with few distinct values, e.g. sparsity 1..12)."""
     n_unique = np.unique(np.asarray(x, dtype=float)).size
     return int(min(k, n_unique - 1))
+
+
+def resolve_basis_size(x: np.ndarray, k: int | None = None,
+                       default: int = 10) -> tuple[int, str | None]:
+    """The basis size a thin-plate term of ``x`` gets, and a warning when the request changed.
+
+    ``k=None`` asks for :func:`default_basis_size`. As mgcv does (``smooth.construct.tp``),
+    a size below 3, the smallest a 1-D thin-plate spline with its linear null space allows, is
+    raised to 3 with a warning. A size above the number of distinct values is lowered to that
+    number with a warning (mgcv stops with an error there). Fewer than 3 distinct values
+    cannot carry a smooth: ``ValueError``.
+    """
+    n_unique = int(np.unique(np.asarray(x, dtype=float)).size)
+    if n_unique < MIN_BASIS_SIZE:
+        raise ValueError(f"a smooth needs at least {MIN_BASIS_SIZE} distinct covariate values, "
+                         f"got {n_unique}")
+    wanted = default_basis_size(x, default) if k is None else int(k)
+    if wanted < MIN_BASIS_SIZE:
+        return MIN_BASIS_SIZE, (f"basis dimension k={wanted} raised to the minimum "
+                                f"{MIN_BASIS_SIZE} ({n_unique} distinct values)")
+    if wanted > n_unique:
+        return n_unique, (f"basis dimension k={wanted} lowered to {n_unique}, the number of "
+                          "distinct values")
+    return wanted, None
 
 
 def _eta(r: np.ndarray) -> np.ndarray:

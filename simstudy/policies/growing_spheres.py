@@ -172,5 +172,10 @@ class GrowingSpheresSpec(PolicySpec):
     eta: float = 0.05
     select_features: bool = True
 
+    @classmethod
+    def check_example(cls) -> dict:
+        """Few samples per shell for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "growing_spheres", "n_samples": 50, "eta": 0.1}
+
     def build(self) -> GrowingSpheres:
         return GrowingSpheres(self.n_samples, self.eta, self.select_features)

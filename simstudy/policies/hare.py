@@ -366,6 +366,12 @@ class HARESpec(PolicySpec):
     early_stop: bool = True
     keep_best: bool = False
 
+    @classmethod
+    def check_example(cls) -> dict:
+        """A small budget for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "hare", "budget": 4, "iterations": 2, "steps": 5,
+                "users": {"preference": "weights"}, "base": {"kind": "wachter", "steps": 20}}
+
     @field_validator("base", mode="before")
     @classmethod
     def _base_spec(cls, value):

@@ -622,6 +622,11 @@ class ICARMASpec(PolicySpec):
     action_space: Literal["value", "latent"] | None = None
     cache: bool = True
 
+    @classmethod
+    def check_example(cls) -> dict:
+        """Brief training for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "icarma", "epochs": 2, "batch_size": 64, "cache": False}
+
     def config(self) -> ICARMAConfig:
         base = ICARMAConfig() if self.preferences == "ranking" else ICARMAConfig.score_based()
         fields = ("batch_size", "epochs", "lr", "margin", "tau", "cost_weight",

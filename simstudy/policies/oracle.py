@@ -305,5 +305,10 @@ class OracleSpec(PolicySpec):
     plausibility: bool = True
     chunk_size: int = Field(128, ge=1)
 
+    @classmethod
+    def check_example(cls) -> dict:
+        """A coarse grid for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "oracle", "n_values": 8}
+
     def build(self) -> CausalOracle:
         return CausalOracle(self.n_values, self.span, self.plausibility, self.chunk_size)

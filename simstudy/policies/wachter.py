@@ -68,6 +68,9 @@ def wachter(
         missing = active & torch.isinf(best_dist)
         if not missing.any():
             break
+        # only people still rejected go on to the next round: a person found in this round
+        # keeps this round's answer, as if searched alone (answers must not depend on batching)
+        active = missing
         lam_i = torch.where(missing, lam_i * lambda_growth, lam_i)
     return best, torch.isfinite(best_dist)
 
@@ -114,6 +117,11 @@ class WachterSpec(PolicySpec):
     steps: int = 200
     rounds: int = 4
     lambda_growth: float = 10.0
+
+    @classmethod
+    def check_example(cls) -> dict:
+        """A short search for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "wachter", "steps": 40, "rounds": 3}
 
     def build(self) -> Wachter:
         return Wachter(self.distance, self.lam, self.lr, self.steps, self.rounds,

@@ -307,8 +307,6 @@ def fit_causal_flow(roles: FeatureRoles, x_train: torch.Tensor, x_val: torch.Ten
         flow.eval()
         with torch.no_grad():
             val = float(-flow.log_prob(x_val).mean())
-        if progress:
-            epochs.set_postfix(val_nll=f"{val:.3f}")
         if val < best - 1e-4:
             best, best_epoch, stale = val, epoch + 1, 0
             best_state = {k: v.detach().clone() for k, v in flow.state_dict().items()}

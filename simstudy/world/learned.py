@@ -140,6 +140,12 @@ class CausalFlowWorldSpec(StrictModel):
     csv: CsvSource | None = None
     flow: FlowSettings = Field(default_factory=FlowSettings)
 
+    @classmethod
+    def check_example(cls) -> dict:
+        """A small, briefly trained flow for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "causal_flow", "n_samples": 400,
+                "flow": {"hidden": [16], "epochs": 3, "spline_bins": 4}}
+
     @model_validator(mode="after")
     def _check_source(self) -> CausalFlowWorldSpec:
         if (self.source == "csv") != (self.csv is not None):

@@ -24,6 +24,11 @@ class LoanWorldSpec(StrictModel):
     split: tuple[float, float, float] = (0.5, 0.25, 0.25)
     stochastic_label: bool = False
 
+    @classmethod
+    def check_example(cls) -> dict:
+        """A small world for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "loan", "n_samples": 400}
+
     @field_validator("split")
     @classmethod
     def _shares(cls, v: tuple[float, float, float]) -> tuple[float, float, float]:

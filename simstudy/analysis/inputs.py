@@ -1,0 +1,125 @@
+"""Checks of a rating table before ``simstudy analyze`` fits it.
+
+A real study's export carries missing-value codes (-99, 999, "."), text in numeric columns,
+ratings outside the scale, constant columns and participants who rated once. Each would either
+crash a fit or, worse, be analysed as data. :func:`check_rating_table` refuses the first kinds
+with one line ``column: reason`` (the caller prefixes the file) and returns warnings for what
+can be fitted but needs a caveat.
+
+Example:
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"uid": [1, 1, 2, 2], "sparsity": [1, 2, 1, 3],
+    ...                       "act": [3, -99, 5, 6]})
+    >>> try:
+    ...     check_rating_table(table, "uid", [("act", "sparsity", "gaussian")], (1, 7))
+    ... except TableError as exc:
+    ...     print(str(exc).split(" (")[0])
+    act: 1 value outside the rating scale 1..7
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["TableError", "check_rating_table", "MISSING_MARKERS"]
+
+# Text that studies use for "no answer"; pandas already reads "", "NA", "NaN", "null" as missing.
+MISSING_MARKERS = (".", "-", "?", "na", "n/a", "missing", "none", "-99", "-9", "999", "99")
+
+
+class TableError(ValueError):
+    """A rating table that cannot be analysed; the message is ``column: reason``."""
+
+
+def _numeric(data: pd.DataFrame, column: str) -> pd.Series:
+    values = data[column]
+    if pd.api.types.is_bool_dtype(values):
+        return values.astype(float)
+    if pd.api.types.is_numeric_dtype(values):
+        out = values.astype(float)
+    else:
+        out = pd.to_numeric(values, errors="coerce")
+        bad = values[out.isna() & values.notna()].astype(str)
+        if len(bad):
+            first = bad.iloc[0]
+            hint = (" (a missing-value marker? leave missing cells empty)"
+                    if first.strip().lower() in MISSING_MARKERS else "")
+            raise TableError(f"{column}: {len(bad)} non-numeric value{'s' * (len(bad) > 1)} "
+                             f"(first {first!r} in row {bad.index[0] + 2}){hint}")
+    if np.isinf(out).any():
+        raise TableError(f"{column}: {int(np.isinf(out).sum())} infinite values")
+    return out
+
+
+def check_rating_table(data: pd.DataFrame, group: str,
+                       models: list[tuple[str, str, str]],
+                       scale: tuple[float, float] | None) -> list[str]:
+    """Refuses a table that cannot be analysed; returns warnings about one that can.
+
+    Args:
+        data: the rating table.
+        group: participant column.
+        models: ``(response, distance, family)`` of each model to fit.
+        scale: the declared rating scale (lowest, highest) of Gaussian and ``ocat`` responses;
+            ``None`` skips the range check. Binomial responses must be 0/1.
+
+    Raises:
+        TableError: ``column: reason`` for the first problem found.
+    """
+    if data.empty:
+        raise TableError("(table): no rows")
+    warnings: list[str] = []
+    columns = [group] + [c for m in models for c in m[:2]]
+    for col in columns:
+        if col not in data.columns:
+            listed = ", ".join(map(str, data.columns))
+            raise TableError(f"{col}: not in the table (columns: {listed})")
+    if data[group].isna().any():
+        raise TableError(f"{group}: {int(data[group].isna().sum())} rows without a participant")
+    for response, distance, family in models:
+        x = _numeric(data, distance)
+        y = _numeric(data, response)
+        if (x < 0).any():
+            raise TableError(f"{distance}: {int((x < 0).sum())} negative distances (first "
+                             f"{x[x < 0].iloc[0]:g}; a missing-value code? leave missing cells "
+                             "empty)")
+        rows = x.notna() & y.notna()
+        if not rows.any():
+            raise TableError(f"{response}: no row has both {response} and {distance}")
+        y_used = y[rows]
+        if family == "binomial":
+            bad = y_used[~y_used.isin((0.0, 1.0))]
+            if len(bad):
+                raise TableError(f"{response}: binomial responses must be 0 or 1; "
+                                 f"{len(bad)} values are not (first {bad.iloc[0]:g})")
+        elif scale is not None:
+            lo, hi = scale
+            bad = y_used[(y_used < lo) | (y_used > hi)]
+            if len(bad):
+                codes = ", ".join(f"{v:g}" for v in sorted(set(bad))[:3])
+                hint = ("; a missing-value code? leave missing ratings empty"
+                        if (bad < 0).any() or (bad >= 90).any() else "")
+                raise TableError(f"{response}: {len(bad)} value{'s' * (len(bad) > 1)} outside "
+                                 f"the rating scale {lo:g}..{hi:g} ({codes}{hint})")
+            if family == "ocat" and (y_used != np.round(y_used)).any():
+                raise TableError(f"{response}: ordered categories must be whole numbers")
+        if y_used.nunique() < 2:
+            raise TableError(f"{response}: every rating is {y_used.iloc[0]:g}; a constant "
+                             "response cannot be modelled")
+        if x[rows].nunique() < 3:
+            raise TableError(f"{distance}: {x[rows].nunique()} distinct values; a smooth "
+                             "needs at least 3")
+        per_person = data.loc[rows, group].value_counts()
+        if per_person.size < 2:
+            raise TableError(f"{group}: one participant; participant effects need at least 2")
+        single = int((per_person == 1).sum())
+        if single:
+            warnings.append(f"{group}: {single} of {per_person.size} participants have a single "
+                            f"{response} rating; with one rating per person the random "
+                            "intercept and the residual are not separately identifiable")
+        dropped = int((~rows).sum())
+        if dropped:
+            warnings.append(f"{response}: {dropped} rows without {response} or {distance} "
+                            "left out")
+    return list(dict.fromkeys(warnings))

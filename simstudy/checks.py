@@ -1,0 +1,280 @@
+"""Contract checks for every registered world, policy and response model.
+
+Like Gymnasium's ``check_env`` and scikit-learn's ``check_estimator``: each check takes one
+instance, exercises the protocol it claims to follow, and raises :class:`ContractError` naming
+the broken promise. :func:`registered_kinds` lists what the registries hold and
+:func:`example_spec` builds a small instance of each kind, so a test parametrised over the
+registries checks a new kind without new test code.
+
+A spec class may define ``check_example() -> dict``: a small document of its kind (few samples,
+short training) for these checks; without it the kind's defaults are used.
+
+Checks:
+
+* world (:func:`check_world`): ``predict(abduct(x)) == x``; the counterfactual without an
+  intervention is the factual; an intervened feature takes its value and features that are not
+  its descendants keep theirs; ``log_prob`` is finite on the world's own data; ``label``, where
+  the world has one, gives one 0/1 label per row.
+* policy (:func:`check_policy`): never acts on a feature the person cannot change (nor on any
+  feature outside the globally actionable ones); answers do not depend on the order or the
+  size of the batch; the same seed gives the same answer, also from a freshly built and fitted
+  policy.
+* response model (:func:`check_response_model`): probabilities in ``[0, 1]``; ratings on the
+  model's scale; answers are a function of each row's inputs and keyed uniforms only (same
+  uniforms, same answers; a subset or a reordering of rows answers the same).
+
+Example:
+    >>> from simstudy.checks import registered_kinds
+    >>> "oracle" in registered_kinds()["policy"]
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
+from . import world as _world  # noqa: F401 - registers the built-in world kinds
+from .policies.base import RecourseContext
+from .population import ActionabilityProfiles, RankingSampler
+from .registry import POLICY_SPECS, WORLD_SPECS
+from .rng import entity_uniforms
+
+__all__ = [
+    "ContractError",
+    "registered_kinds",
+    "example_spec",
+    "check_world",
+    "check_policy",
+    "check_response_model",
+    "check_profiles",
+    "beyond_range",
+]
+
+
+class ContractError(AssertionError):
+    """A registered kind breaks its protocol."""
+
+
+def _registries() -> dict[str, dict[str, type]]:
+    found = {"world": WORLD_SPECS, "policy": POLICY_SPECS}
+    try:
+        from .registry import RESPONSE_SPECS
+    except ImportError:  # a tree without response-model kinds
+        return found
+    found["response"] = RESPONSE_SPECS
+    return found
+
+
+def registered_kinds() -> dict[str, list[str]]:
+    """The registered kinds of each registry: ``{"world": [...], "policy": [...], ...}``."""
+    return {what: sorted(reg) for what, reg in _registries().items()}
+
+
+def example_spec(what: str, kind: str) -> Any:
+    """A validated small spec of a registered kind (its ``check_example()`` or defaults)."""
+    spec_cls = _registries()[what][kind]
+    example = getattr(spec_cls, "check_example", None)
+    document = dict(example()) if example is not None else {"kind": kind}
+    document.setdefault("kind", kind)
+    return spec_cls.model_validate(document)
+
+
+def _fail(what: str, message: str) -> None:
+    raise ContractError(f"{what}: {message}")
+
+
+# -- worlds ------------------------------------------------------------------------------------
+@torch.no_grad()
+def check_world(world: Any, x: torch.Tensor, name: str = "world", atol: float = 1e-6) -> None:
+    """Checks the causal-world protocol on factual rows ``x`` (``(n, d)``, the world's data).
+
+    ``atol`` is in units of each feature's spread in ``x`` (numerical inverses are not exact).
+    """
+    x = torch.as_tensor(x, dtype=torch.float64)
+    n, d = x.shape
+    scale = x.std(dim=0).clamp_min(1e-12).numpy()
+    if d != world.roles.dim:
+        _fail(name, f"data has {d} columns, the world {world.roles.dim} features")
+    back = world.predict(world.abduct(x)).numpy()
+    err = np.abs(back - x.numpy()) / scale
+    if not np.all(err <= atol):
+        _fail(name, f"predict(abduct(x)) differs from x by up to {err.max():.3g} spreads")
+    none = torch.zeros(n, d, dtype=torch.bool)
+    cf = world.counterfactual(x, none, torch.zeros(n, d, dtype=torch.float64)).numpy()
+    err = np.abs(cf - x.numpy()) / scale
+    if not np.all(err <= atol):
+        _fail(name, f"the counterfactual without intervention differs from the factual by up "
+                    f"to {err.max():.3g} spreads")
+    names = world.roles.names
+    for feature in world.roles.actionable:
+        j = names.index(feature)
+        intervened = none.clone()
+        intervened[:, j] = True
+        values = x.clone()
+        values[:, j] = x[:, j] + float(scale[j])
+        cf = world.counterfactual(x, intervened, values).numpy()
+        if not np.allclose(cf[:, j], values[:, j].numpy(), rtol=0.0, atol=atol * scale[j]):
+            _fail(name, f"do({feature} := v) does not set {feature} to v")
+        keep = [k for k, f in enumerate(names)
+                if f != feature and f not in world.roles.descendants(feature)]
+        err = np.abs(cf[:, keep] - x.numpy()[:, keep]) / scale[keep]
+        if keep and not np.all(err <= atol):
+            _fail(name, f"do({feature} := v) changes a feature that is not its descendant")
+    logp = world.log_prob(x).numpy()
+    if logp.shape != (n,) or not np.all(np.isfinite(logp)):
+        _fail(name, f"log_prob is not finite on {int((~np.isfinite(logp)).sum())} of its own "
+                    "data rows")
+    label = getattr(world, "label", None)
+    if label is not None:
+        y = np.asarray(label(x, np.random.default_rng(0)))
+        if y.shape != (n,) or not np.isin(y, (0, 1)).all():
+            _fail(name, "label(x) must give one 0/1 label per row")
+
+
+# -- policies ----------------------------------------------------------------------------------
+def check_profiles(features: tuple[str, ...], ids: np.ndarray, seed: int = 0
+                   ) -> ActionabilityProfiles:
+    """Ranking profiles with 1..K actionable features (unit costs), keyed by id, for checks."""
+    scores, levels = RankingSampler().sample(features, entity_uniforms(seed, "check-profiles",
+                                                                       ids, 2))
+    return ActionabilityProfiles(features, scores, levels, np.where(scores > 0, 1.0, np.inf))
+
+
+def beyond_range(x: np.ndarray, allowed: np.ndarray, lower: np.ndarray, upper: np.ndarray
+                 ) -> np.ndarray:
+    """A copy of ``x`` in which every other person (rows 0, 2, ...) has the last feature they
+    cannot change set a tenth of its range above the training maximum.
+
+    Real applicants lie outside the training range now and then; a policy that clamps its search
+    to that range would move such a feature, which it must never do.
+    """
+    x = np.array(x, dtype=np.float64, copy=True)
+    for i in range(0, len(x), 2):
+        forbidden = np.flatnonzero(~allowed[i])
+        if len(forbidden):
+            j = forbidden[-1]
+            x[i, j] = upper[j] + 0.1 * (upper[j] - lower[j])
+    return x
+
+
+def _answer(rec) -> dict[str, np.ndarray]:
+    found = np.asarray(rec.found, dtype=bool)
+    out = {"found": found, "intervened": rec.intervened & found[:, None],
+           "values": np.where(rec.intervened & found[:, None], rec.values, np.nan)}
+    if rec.counterfactual is not None:
+        out["counterfactual"] = np.where(found[:, None], rec.counterfactual, np.nan)
+    return out
+
+
+def _same(a: dict, b: dict, rows: np.ndarray | slice, rtol: float) -> str | None:
+    """The first answer that differs: decisions exactly, values up to ``rtol``."""
+    for key, value in a.items():
+        other = b.get(key)
+        mine = value[rows]
+        if other is None or mine.shape != other.shape:
+            return key
+        if mine.dtype == bool:
+            if not np.array_equal(mine, other):
+                return key
+        elif not np.allclose(mine, other, rtol=rtol, atol=rtol, equal_nan=True):
+            return key
+    return None
+
+
+def check_policy(
+    make: Callable[[], Any], context: RecourseContext, x: np.ndarray, ids: np.ndarray,
+    profiles: ActionabilityProfiles, name: str = "policy", seed: int = 0, rtol: float = 1e-6,
+    recommend_kwargs: Callable[[np.ndarray], dict] | None = None, outside_range: bool = True,
+) -> None:
+    """Checks the recourse-policy contract.
+
+    Args:
+        make: builds a fresh unfitted policy (called twice: determinism from scratch).
+        context: what the policy is fitted on.
+        x, ids, profiles: the people asking (their reported profiles).
+        name: how failures name the policy.
+        seed: the policy stream.
+        rtol: relative tolerance of intervention values and counterfactuals in the invariance
+            comparisons; who gets recourse and which features it changes must be identical.
+            The default allows for float32 networks, whose results move in the last bits with
+            the shape of the batch (matrix-product blocking); 0 asks for identical values.
+        recommend_kwargs: extra keyword arguments of ``recommend`` for the people at the given
+            rows (for example a feedback session for a policy that asks questions).
+        outside_range: first place every other person beyond the training range on a feature
+            they cannot change (:func:`beyond_range`), where clamping to the range would move it.
+    """
+    extra = recommend_kwargs or (lambda rows: {})
+    names = context.feature_names
+    cols = [names.index(f) for f in profiles.features]
+    allowed = np.zeros(x.shape, dtype=bool)
+    allowed[:, cols] = profiles.actionable
+    if outside_range:
+        x = beyond_range(x, allowed, context.lower, context.upper)
+    policy = make().fit(context)
+
+    def ask(p, rows):
+        return _answer(p.recommend(x[rows], profiles.subset(rows), ids[rows], seed,
+                                   **extra(rows)))
+
+    everyone = np.arange(len(ids))
+    first = ask(policy, everyone)
+    acting = first["intervened"]
+    if (acting & ~allowed).any():
+        bad = int((acting & ~allowed).any(axis=1).sum())
+        _fail(name, f"acts on a feature the person cannot change for {bad} of {len(ids)} people")
+    key = _same(first, ask(policy, everyone), everyone, rtol)
+    if key is not None:
+        _fail(name, f"the same seed gives a different {key} on a second call")
+    key = _same(first, ask(make().fit(context), everyone), everyone, rtol)
+    if key is not None:
+        _fail(name, f"a freshly fitted policy with the same seed gives a different {key}")
+    order = np.random.default_rng(0).permutation(len(ids))
+    key = _same(first, ask(policy, order), order, rtol)
+    if key is not None:
+        _fail(name, f"the order of the batch changes {key}")
+    half = len(ids) // 2
+    parts = [ask(policy, everyone[:half]), ask(policy, everyone[half:])]
+    joined = {k: np.concatenate([p[k] for p in parts]) for k in first if k in parts[0]}
+    key = _same(first, joined, everyone, rtol)
+    if key is not None:
+        _fail(name, f"splitting the batch in two changes {key}")
+
+
+# -- response models ---------------------------------------------------------------------------
+def check_response_model(model: Any, make_inputs: Callable[[np.ndarray], Any], n: int,
+                         name: str = "response", seed: int = 0) -> None:
+    """Checks the response-model protocol.
+
+    Args:
+        model: the response model (``probabilities``, ``ratings``, ``scale``).
+        make_inputs: the model's inputs for rows ``0..n-1`` selected by an index array.
+        n: rows to check.
+        name: how failures name the model.
+        seed: key of the uniforms.
+    """
+    rows = np.arange(n)
+    inputs = make_inputs(rows)
+    for label, p in zip(("accept", "act"), model.probabilities(inputs), strict=True):
+        p = np.asarray(p, dtype=np.float64)
+        if p.shape != (n,) or not np.all((p >= 0) & (p <= 1)):
+            _fail(name, f"P({label}) must be {n} values in [0, 1]")
+    u = entity_uniforms(seed, "check-ratings", rows, 2)
+    first = model.ratings(inputs, u)
+    low, high = model.scale
+    for label, r in zip(("accept", "act"), first, strict=True):
+        r = np.asarray(r)
+        if r.shape != (n,) or not np.all((r >= low) & (r <= high)) \
+                or not np.all(r == np.round(r)):
+            _fail(name, f"{label} ratings must be {n} whole numbers in [{low}, {high}]")
+    again = model.ratings(make_inputs(rows), u)
+    if any(not np.array_equal(a, b) for a, b in zip(first, again, strict=True)):
+        _fail(name, "the same inputs and uniforms give different ratings")
+    order = np.random.default_rng(seed).permutation(n)[: max(1, n // 2)]
+    part = model.ratings(make_inputs(order), u[order])
+    if any(not np.array_equal(a[order], b) for a, b in zip(first, part, strict=True)):
+        _fail(name, "a subset or reordering of rows changes their ratings")
