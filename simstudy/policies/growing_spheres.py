@@ -26,7 +26,7 @@ from ..population import ActionabilityProfiles
 from ..registry import register_policy_spec
 from ..rng import entity_normals, entity_uniforms
 from .base import PolicySpec
-from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
+from .space import ScaledSpace, ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
 
 __all__ = ["sample_shell", "growing_spheres", "sparsify", "GrowingSpheres", "GrowingSpheresSpec"]
 
@@ -35,7 +35,8 @@ def sample_shell(
     center: torch.Tensor, mask: torch.Tensor, inner: torch.Tensor, outer: torch.Tensor,
     ids: np.ndarray, seed: int, purpose: str, n_samples: int,
 ) -> torch.Tensor:
-    """Uniform samples in each person's shell, inside their actionable subspace and the box.
+    """Uniform samples in each person's shell, inside their actionable subspace and the box
+    (:func:`~simstudy.policies.space.clip_to_box`).
 
     Returns:
         ``(n, n_samples, d)`` points in [0, 1].
@@ -47,7 +48,8 @@ def sample_shell(
     k = mask.sum(dim=1).clamp_min(1).to(torch.float64)[:, None]
     u = torch.from_numpy(entity_uniforms(seed, purpose + ":radius", ids, n_samples))
     radius = (inner[:, None] ** k + u * (outer[:, None] ** k - inner[:, None] ** k)) ** (1 / k)
-    return (center[:, None, :] + radius[..., None] * direction).clamp(0.0, 1.0)
+    points = center[:, None, :] + radius[..., None] * direction
+    return clip_to_box(points, center[:, None, :], mask[:, None, :] > 0)
 
 
 @torch.no_grad()

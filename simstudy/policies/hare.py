@@ -58,7 +58,7 @@ from ..users.metrics import (
 )
 from ..users.model import UserModel
 from .base import PolicySpec, RecoursePolicy
-from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
+from .space import ScaledSpace, ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
 from .wachter import WachterSpec
 
 __all__ = [
@@ -270,7 +270,8 @@ class HARE(ScaledSpacePolicy):
                     entity_normals(seed, f"hare-directions:{t}", sub, fresh * d))
                 p = actionable_sampling(space, r[idx], mask[idx], init.reshape(-1, fresh, d),
                                         self.gamma, self.lam, self.steps, self.lr)
-                c = (r[idx, None, :] + self.gamma * p).clamp(0.0, 1.0)
+                c = clip_to_box(r[idx, None, :] + self.gamma * p, xs[idx, None, :],
+                                mask[idx, None, :])
                 c, shown = boundary_point_search(space, xs[idx], c, self.tolerance)
             if incumbent:
                 c = torch.cat([r[idx, None, :], c], dim=1)
