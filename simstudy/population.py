@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -149,7 +149,8 @@ class ActionabilityProfiles:
         """The same people without personalization: every globally actionable feature is
         actionable for everyone, with score 1 and unit cost weight."""
         ones = np.ones(self.scores.shape, dtype=np.int64)
-        return ActionabilityProfiles(self.features, ones, 1, ones.astype(np.float64), "universal")
+        return ActionabilityProfiles(self.features, ones, 1, ones.astype(np.float64), "universal",
+                                     self.cost_placement)
 
     def subset(self, rows: np.ndarray | slice) -> ActionabilityProfiles:
         return ActionabilityProfiles(self.features, self.scores[rows], self.levels,
@@ -327,17 +328,3 @@ def assign_groups(
         privileged = u[:, 0] < share
     out["privileged"] = privileged
     return out
-
-
-@dataclass
-class Population:
-    """Applicants with their features, group attributes and actionability profiles."""
-
-    ids: np.ndarray
-    x: np.ndarray
-    feature_names: tuple[str, ...]
-    profiles: ActionabilityProfiles
-    groups: dict[str, np.ndarray] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.ids)

@@ -16,9 +16,7 @@ the network, so it opens offline and can be handed on as one file. It holds:
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import METRICS
+from ..plotting import plt, png_base64
+from ..store import atomic_write_text, write_csv
 from .audit import AuditResult
 
 __all__ = ["Finding", "load_run", "case_study_findings", "hidden_findings", "render_html",
@@ -245,23 +245,9 @@ def hidden_findings(result: AuditResult) -> list[Finding]:
 
 
 # -- plots ------------------------------------------------------------------------------------
-def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
 def plot_cells(result: AuditResult, policy: str, metrics: Sequence[str],
                source: str = "recourse") -> str | None:
     """Each metric per intersection cell (or group) under each condition."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     g = result.groups
     g = g[(g["source"] == source) & (g["policy"] == policy) & g["metric"].isin(metrics)]
     if not len(g):
@@ -288,17 +274,12 @@ def plot_cells(result: AuditResult, policy: str, metrics: Sequence[str],
     fig.suptitle(f"{policy}: per group under each condition (95% bootstrap intervals)",
                  fontsize=10)
     fig.tight_layout()
-    return _png(fig)
+    return png_base64(fig)
 
 
 def plot_gaps(result: AuditResult, policy: str, metrics: Sequence[str],
               source: str = "recourse") -> str | None:
     """Forest plot of the single-attribute gaps per condition."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     g = result.gaps
     if not len(g):
         return None
@@ -330,7 +311,7 @@ def plot_gaps(result: AuditResult, policy: str, metrics: Sequence[str],
         ax.set_title(f"gap in {_label(m)}", fontsize=10)
     fig.suptitle(f"{policy}: gaps (red: significant after correction)", fontsize=10)
     fig.tight_layout()
-    return _png(fig)
+    return png_base64(fig)
 
 
 # -- tables -----------------------------------------------------------------------------------
@@ -423,6 +404,14 @@ def _has_case_study(result: AuditResult, conditions: Mapping[str, str]) -> bool:
     return set(conditions.values()) <= conds and "gender" in by and "race" in by
 
 
+def _nothing_found(heading: str, result: AuditResult) -> str:
+    """What an empty findings section says: nothing found, or not assessed (no baseline)."""
+    if heading.startswith("Hidden") and result.settings.get("baseline") is None:
+        return ("Not assessed: the run has no baseline condition; name the no-personalization "
+                "condition with `baseline:` or --baseline.")
+    return "None found."
+
+
 def collect_findings(result: AuditResult, conditions: Mapping[str, str] = CASE_STUDY_CONDITIONS
                      ) -> dict[str, list[Finding]]:
     """Findings by heading: the case-study check per policy (if applicable) and hidden gaps."""
@@ -459,7 +448,7 @@ def render_html(result: AuditResult, manifest: dict, run_dir: str | Path | None 
     for heading, findings in collect_findings(result, conditions).items():
         parts.append(f"<h2>{e(heading)}</h2>")
         if not findings:
-            parts.append("<p>None found.</p>")
+            parts.append(f"<p>{e(_nothing_found(heading, result))}</p>")
         for f in findings:
             mark = ("" if f.reproduced is None else
                     " <span class='ok'>(reproduced)</span>" if f.reproduced else
@@ -522,7 +511,7 @@ def render_markdown(result: AuditResult, manifest: dict, run_dir: str | Path | N
     for heading, findings in collect_findings(result, conditions).items():
         out.append(f"## {heading}\n")
         if not findings:
-            out.append("None found.\n")
+            out.append(f"{_nothing_found(heading, result)}\n")
         for f in findings:
             mark = "" if f.reproduced is None or heading.startswith("Hidden") else (
                 " (reproduced)" if f.reproduced else " (not reproduced)")
@@ -543,8 +532,6 @@ def write_report(result: AuditResult, manifest: dict, out: str | Path,
                  conditions: Mapping[str, str] = CASE_STUDY_CONDITIONS,
                  notes: str = "") -> dict[str, Path]:
     """Writes ``out`` (HTML), the Markdown summary beside it and the audit tables as CSV."""
-    from ..store import atomic_write_text, write_csv
-
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     paths = {"html": out, "markdown": out.with_suffix(".md")}
