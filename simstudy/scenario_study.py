@@ -1,0 +1,344 @@
+"""A rating study from any scenario: its rejected applicants rate its policies' recourses.
+
+A scenario's ``study:`` section turns the rejected applicants of one replication x condition
+into participants. Each participant rates the recourse every study policy gives them (no row
+where a policy found none), on acceptance and willingness to act, with the study's response
+model (default: the calibrated 7-point rating model). The table has the long schema a real
+study exports (:data:`STUDY_COLUMNS`: ``uid, item, sparsity, proximity, accept, act``) plus
+``policy``, ``blocked`` (the recourse needs a feature the participant truly cannot change),
+``cost`` and the population's group columns, so ``simstudy analyze`` reads it like a real
+export and also fits the policy contrast (:mod:`simstudy.analysis.contrast`)::
+
+    study:
+      participants: 200                 # drawn (keyed by id) from the rejected applicants
+      baseline: universal-oracle        # reference of the policy contrast
+      power: {participants: [50, 100, 200], simulations: 200}
+
+Participants are the people of the run (:class:`~simstudy.people.People`): the person who
+answered a policy's questions is the person who rates its recourse, with the same hidden truth
+and dispositions. Distances follow the published study: ``sparsity`` is the number of changed
+features and ``proximity`` the sum of ``|change| / feature range`` over them.
+
+Power (:func:`simulate_power_study`): for N participants and simulation r, N applicants are
+drawn from the pool of rejected applicants (without replacement while the pool suffices), each
+simulated participant gets fresh dispositions (independent standard normals, as people are
+drawn) and fresh rating noise, both from the stream ``generator(seed, "study-power", N, r)``;
+the policy contrast and the distance smooth are refitted and tested. The recourses themselves
+are the run's: a power simulation re-draws people's responses, not the policies' answers.
+
+Example:
+    >>> spec = StudySectionSpec.model_validate({"participants": 50})
+    >>> spec.response.kind
+    'rating'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+
+from .analysis.contrast import fit_policy_contrast
+from .analysis.gamm import fit_gamm
+from .analysis.power import clopper_pearson
+from .documents import StrictModel
+from .people.response import ResponseInputs
+from .people.spec import ResponseSpecs
+from .rng import entity_uniforms, generator
+
+__all__ = [
+    "STUDY_COLUMNS",
+    "POOL_COLUMNS",
+    "POWER_COLUMNS",
+    "StudyPowerSpec",
+    "StudySectionSpec",
+    "study_problems",
+    "study_pool",
+    "study_table",
+    "StudyPowerTask",
+    "simulate_power_study",
+    "power_curve",
+]
+
+#: The columns every study table starts with (the export of the published study).
+STUDY_COLUMNS = ["uid", "item", "sparsity", "proximity", "accept", "act"]
+#: What the pool keeps of each (applicant, policy) recourse.
+POOL_COLUMNS = ["applicant_id", "policy", "sparsity", "proximity", "cost", "cost_unweighted",
+                "blocked"]
+#: One line per power simulation (``parts/n{N}.csv``).
+POWER_COLUMNS = ["n", "sim", "p_policy", "estimate", "p_smooth", "edf", "F",
+                 "significant_policy", "significant_smooth"]
+
+
+class StudyPowerSpec(StrictModel):
+    """``simstudy power SCENARIO``: participants needed for the policy contrast and the smooth.
+
+    Attributes:
+        participants: the participant counts to simulate.
+        simulations: simulated studies per count.
+        outcome: the rating tested (``act``: willingness to act).
+        distance: the covariate of the smooth tested.
+        contrast: the policy compared with the baseline (default: the omnibus test that any
+            study policy differs from the baseline).
+        alpha: significance level of each test.
+        target_power: the power wanted.
+        confidence: level of the Clopper-Pearson interval of each power estimate.
+        read_from: the smallest N is the first whose interval's ``lower`` bound reaches the
+            target (conservative), or whose point ``estimate`` does.
+        workers: worker processes (default: all cores).
+    """
+
+    participants: list[int] = Field(min_length=1)
+    simulations: int = Field(200, ge=1)
+    outcome: Literal["accept", "act"] = "act"
+    distance: Literal["sparsity", "proximity"] = "sparsity"
+    contrast: str | None = None
+    alpha: float = Field(0.05, gt=0, lt=1)
+    target_power: float = Field(0.8, gt=0, lt=1)
+    confidence: float = Field(0.95, gt=0, lt=1)
+    read_from: Literal["lower", "estimate"] = "lower"
+    workers: int | None = Field(None, ge=1)
+
+
+class StudySectionSpec(StrictModel):
+    """A scenario's ``study:`` section (see the module docstring).
+
+    Attributes:
+        participants: rejected applicants who take part (all of them if fewer are rejected).
+        condition: the condition whose people take part (default: the first).
+        replication: the replication whose people take part.
+        policies: the policies whose recourses are rated (default: all).
+        baseline: the reference policy of the contrast (default: the first study policy).
+        response: how participants rate (default: the calibrated 7-point rating model).
+        exclude_blocked: drop ratings of recourses that need a feature the participant truly
+            cannot change, as the published study did (the default keeps them: the penalty
+            they carry is part of what a policy's personalization buys).
+        power: the power analysis of ``simstudy power SCENARIO``.
+    """
+
+    participants: int = Field(200, ge=2)
+    condition: str | None = None
+    replication: int = Field(0, ge=0)
+    policies: list[str] | None = Field(None, min_length=2)
+    baseline: str | None = None
+    response: ResponseSpecs = Field(  # type: ignore[valid-type]
+        default_factory=lambda: {"kind": "rating"})
+    exclude_blocked: bool = False
+    power: StudyPowerSpec | None = None
+
+    def study_policies(self, scenario_policies: list[str]) -> list[str]:
+        return list(self.policies) if self.policies is not None else list(scenario_policies)
+
+    def baseline_policy(self, scenario_policies: list[str]) -> str:
+        return self.baseline or self.study_policies(scenario_policies)[0]
+
+
+def study_problems(study: StudySectionSpec, policies: list[str], conditions: list[str],
+                   replications: int) -> list[tuple[str, str]]:
+    """``(field, reason)`` for every name in a ``study:`` section the scenario lacks."""
+    out = []
+    chosen = study.study_policies(policies)
+    if len(chosen) < 2:
+        out.append(("study.policies", "a study compares at least two policies; the scenario "
+                                      f"has {policies}"))
+    for i, name in enumerate(study.policies or []):
+        if name not in policies:
+            out.append((f"study.policies[{i}]", f"unknown policy name {name!r}; the scenario's "
+                                                f"policies are {policies}"))
+    if study.baseline is not None and study.baseline not in chosen:
+        out.append(("study.baseline", f"{study.baseline!r} is not a study policy ({chosen})"))
+    if study.condition is not None and study.condition not in conditions:
+        out.append(("study.condition", f"unknown condition {study.condition!r}; the "
+                                        f"scenario's conditions are {conditions}"))
+    if study.replication >= replications:
+        out.append(("study.replication", f"the scenario has {replications} replication(s)"))
+    power = study.power
+    if power is not None and power.contrast is not None and (
+            power.contrast not in chosen or power.contrast == study.baseline_policy(policies)):
+        out.append(("study.power.contrast", f"{power.contrast!r} is not a study policy other "
+                                            "than the baseline"))
+    if power is not None and min(power.participants) < 2:
+        out.append(("study.power.participants", "a study needs at least 2 participants"))
+    return out
+
+
+def study_pool(recourse: pd.DataFrame, features: tuple[str, ...], feature_range: dict[str, float],
+               group_columns: list[str]) -> pd.DataFrame:
+    """Every found recourse of one replication x condition, as the study's response inputs.
+
+    Args:
+        recourse: the run's rows of that replication x condition (one per applicant x policy).
+        features: the globally actionable features (``act_*`` / ``theta_*`` / ``x_*`` columns).
+        feature_range: each feature's training range.
+        group_columns: group columns to carry.
+
+    Returns:
+        :data:`POOL_COLUMNS` plus ``group_columns``, one row per found recourse.
+    """
+    found = recourse[recourse["found"].astype(bool)].reset_index(drop=True)
+    proximity = np.zeros(len(found))
+    for f in features:
+        acted = found[f"act_{f}"].to_numpy(bool)
+        change = np.abs(found[f"theta_{f}"].to_numpy(float) - found[f"x_{f}"].to_numpy(float))
+        proximity += np.where(acted, change / feature_range[f], 0.0)
+    pool = pd.DataFrame({
+        "applicant_id": found["applicant_id"].to_numpy(np.int64),
+        "policy": found["policy"].astype(str).to_numpy(),
+        "sparsity": found["sparsity"].to_numpy(np.int64),
+        "proximity": proximity,
+        "cost": found["cost"].to_numpy(float),
+        "cost_unweighted": found["cost_unweighted"].to_numpy(float),
+        "blocked": found["blocked"].to_numpy(bool),
+    })
+    for col in group_columns:
+        if col in found:
+            pool[col] = found[col].to_numpy()
+    return pool
+
+
+def choose_participants(ids: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """The ``n`` ids with the smallest keyed draw: who takes part does not depend on order."""
+    ids = np.unique(np.asarray(ids, dtype=np.int64))
+    u = entity_uniforms(seed, "study-participants", ids)[:, 0]
+    return np.sort(ids[np.argsort(u, kind="stable")[:n]])
+
+
+def _inputs(rows: pd.DataFrame, z: np.ndarray) -> ResponseInputs:
+    """Response inputs of pool rows; ``z`` ``(len(rows), 4)``: the raters' dispositions
+    (accept, act, accept slope, act slope)."""
+    return ResponseInputs(
+        cost=rows["cost"].to_numpy(float), cost_unweighted=rows["cost_unweighted"].to_numpy(float),
+        sparsity=rows["sparsity"].to_numpy(float), proximity_l1=rows["proximity"].to_numpy(float),
+        accept_effect=z[:, 0], act_effect=z[:, 1], accept_slope_effect=z[:, 2],
+        act_slope_effect=z[:, 3], blocked=rows["blocked"].to_numpy(bool))
+
+
+def _table(rows: pd.DataFrame, uid: np.ndarray, accept: np.ndarray, act: np.ndarray,
+           policies: list[str], group_columns: list[str]) -> pd.DataFrame:
+    item = rows["policy"].map({p: i for i, p in enumerate(policies)}).to_numpy(np.int64)
+    table = pd.DataFrame({"uid": uid, "item": item, "sparsity": rows["sparsity"].to_numpy(),
+                          "proximity": np.round(rows["proximity"].to_numpy(float), 6),
+                          "accept": accept, "act": act, "policy": rows["policy"].to_numpy(),
+                          "blocked": rows["blocked"].to_numpy(bool).astype(np.int64),
+                          "cost": rows["cost"].to_numpy(float),
+                          "applicant_id": rows["applicant_id"].to_numpy()})
+    for col in group_columns:
+        if col in rows:
+            table[col] = rows[col].to_numpy()
+    return table.sort_values(["uid", "item"], kind="stable").reset_index(drop=True)
+
+
+def study_table(pool: pd.DataFrame, people: Any, response: Any, study: StudySectionSpec,
+                policies: list[str], seed: int, group_columns: list[str]) -> pd.DataFrame:
+    """The simulated study of a run: the chosen participants rate each study policy's recourse.
+
+    Args:
+        pool: :func:`study_pool` of the study's replication x condition.
+        people: the run's :class:`~simstudy.people.People` of that replication x condition.
+        response: the study's response model.
+        study: the ``study:`` section.
+        policies: the study policies (item order).
+        seed: the replication's seed (participants and rating noise are keyed from it).
+        group_columns: group columns to carry.
+    """
+    chosen = choose_participants(people.ids, study.participants, seed)
+    rows = pool[pool["policy"].isin(policies) & pool["applicant_id"].isin(chosen)]
+    rows = rows.reset_index(drop=True)
+    who = people.rows(rows["applicant_id"].to_numpy())
+    inputs = people.response_inputs(who, rows["cost"].to_numpy(float),
+                                    rows["cost_unweighted"].to_numpy(float),
+                                    rows["sparsity"].to_numpy(float),
+                                    rows["proximity"].to_numpy(float),
+                                    rows["blocked"].to_numpy(bool))
+    u = np.empty((len(rows), 2))
+    for p in policies:
+        mine = np.flatnonzero(rows["policy"].to_numpy() == p)
+        u[mine] = entity_uniforms(seed, f"study-rating:{p}", rows["applicant_id"].to_numpy()[mine],
+                                  2)
+    accept, act = response.ratings(inputs, u)
+    table = _table(rows, rows["applicant_id"].to_numpy(), accept, act, policies, group_columns)
+    if study.exclude_blocked:
+        table = table[table["blocked"] == 0].reset_index(drop=True)
+    return table
+
+
+@dataclass(frozen=True)
+class StudyPowerTask:
+    """One simulated study of a scenario's power analysis."""
+
+    seed: int
+    n_participants: int
+    sim: int
+    pool: pd.DataFrame
+    policies: tuple[str, ...]
+    baseline: str
+    response: Any
+    power: StudyPowerSpec
+    exclude_blocked: bool
+
+
+def simulate_power_study(task: StudyPowerTask) -> dict:
+    """Simulates, refits and tests one study (see the module docstring); one part-file row."""
+    gen = generator(task.seed, "study-power", task.n_participants, task.sim)
+    pool = task.pool[task.pool["policy"].isin(task.policies)]
+    applicants = np.unique(pool["applicant_id"].to_numpy())
+    n = task.n_participants
+    drawn = gen.choice(applicants, size=n, replace=n > len(applicants))
+    z = gen.standard_normal((n, 4))
+    by_applicant = {a: idx for a, idx in pool.groupby("applicant_id").indices.items()}
+    take = [by_applicant[a] for a in drawn]
+    uid = np.repeat(np.arange(n), [len(t) for t in take])
+    rows = pool.iloc[np.concatenate(take)].reset_index(drop=True)
+    accept, act = task.response.ratings(_inputs(rows, z[uid]), gen.random((len(rows), 2)))
+    table = _table(rows, uid, accept, act, list(task.policies), [])
+    if task.exclude_blocked:
+        table = table[table["blocked"] == 0].reset_index(drop=True)
+    spec = task.power
+    out = {"n": n, "sim": task.sim, "p_policy": math.nan, "estimate": math.nan,
+           "p_smooth": math.nan, "edf": math.nan, "F": math.nan}
+    try:
+        res = fit_policy_contrast(table, spec.outcome, baseline=task.baseline)
+        if spec.contrast is None:
+            out["p_policy"] = res.omnibus_p
+        else:
+            row = res.table[res.table["policy"] == spec.contrast].iloc[0]
+            out["p_policy"], out["estimate"] = float(row["p"]), float(row["estimate"])
+    except (ValueError, IndexError, np.linalg.LinAlgError):
+        pass  # an impossible fit (e.g. one policy left) counts as not significant
+    try:
+        model = fit_gamm(table, spec.outcome, spec.distance, group="uid")
+        out.update({"p_smooth": float(model.test_.p), "edf": float(model.edf_),
+                    "F": float(model.test_.F)})
+    except (ValueError, np.linalg.LinAlgError):
+        pass
+    out["significant_policy"] = int(out["p_policy"] < spec.alpha)
+    out["significant_smooth"] = int(out["p_smooth"] < spec.alpha)
+    return out
+
+
+def power_curve(rows: pd.DataFrame, spec: StudyPowerSpec) -> tuple[pd.DataFrame, dict]:
+    """Power per participant count and test, and the smallest N reaching the target.
+
+    Returns:
+        The table (``test, n, simulations, significant, power, lower, upper``) and, per test,
+        the smallest N whose ``spec.read_from`` value (interval ``lower`` bound or point
+        ``estimate``) reaches ``spec.target_power`` (``None`` if none does).
+    """
+    out = []
+    for test in ("policy", "smooth"):
+        for n, grp in rows.groupby("n"):
+            x, m = int(grp[f"significant_{test}"].sum()), len(grp)
+            lo, hi = clopper_pearson(x, m, spec.confidence)
+            out.append({"test": test, "n": int(n), "simulations": m, "significant": x,
+                        "power": x / m, "lower": lo, "upper": hi})
+    table = pd.DataFrame(out)
+    column = "lower" if spec.read_from == "lower" else "power"
+    smallest = {}
+    for test, grp in table.groupby("test"):
+        reach = grp[grp[column] >= spec.target_power]
+        smallest[test] = int(reach["n"].min()) if len(reach) else None
+    return table, smallest
