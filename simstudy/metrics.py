@@ -20,16 +20,120 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import torch
 
 from .population import ActionabilityProfiles
 from .world.base import CausalWorld
 
-__all__ = ["Recourse", "weighted_cost", "evaluate_recourse", "RECOURSE_METRICS"]
+__all__ = ["Recourse", "weighted_cost", "evaluate_recourse", "RECOURSE_COLUMNS", "Metric",
+           "METRICS", "register_metric", "metrics_of"]
 
-#: Per-applicant metric columns written by :func:`evaluate_recourse`.
-RECOURSE_METRICS = ("found", "valid", "plausible", "cost", "cost_unweighted", "hard_action",
+#: Per-applicant columns written by :func:`evaluate_recourse`.
+RECOURSE_COLUMNS = ("found", "valid", "plausible", "cost", "cost_unweighted", "hard_action",
                     "sparsity", "proximity", "violation", "logp", "logp_cf")
+
+#: Who a metric's mean runs over (see :class:`Metric`).
+DENOMINATORS = ("all", "found", "valid", "finite")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A population metric: the mean of one per-applicant column over a denominator.
+
+    The one declaration from which the run summaries (``summary.csv``), the fairness audit,
+    the audit document's choices and the report's labels and order are derived.
+
+    Attributes:
+        column: the per-applicant column (of ``recourse.parquet`` or the event world's
+            ``outcomes.parquet``, see ``table``).
+        among: the applicants the mean runs over: ``all``, those given a recourse
+            (``found``), those whose recourse is approved (``valid``), or those whose value is
+            finite (``finite``, e.g. time to approval among the approved). Rows whose value is
+            not finite never count.
+        label: a readable name.
+        higher_is_better: direction, for wording findings (``None``: neither).
+        table: ``recourse`` or ``outcomes`` (the event world's per-applicant outcomes).
+        complement: report ``1 - mean`` (``no_recourse`` is the complement of ``found``).
+        summarized: a column of the run summary.
+        audited: audited by default.
+
+    Example:
+        >>> import pandas as pd
+        >>> m = Metric("cost", "found", "cost", higher_is_better=False)
+        >>> m.mean(pd.DataFrame({"found": [True, True, False], "cost": [1.0, 3.0, None]}))
+        2.0
+    """
+
+    column: str
+    among: str
+    label: str
+    higher_is_better: bool | None
+    table: str = "recourse"
+    complement: bool = False
+    summarized: bool = True
+    audited: bool = False
+
+    def __post_init__(self) -> None:
+        if self.among not in DENOMINATORS:
+            raise ValueError(f"unknown denominator {self.among!r}; use one of {DENOMINATORS}")
+
+    def defined(self, rows: pd.DataFrame) -> np.ndarray:
+        """Which rows the mean runs over (bool per row)."""
+        value = pd.to_numeric(rows[self.column], errors="coerce").to_numpy(dtype=float)
+        chosen = np.isfinite(value)
+        if self.among in ("found", "valid"):
+            chosen &= rows["found"].to_numpy(bool)
+        if self.among == "valid":
+            chosen &= rows["valid"].to_numpy(bool)
+        return chosen
+
+    def mean(self, rows: pd.DataFrame) -> float:
+        """The metric over ``rows`` (NaN when nobody is in the denominator)."""
+        chosen = self.defined(rows)
+        if not chosen.any():
+            return np.nan
+        value = float(rows[self.column][chosen].mean())
+        return 1.0 - value if self.complement else value
+
+
+#: Every population metric, in the order of the summaries and the report. Cost-type figures
+#: and log-densities are means among applicants given a recourse; the audit compares groups on
+#: unweighted cost so that conditions with different cost profiles compare.
+METRICS: dict[str, Metric] = {
+    "validity": Metric("valid", "all", "validity", True, audited=True),
+    "plausibility": Metric("plausible", "found", "plausibility", True, audited=True),
+    "hap": Metric("hard_action", "found", "hap", False, audited=True),
+    "cost": Metric("cost", "found", "cost", False),
+    "cost_unweighted": Metric("cost_unweighted", "found", "cost (unweighted)", False,
+                              audited=True),
+    "sparsity": Metric("sparsity", "found", "sparsity", False),
+    "proximity": Metric("proximity", "found", "proximity", False),
+    "logp_cf": Metric("logp_cf", "found", "counterfactual log-density", True, audited=True),
+    "no_recourse": Metric("found", "all", "no recourse", False, complement=True),
+    "violation": Metric("violation", "all", "violation", False),
+    "approval_rate": Metric("approved", "all", "approval rate", True, table="outcomes",
+                            audited=True),
+    "time_to_approval": Metric("time_to_approval", "finite", "time to approval (days)", False,
+                               table="outcomes", audited=True),
+    "dropout_rate": Metric("dropped_out", "all", "dropout rate", False, table="outcomes",
+                           audited=True),
+}
+
+
+def register_metric(name: str, metric: Metric) -> Metric:
+    """Adds (or replaces) a population metric; it then appears in summaries, audits and
+    reports. Its column must be a per-applicant column of its table."""
+    METRICS[name] = metric
+    return metric
+
+
+def metrics_of(table: str = "recourse", *, summarized: bool | None = None,
+               audited: bool | None = None) -> dict[str, Metric]:
+    """The registered metrics of one table, optionally only those summarized or audited."""
+    return {k: m for k, m in METRICS.items() if m.table == table
+            and (summarized is None or m.summarized == summarized)
+            and (audited is None or m.audited == audited)}
 
 
 @dataclass
@@ -89,7 +193,7 @@ def evaluate_recourse(
     """Counterfactuals and every per-applicant metric of a batch of recourses.
 
     Returns:
-        Dict with ``x_cf`` ``(n, d)`` and the columns of :data:`RECOURSE_METRICS`.
+        Dict with ``x_cf`` ``(n, d)`` and the columns of :data:`RECOURSE_COLUMNS`.
     """
     xt = torch.as_tensor(x, dtype=torch.float64)
     x_np = xt.numpy()

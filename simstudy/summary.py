@@ -1,6 +1,7 @@
 """Summaries of recourse tables: metrics per policy x condition x group, over replications.
 
-Population-level metrics follow the individual-actionability study (2026, Section 5.1):
+Population-level metrics follow the individual-actionability study (2026, Section 5.1). Each
+is declared once, with its column and denominator, in :data:`simstudy.metrics.METRICS`:
 
 * ``validity``: share of applicants whose recourse is approved (no recourse counts as invalid);
 * ``plausibility``, ``hap``: shares among applicants who received a recourse;
@@ -8,6 +9,9 @@ Population-level metrics follow the individual-actionability study (2026, Sectio
   applicants who received a recourse;
 * ``no_recourse``: share for whom the policy found nothing; ``violation``: share of recourses
   acting on a feature the person cannot change.
+
+Numeric per-applicant columns that no metric reads (policy extras such as queries asked) are
+averaged over every applicant.
 
 Each metric is computed per replication and reported as the mean over replications with a
 95% Student-t confidence interval (a single replication gives no interval).
@@ -26,15 +30,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["replication_metrics", "summarize_recourse", "summarize_contrasts", "mean_ci",
-           "mean_sd_ci", "SUMMARY_METRICS"]
+from .metrics import RECOURSE_COLUMNS, metrics_of
 
-SUMMARY_METRICS = ("validity", "plausibility", "hap", "cost", "cost_unweighted", "sparsity",
-                   "proximity", "logp_cf", "no_recourse", "violation")
+__all__ = ["replication_metrics", "summarize_recourse", "summarize_contrasts", "mean_ci",
+           "mean_sd_ci"]
+
 _KEYS = ("policy", "condition")
-_BASE_COLUMNS = {"replication", "seed", "condition", "policy", "applicant_id", "found", "valid",
-                 "plausible", "cost", "cost_unweighted", "hard_action", "sparsity", "proximity",
-                 "violation", "logp", "logp_cf", "n_actionable"}
+#: Columns of a recourse table that identify a row rather than measure it.
+_ID_COLUMNS = ("replication", "seed", "condition", "policy", "applicant_id", "n_actionable")
 
 
 def mean_sd_ci(values: Sequence[float], level: float = 0.95
@@ -62,28 +65,17 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float,
 
 
 def _metrics(block: pd.DataFrame, extras: Sequence[str]) -> dict[str, float]:
-    found = block["found"].to_numpy(bool)
-    got = block[found]
-    out = {
-        "n": float(len(block)),
-        "validity": float(block["valid"].mean()),
-        "plausibility": float(got["plausible"].mean()) if len(got) else np.nan,
-        "hap": float(got["hard_action"].mean()) if len(got) else np.nan,
-        "cost": float(got["cost"].mean()) if len(got) else np.nan,
-        "cost_unweighted": float(got["cost_unweighted"].mean()) if len(got) else np.nan,
-        "sparsity": float(got["sparsity"].mean()) if len(got) else np.nan,
-        "proximity": float(got["proximity"].mean()) if len(got) else np.nan,
-        "logp_cf": float(got["logp_cf"].mean()) if len(got) else np.nan,
-        "no_recourse": float(1.0 - found.mean()),
-        "violation": float(block["violation"].mean()),
-    }
+    out = {"n": float(len(block))}
+    for name, metric in metrics_of("recourse", summarized=True).items():
+        out[name] = metric.mean(block)
     for col in extras:
         out[col] = float(pd.to_numeric(block[col], errors="coerce").mean())
     return out
 
 
 def _extra_columns(df: pd.DataFrame, group_columns: Sequence[str]) -> list[str]:
-    skip = _BASE_COLUMNS | set(group_columns)
+    measured = {m.column for m in metrics_of("recourse").values()}
+    skip = {*_ID_COLUMNS, *RECOURSE_COLUMNS, *measured, *group_columns}
     prefixes = ("x_", "xcf_", "score_", "weight_", "act_", "theta_")
     return [c for c in df.columns if c not in skip and not c.startswith(prefixes)
             and pd.api.types.is_numeric_dtype(df[c])]

@@ -58,7 +58,8 @@ def test_group_labels_follow_the_loan_coding():
 def test_null_population_intervals_cover_zero_at_nominal_rate():
     covered, rejected, total = 0, 0, 0
     for s in range(40):
-        res = audit(synthetic_recourse(s), ["gender", "race"], metrics=["cost", "validity"],
+        res = audit(synthetic_recourse(s), ["gender", "race"],
+                    metrics=["cost_unweighted", "validity"],
                     n_bootstrap=200, n_permutations=200, seed=s)
         g = res.gaps
         covered += int(((g["ci_low"] <= 0) & (g["ci_high"] >= 0)).sum())
@@ -74,20 +75,20 @@ def test_planted_gap_is_found_with_its_size():
     df = synthetic_recourse(1, n=600, conditions={"baseline": {"female": 0.6}})
     res = audit(df, ["gender", "race"], n_bootstrap=300, n_permutations=300)
     g = res.gaps.set_index(["metric", "comparison"])
-    sex = g.loc[("cost", "gender: female - male")]
+    sex = g.loc[("cost_unweighted", "gender: female - male")]
     assert sex["significant"] and sex["ci_low"] < 0.6 < sex["ci_high"]
-    assert not g.loc[("cost", "race: non-white - white")]["significant"]
+    assert not g.loc[("cost_unweighted", "race: non-white - white")]["significant"]
     # Per-group estimates are means among those given a recourse.
     grp = res.groups.set_index(["metric", "group"])
     sub = df[df["found"] & (df["gender"] == 0)]
     expect = sub.groupby("replication")["cost_unweighted"].mean().mean()
-    assert grp.loc[("cost", "female"), "estimate"] == pytest.approx(expect)
+    assert grp.loc[("cost_unweighted", "female"), "estimate"] == pytest.approx(expect)
 
 
 def test_hidden_disparity_and_paired_contrast():
     df = synthetic_recourse(2, n=400, conditions={
         "baseline": {"female": 0.5}, "race": {"female": 0.5, "nonwhite": 0.5, "cell": 0.4}})
-    res = audit(df, ["gender", "race"], baseline="baseline", metrics=["cost"],
+    res = audit(df, ["gender", "race"], baseline="baseline", metrics=["cost_unweighted"],
                 n_bootstrap=300, n_permutations=300)
     hidden = res.hidden
     assert "race: non-white - white" in set(hidden["comparison"])
@@ -130,7 +131,7 @@ def test_unknown_metric_or_column_is_refused():
 def test_replication_missing_a_group_is_skipped_not_counted_as_zero():
     df = synthetic_recourse(4, n=300, reps=2, conditions={"baseline": {"nonwhite": 0.8}})
     df = df[~((df["replication"] == 1) & (df["race"] == 1))]  # nobody non-white in rep 1
-    res = audit(df, ["race"], metrics=["cost"], n_bootstrap=200, n_permutations=200)
+    res = audit(df, ["race"], metrics=["cost_unweighted"], n_bootstrap=200, n_permutations=200)
     gap = res.gaps.iloc[0]
     only = df[(df["replication"] == 0) & df["found"]].groupby("race")["cost_unweighted"].mean()
     assert gap["estimate"] == pytest.approx(only[1] - only[0])
@@ -140,6 +141,7 @@ def test_replication_missing_a_group_is_skipped_not_counted_as_zero():
 def test_condition_without_the_attribute_is_left_out():
     df = synthetic_recourse(5, conditions={"baseline": {}, "groups": {"female": 0.5}})
     df["privileged"] = np.where(df["condition"] == "groups", df["race"], np.nan)
-    res = audit(df, ["privileged"], metrics=["cost"], n_bootstrap=50, n_permutations=50)
+    res = audit(df, ["privileged"], metrics=["cost_unweighted"], n_bootstrap=50,
+                n_permutations=50)
     assert set(res.gaps["condition"]) == {"groups"}
     assert set(res.groups["group"]) == {"all", "privileged", "non-privileged"}

@@ -9,7 +9,6 @@ from _sim_support import ranking_population, small_world, stand_in_factory
 
 from simstudy.sim.outcomes import (
     applicant_outcomes,
-    mean_ci,
     replication_metrics,
     summarize,
     timeline,
@@ -17,6 +16,7 @@ from simstudy.sim.outcomes import (
 from simstudy.sim.plots import plot_cumulative_approvals
 from simstudy.sim.spec import SimulationSpec
 from simstudy.sim.world import simulate
+from simstudy.summary import mean_sd_ci
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def test_replication_metrics_groups(result):
 
 
 def test_mean_ci_covers_and_paired_differences_are_within_replication():
-    assert mean_ci(np.array([1.0, 2.0, 3.0]))[2] < 2.0 < mean_ci(np.array([1.0, 2.0, 3.0]))[3]
+    assert mean_sd_ci(np.array([1.0, 2.0, 3.0]))[2] < 2.0 < mean_sd_ci(np.array([1.0, 2.0, 3.0]))[3]
     rng = np.random.default_rng(0)
     luck = rng.normal(0, 1.0, 8)  # shared by both policies in a replication
     rows = []

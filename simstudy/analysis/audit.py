@@ -3,9 +3,9 @@
 For every policy and condition of a run, each metric is estimated per group of one attribute
 (``gender``, ``race``, ...) and per cell of their intersection (``gender x race``). Within a
 replication ``r`` the estimate for a group ``G`` is the mean over the people of ``G`` for whom the
-metric is defined (every applicant for validity, those given a recourse for cost, log-density,
-plausibility and hap; see :data:`RECOURSE_METRICS`), and the reported estimate is the mean over
-replications:
+metric is defined (its denominator in :data:`simstudy.metrics.METRICS`: every applicant for
+validity, those given a recourse for cost, log-density, plausibility and hap), and the reported
+estimate is the mean over replications:
 
     m(G) = (1/R) sum_r  sum_{i in G_r} d_i v_i / sum_{i in G_r} d_i,
 
@@ -46,12 +46,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..metrics import Metric, metrics_of
 from ..rng import generator
 
 __all__ = [
-    "MetricDef",
-    "RECOURSE_METRICS",
-    "OUTCOME_METRICS",
     "GROUP_LABELS",
     "REFERENCE_LEVELS",
     "AuditResult",
@@ -60,41 +58,6 @@ __all__ = [
     "group_label",
 ]
 
-
-@dataclass(frozen=True)
-class MetricDef:
-    """A per-person metric: its column and who it is defined for.
-
-    Attributes:
-        column: the column holding the person's value.
-        among: ``all`` (every applicant), ``found`` (those given a recourse) or ``finite``
-            (rows where the value is finite, e.g. time to approval of the approved).
-        label: a readable name.
-        higher_is_better: direction, for wording findings.
-    """
-
-    column: str
-    among: str
-    label: str
-    higher_is_better: bool
-
-
-#: Metrics of ``recourse.parquet``; cost is unweighted so that conditions compare.
-RECOURSE_METRICS: dict[str, MetricDef] = {
-    "validity": MetricDef("valid", "all", "validity", True),
-    "cost": MetricDef("cost_unweighted", "found", "cost (unweighted)", False),
-    "logp_cf": MetricDef("logp_cf", "found", "counterfactual log-density", True),
-    "plausibility": MetricDef("plausible", "found", "plausibility", True),
-    "hap": MetricDef("hard_action", "found", "hap", False),
-}
-
-#: Metrics of the event world's ``outcomes.parquet``.
-OUTCOME_METRICS: dict[str, MetricDef] = {
-    "approval_rate": MetricDef("approved", "all", "approval rate", True),
-    "time_to_approval": MetricDef("time_to_approval", "finite", "time to approval (days)",
-                                  False),
-    "dropout_rate": MetricDef("dropped_out", "all", "dropout rate", False),
-}
 
 #: Readable names of group codes.
 GROUP_LABELS: dict[str, dict[int, str]] = {
@@ -245,14 +208,9 @@ def _interval(boot: np.ndarray, alpha: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def _defined(block: pd.DataFrame, metric: MetricDef) -> tuple[np.ndarray, np.ndarray]:
+def _defined(block: pd.DataFrame, metric: Metric) -> tuple[np.ndarray, np.ndarray]:
     v = pd.to_numeric(block[metric.column], errors="coerce").to_numpy(dtype=float)
-    if metric.among == "found":
-        d = block["found"].to_numpy(bool) & np.isfinite(v)
-    elif metric.among == "finite":
-        d = np.isfinite(v)
-    else:
-        d = np.ones(len(v), dtype=bool)
+    d = metric.defined(block)
     return np.where(d, v, 0.0), d.astype(float)
 
 
@@ -284,8 +242,8 @@ def audit(
             ``applicant_id``, the ``by`` columns and the metric columns).
         by: group attributes; intersections are taken over all of them.
         baseline: the no-personalization condition for hidden-disparity lines (``None``: none).
-        metrics: names from :data:`RECOURSE_METRICS` and :data:`OUTCOME_METRICS` (default: all
-            that the tables have).
+        metrics: names from :data:`simstudy.metrics.METRICS` (default: the audited ones that
+            the tables have).
         outcomes: the event world's per-applicant outcomes with ``condition``, ``policy``,
             ``replication``, ``applicant`` and the ``by`` columns (optional).
         n_bootstrap: bootstrap resamples.
@@ -301,20 +259,21 @@ def audit(
         An :class:`AuditResult`.
     """
     by = list(by)
-    sources: list[tuple[str, pd.DataFrame, dict[str, MetricDef], str]] = []
+    sources: list[tuple[str, pd.DataFrame, dict[str, Metric], str]] = []
     chosen = set(metrics) if metrics is not None else None
-    unknown = (chosen or set()) - set(RECOURSE_METRICS) - set(OUTCOME_METRICS)
+    known = {**metrics_of("recourse"), **metrics_of("outcomes")}
+    unknown = (chosen or set()) - set(known)
     if unknown:
-        raise ValueError(f"unknown metrics {sorted(unknown)}; choose from "
-                         f"{sorted(RECOURSE_METRICS) + sorted(OUTCOME_METRICS)}")
+        raise ValueError(f"unknown metrics {sorted(unknown)}; choose from {sorted(known)}")
 
-    def pick(table: pd.DataFrame, defs: dict[str, MetricDef]) -> dict[str, MetricDef]:
+    def pick(table: pd.DataFrame, kind: str) -> dict[str, Metric]:
+        defs = metrics_of(kind) if chosen is not None else metrics_of(kind, audited=True)
         return {k: m for k, m in defs.items()
                 if (chosen is None or k in chosen) and m.column in table.columns}
 
-    sources.append(("recourse", recourse, pick(recourse, RECOURSE_METRICS), "applicant_id"))
+    sources.append(("recourse", recourse, pick(recourse, "recourse"), "applicant_id"))
     if outcomes is not None and len(outcomes):
-        sources.append(("event world", outcomes, pick(outcomes, OUTCOME_METRICS), "applicant"))
+        sources.append(("event world", outcomes, pick(outcomes, "outcomes"), "applicant"))
     for name, table, _, _ in sources:
         missing = [c for c in by if c not in table.columns]
         if missing:

@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 
 from .. import policies as _policies  # noqa: F401 - must load before users (import cycle)
 from ..documents import StrictModel
+from ..metrics import METRICS
 from ..users.response import DistanceEffect, RatingModel, ResponseModel, published_model
 
 __all__ = ["EffectSpec", "RatingSpec", "ResponseSpec", "ModelSpec", "ContrastAnalysisSpec",
@@ -140,9 +141,6 @@ class PowerPlan(StrictModel):
     response: ResponseSpec = ResponseSpec()
 
 
-AuditMetric = Literal["validity", "cost", "logp_cf", "plausibility", "hap", "approval_rate",
-                      "time_to_approval", "dropout_rate"]
-
 
 class AuditSpec(StrictModel):
     """``simstudy audit SPEC.yaml``: a fairness audit of a finished run.
@@ -155,7 +153,8 @@ class AuditSpec(StrictModel):
     out: str | None = Field(None, description="report path (default RUN/audit.html)")
     by: list[str] = Field(["gender", "race"], min_length=1)
     baseline: str | None = Field("baseline", description="no-personalization condition")
-    metrics: list[AuditMetric] | None = None
+    metrics: list[str] | None = Field(None, description="names from the metric table "
+                                      "(simstudy.metrics.METRICS); default: the audited ones")
     bootstrap: int = Field(1000, ge=10)
     permutations: int = Field(1000, ge=10)
     alpha: float = Field(0.05, gt=0, lt=1)
@@ -165,3 +164,11 @@ class AuditSpec(StrictModel):
     case_study: dict[Literal["baseline", "random", "income", "race"], str] = {
         "baseline": "baseline", "random": "random", "income": "income", "race": "race"}
     notes: str = ""
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, names: list[str] | None) -> list[str] | None:
+        unknown = [n for n in names or () if n not in METRICS]
+        if unknown:
+            raise ValueError(f"unknown metric {unknown[0]!r}; choose from {sorted(METRICS)}")
+        return names

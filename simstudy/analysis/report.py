@@ -3,8 +3,9 @@
 The HTML report embeds its plots as base64 PNGs and uses no script, font or style sheet from
 the network, so it opens offline and can be handed on as one file. It holds:
 
-* the case-study figure: unweighted cost and counterfactual log-density per gender x race cell
-  under each condition (profile assignment), with bootstrap intervals;
+* each audited metric per group and intersection cell under each condition (profile
+  assignment), with bootstrap intervals, in the order and with the labels of
+  :data:`simstudy.metrics.METRICS`;
 * the gaps between groups per condition, as a forest plot and as tables with intervals and
   adjusted permutation p-values; contrasts of gaps between conditions;
 * one plain-language paragraph per finding: hidden disparities and, when the run has the
@@ -26,7 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .audit import OUTCOME_METRICS, RECOURSE_METRICS, AuditResult
+from ..metrics import METRICS
+from .audit import AuditResult
 
 __all__ = ["Finding", "load_run", "case_study_findings", "hidden_findings", "render_html",
            "render_markdown", "write_report", "CASE_STUDY_CONDITIONS"]
@@ -35,8 +37,19 @@ __all__ = ["Finding", "load_run", "case_study_findings", "hidden_findings", "ren
 CASE_STUDY_CONDITIONS = {"baseline": "baseline", "random": "random", "income": "income",
                          "race": "race"}
 
-_LABELS = {**{k: m.label for k, m in RECOURSE_METRICS.items()},
-           **{k: m.label for k, m in OUTCOME_METRICS.items()}}
+#: The case study compares groups on unweighted cost, so that conditions compare.
+_COST = "cost_unweighted"
+
+
+def _label(metric: str) -> str:
+    return METRICS[metric].label if metric in METRICS else metric
+
+
+def metric_order(result: AuditResult, source: str = "recourse") -> list[str]:
+    """The metrics an audit holds for one source, in the order of the metric table."""
+    g = result.groups
+    present = set(g.loc[g["source"] == source, "metric"]) if len(g) else set()
+    return [m for m in dict.fromkeys([*METRICS, *sorted(present)]) if m in present]
 
 
 @dataclass
@@ -126,7 +139,7 @@ def case_study_findings(result: AuditResult, policy: str,
     b, rnd, inc, race = (conditions[k] for k in ("baseline", "random", "income", "race"))
     sex, eth = "gender: female - male", "race: non-white - white"
     out = []
-    cost, logp = _gap(result, policy, b, "cost", sex), _gap(result, policy, b, "logp_cf", sex)
+    cost, logp = _gap(result, policy, b, _COST, sex), _gap(result, policy, b, "logp_cf", sex)
     ok = _excludes_zero(cost, +1) and _excludes_zero(logp, -1)
     out.append(Finding(
         "1. Without personalization, females already fare worse", ok,
@@ -135,9 +148,9 @@ def case_study_findings(result: AuditResult, policy: str,
         f"{_fmt_gap(logp)}. " + ("Females get costlier and less plausible recourse, as in the "
                                  "paper." if ok else "Not reproduced: the paper finds "
                                  "costlier and less plausible recourse for females.")))
-    c_cost = _contrast(result, policy, "cost", sex, inc, rnd)
+    c_cost = _contrast(result, policy, _COST, sex, inc, rnd)
     c_logp = _contrast(result, policy, "logp_cf", sex, inc, rnd)
-    g = {k: _gap(result, policy, c, "cost", sex) for k, c in (("b", b), ("r", rnd), ("i", inc))}
+    g = {k: _gap(result, policy, c, _COST, sex) for k, c in (("b", b), ("r", rnd), ("i", inc))}
     ok = _excludes_zero(c_cost, +1)
     text = (f"The female - male cost gap is {_fmt_gap(g['b'])} under the baseline, "
             f"{_fmt_gap(g['r'])} under random profiles and {_fmt_gap(g['i'])} under "
@@ -149,10 +162,10 @@ def case_study_findings(result: AuditResult, policy: str,
              "Income-dependent profiles do not widen the gender cost gap more than random ones "
              "here: not reproduced.")
     out.append(Finding("2. Income-dependent profiles widen the gender gap", ok, text))
-    rows = [_gap(result, policy, c, m, eth) for c in (b, race) for m in ("cost", "logp_cf")]
+    rows = [_gap(result, policy, c, m, eth) for c in (b, race) for m in (_COST, "logp_cf")]
     hidden = result.hidden
     hid = hidden[(hidden["policy"] == policy) & (hidden["condition"] == race)
-                 & (hidden["comparison"] == eth) & hidden["metric"].isin(["cost", "logp_cf"])
+                 & (hidden["comparison"] == eth) & hidden["metric"].isin([_COST, "logp_cf"])
                  & (hidden["source"] == "recourse")] if len(hidden) else hidden
     ok = bool(len(hid))
     text = (f"The non-white - white gap in cost is {_fmt_gap(rows[0])} under the baseline and "
@@ -160,10 +173,10 @@ def case_study_findings(result: AuditResult, policy: str,
             f"{_fmt_gap(rows[1])} and {_fmt_gap(rows[3])}. ")
     if ok:
         text += ("Race changes nothing in the world, yet the race-correlated profiles create a "
-                 f"race gap in {' and '.join(_LABELS[m] for m in hid['metric'])} that the "
+                 f"race gap in {' and '.join(_label(m) for m in hid['metric'])} that the "
                  "baseline does not have, as in the paper")
         signs = [("non-white costlier" if r["estimate"] > 0 else "non-white cheaper")
-                 if r["metric"] == "cost" else
+                 if r["metric"] == _COST else
                  ("non-white less plausible" if r["estimate"] < 0 else "non-white more plausible")
                  for _, r in hid.iterrows()]
         text += f" (direction here: {', '.join(signs)})."
@@ -172,13 +185,13 @@ def case_study_findings(result: AuditResult, policy: str,
     out.append(Finding("3. Race-correlated profiles create a race gap from nothing", ok, text))
     ex = result.extremes
     sel = ex[(ex["source"] == "recourse") & (ex["policy"] == policy)
-             & (ex["condition"] == race) & (ex["metric"] == "cost")] if len(ex) else ex
+             & (ex["condition"] == race) & (ex["metric"] == _COST)] if len(ex) else ex
     if len(sel):
         e = sel.iloc[0]
         ok = e["highest"] == "female non-white" and e["ci_low"] > 0
         cells = result.groups
         cells = cells[(cells["source"] == "recourse") & (cells["policy"] == policy)
-                      & (cells["condition"] == race) & (cells["metric"] == "cost")
+                      & (cells["condition"] == race) & (cells["metric"] == _COST)
                       & (cells["grouping"].str.contains(" x "))]
         listing = "; ".join(f"{r['group']} {r['estimate']:.3f} [{r['ci_low']:.3f}, "
                             f"{r['ci_high']:.3f}]" for _, r in
@@ -215,7 +228,7 @@ def hidden_findings(result: AuditResult) -> list[Finding]:
     out = []
     for _, h in result.hidden.iterrows():
         out.append(Finding(
-            f"Hidden disparity: {h['comparison']} in {_LABELS.get(h['metric'], h['metric'])} "
+            f"Hidden disparity: {h['comparison']} in {_label(h['metric'])} "
             f"under {h['condition']} ({h['policy']}, {h['source']})", True,
             f"The gap is {_ci(h['estimate'], h['ci_low'], h['ci_high'])} (adjusted p = "
             f"{h['p_adjusted']:.3g}) under {h['condition']}, but "
@@ -238,7 +251,7 @@ def _png(fig) -> str:
 
 def plot_cells(result: AuditResult, policy: str, metrics: Sequence[str],
                source: str = "recourse") -> str | None:
-    """Case-study figure: each metric per intersection cell (or group) under each condition."""
+    """Each metric per intersection cell (or group) under each condition."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -264,7 +277,7 @@ def plot_cells(result: AuditResult, policy: str, metrics: Sequence[str],
             ax.errorbar(x, sub["estimate"], yerr=np.nan_to_num(err), fmt="o", ms=4, capsize=2,
                         label=grp)
         ax.set_xticks(np.arange(len(conds)), conds)
-        ax.set_title(_LABELS.get(m, m), fontsize=10)
+        ax.set_title(_label(m), fontsize=10)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].legend(fontsize=7, loc="best")
     fig.suptitle(f"{policy}: per group under each condition (95% bootstrap intervals)",
@@ -309,7 +322,7 @@ def plot_gaps(result: AuditResult, policy: str, metrics: Sequence[str],
         ax.axvline(0, color="grey", lw=0.8)
         ax.set_yticks(np.arange(len(labels)), labels, fontsize=7)
         ax.invert_yaxis()
-        ax.set_title(f"gap in {_LABELS.get(m, m)}", fontsize=10)
+        ax.set_title(f"gap in {_label(m)}", fontsize=10)
     fig.suptitle(f"{policy}: gaps (red: significant after correction)", fontsize=10)
     fig.tight_layout()
     return _png(fig)
@@ -449,16 +462,14 @@ def render_html(result: AuditResult, manifest: dict, run_dir: str | Path | None 
             if heading.startswith("Hidden"):
                 mark = ""
             parts.append(f"<h3>{e(f.title)}{mark}</h3><p>{e(f.text)}</p>")
-    metric_order = [m for m in ("cost", "logp_cf", "validity", "plausibility", "hap")
-                    if len(result.groups) and m in set(result.groups["metric"])]
+    recourse_metrics = metric_order(result, "recourse")
     parts.append("<h2>Figures</h2>")
     for policy in _policies(result):
         for title, png in (
-                ("Cost and log-density by gender and race under each condition",
-                 plot_cells(result, policy, metric_order[:2])),
-                ("Validity by gender and race", plot_cells(result, policy, ["validity"])),
-                ("Gaps with intervals", plot_gaps(result, policy, metric_order[:3])),
-                ("Event world", plot_cells(result, policy, list(OUTCOME_METRICS),
+                ("Metrics by group under each condition",
+                 plot_cells(result, policy, recourse_metrics)),
+                ("Gaps with intervals", plot_gaps(result, policy, recourse_metrics)),
+                ("Event world", plot_cells(result, policy, metric_order(result, "event world"),
                                            "event world"))):
             if png:
                 parts.append(f"<h3>{e(policy)}: {e(title)}</h3>"
@@ -513,9 +524,8 @@ def render_markdown(result: AuditResult, manifest: dict, run_dir: str | Path | N
             out.append(f"**{f.title}{mark}.** {f.text}\n")
     gaps = gap_table(result)
     if len(gaps):
-        gaps = gaps[~gaps["comparison"].str.contains(" x ")
-                    & gaps["metric"].isin(["validity", "cost", "logp_cf"])]
-    out.append("## Gaps (validity, cost, log-density)\n")
+        gaps = gaps[~gaps["comparison"].str.contains(" x ")]
+    out.append("## Gaps between groups\n")
     out.append(_md_table(gaps))
     out.append("## Provenance\n")
     out.append(_md_table(pd.DataFrame(list(provenance(manifest, run_dir).items()),

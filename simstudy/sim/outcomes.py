@@ -19,16 +19,17 @@ from ..summary import mean_sd_ci
 from .world import DROPOUT_EVENTS, EVENT_TYPES, TERMINAL_EVENTS, SimulationResult
 
 __all__ = [
-    "OUTCOME_METRICS",
+    "WORLD_SUMMARY_METRICS",
     "applicant_outcomes",
     "timeline",
     "replication_metrics",
     "summarize",
-    "mean_ci",
 ]
 
-#: Metrics of :func:`replication_metrics`, summarized over replications.
-OUTCOME_METRICS = (
+#: Replication-level summaries of the event world (:func:`replication_metrics`), summarized over
+#: replications. The per-applicant metrics that the audit compares between groups are declared
+#: in :data:`simstudy.metrics.METRICS` (``table="outcomes"``).
+WORLD_SUMMARY_METRICS = (
     "approval_rate", "time_to_approval_mean", "time_to_approval_median", "dropout_rate",
     "dropout_time_mean", "active_rate", "recourses_per_person", "actions_per_person",
     "action_failures_per_person", "invalidated_per_recourse", "invalidated_per_return",
@@ -158,10 +159,6 @@ def replication_metrics(outcomes: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-#: Mean, standard deviation and t interval over replications (shared with the recourse summary).
-mean_ci = mean_sd_ci
-
-
 def summarize(metrics: pd.DataFrame, baseline: str | None = None, level: float = 0.95
               ) -> pd.DataFrame:
     """Estimates over replications and paired differences between policies.
@@ -179,11 +176,11 @@ def summarize(metrics: pd.DataFrame, baseline: str | None = None, level: float =
     """
     policies = list(dict.fromkeys(metrics["policy"].tolist()))
     baseline = baseline if baseline is not None else policies[0]
-    metric_cols = [m for m in OUTCOME_METRICS if m in metrics.columns]
+    metric_cols = [m for m in WORLD_SUMMARY_METRICS if m in metrics.columns]
     rows = []
     for (policy, group), block in metrics.groupby(["policy", "group"], sort=False):
         for m in metric_cols:
-            mean, sd, lo, hi = mean_ci(block[m].to_numpy(), level)
+            mean, sd, lo, hi = mean_sd_ci(block[m].to_numpy(), level)
             rows.append({"kind": "estimate", "policy": policy, "baseline": "", "group": group,
                          "metric": m, "n_replications": int(block[m].notna().sum()),
                          "mean": mean, "sd": sd, "ci_low": lo, "ci_high": hi})
@@ -198,7 +195,7 @@ def summarize(metrics: pd.DataFrame, baseline: str | None = None, level: float =
             block = joined.xs(group, level="group")
             for m in metric_cols:
                 diff = (block[m] - block[f"{m}_base"]).to_numpy()
-                mean, sd, lo, hi = mean_ci(diff, level)
+                mean, sd, lo, hi = mean_sd_ci(diff, level)
                 rows.append({"kind": "paired_difference", "policy": policy,
                              "baseline": baseline, "group": group, "metric": m,
                              "n_replications": int(np.isfinite(diff).sum()), "mean": mean,

@@ -1,0 +1,78 @@
+"""The metric table: one declaration feeds the summaries, the audit and the report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simstudy.analysis.audit import audit
+from simstudy.analysis.documents import AuditSpec
+from simstudy.analysis.report import render_html, render_markdown
+from simstudy.metrics import METRICS, Metric, metrics_of
+from simstudy.summary import summarize_recourse
+
+
+def recourse_rows(seed: int = 0, n: int = 80, reps: int = 2) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    parts = []
+    for r in range(reps):
+        found = rng.random(n) < 0.8
+        valid = found & (rng.random(n) < 0.7)
+        cost = np.where(found, rng.exponential(1.0, n), np.nan)
+        parts.append(pd.DataFrame({
+            "replication": r, "seed": r, "condition": "c", "policy": "p",
+            "applicant_id": np.arange(n), "gender": rng.integers(0, 2, n),
+            "found": found, "valid": valid, "plausible": found & (rng.random(n) < 0.5),
+            "cost": cost, "cost_unweighted": cost / 2, "hard_action": found & (rng.random(n) < .3),
+            "sparsity": np.where(found, rng.integers(1, 4, n), 0), "proximity": cost,
+            "violation": np.zeros(n, bool), "logp": rng.normal(size=n),
+            "logp_cf": np.where(found, rng.normal(size=n), np.nan),
+            "queries": rng.integers(0, 5, n).astype(float)}))
+    return pd.concat(parts, ignore_index=True)
+
+
+@pytest.fixture
+def sparsity_among_valid(monkeypatch):
+    metric = Metric("sparsity", "valid", "sparsity of valid recourses", False, audited=True)
+    monkeypatch.setitem(METRICS, "sparsity_valid", metric)
+    return metric
+
+
+def test_denominators_follow_the_declaration():
+    df = recourse_rows()
+    s = summarize_recourse(df).set_index("group").loc["all"]
+    per_rep = []
+    for _, block in df.groupby("replication"):
+        found, valid = block["found"], block["valid"]
+        per_rep.append({"validity": valid.mean(), "cost": block.loc[found, "cost"].mean(),
+                        "no_recourse": 1 - found.mean(), "queries": block["queries"].mean()})
+    expect = pd.DataFrame(per_rep).mean()
+    for name in ("validity", "cost", "no_recourse", "queries"):
+        assert s[name] == pytest.approx(expect[name])
+    assert list(s.index[s.index.isin(list(METRICS))]) == list(metrics_of(summarized=True))
+
+
+def test_a_registered_metric_reaches_summary_audit_and_report(sparsity_among_valid):
+    df = recourse_rows()
+    summary = summarize_recourse(df)
+    expect = np.mean([b.loc[b["valid"], "sparsity"].mean() for _, b in df.groupby("replication")])
+    assert summary.loc[summary["group"] == "all", "sparsity_valid"].item() == pytest.approx(expect)
+    assert "sparsity_valid_ci_low" in summary.columns
+
+    result = audit(df, ["gender"], n_bootstrap=20, n_permutations=20)
+    assert "sparsity_valid" in set(result.groups["metric"])
+    assert "sparsity_valid" in set(result.gaps["metric"])
+    assert "cost" not in set(result.groups["metric"])  # weighted cost is not audited
+    assert AuditSpec(run="r", metrics=["sparsity_valid"]).metrics == ["sparsity_valid"]
+
+    assert "sparsity_valid" in render_markdown(result, {})
+    page = render_html(result, {})
+    assert page.index("sparsity_valid") > page.index("cost_unweighted")  # table order
+
+
+def test_unknown_metric_names_are_refused():
+    with pytest.raises(ValueError, match="unknown metric"):
+        AuditSpec(run="r", metrics=["fairness"])
+    with pytest.raises(ValueError, match="denominator"):
+        Metric("cost", "everyone", "cost", False)
