@@ -30,11 +30,9 @@ __all__ = ["register", "analyze", "plot_smooth", "run_audit"]
 
 def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
     """Plots b0 + f(x) with its 95% band over the observed range."""
-    import matplotlib
     import numpy as np
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..plotting import plt, save_figure
 
     grid = np.linspace(np.min(x), np.max(x), 200)
     band = model.predict_band(grid)
@@ -54,8 +52,7 @@ def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
     ax.set_title(f"{title}: EDF {model.edf_:.2f}, F {t.F:.2f}, p {t.p:.3g}", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def analyze(data: pd.DataFrame, spec, out: Path | None = None,
@@ -217,10 +214,7 @@ def _power_cmd(args) -> int:
     (out / "power.json").write_text(json.dumps(
         {"target_power": plan.target_power, "smallest_n": smallest,
          "table": table.to_dict(orient="records")}, indent=2))
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..plotting import plt, save_figure
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
     ax.errorbar(table["n"], table["power"], yerr=[table["power"] - table["lower"],
@@ -231,8 +225,7 @@ def _power_cmd(args) -> int:
     ax.set_ylabel(f"power ({plan.outcome} ~ s({plan.distance}), alpha {plan.alpha})")
     ax.set_ylim(0, 1.02)
     fig.tight_layout()
-    fig.savefig(out / "power.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, out / "power.png")
     print(table.to_string(index=False))
     print(f"smallest N reaching power {plan.target_power}: {smallest}")
     return 0

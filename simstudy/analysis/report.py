@@ -16,9 +16,7 @@ the network, so it opens offline and can be handed on as one file. It holds:
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -240,22 +238,10 @@ def hidden_findings(result: AuditResult) -> list[Finding]:
 
 
 # -- plots ------------------------------------------------------------------------------------
-def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
 def plot_cells(result: AuditResult, policy: str, metrics: Sequence[str],
                source: str = "recourse") -> str | None:
     """Each metric per intersection cell (or group) under each condition."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..plotting import plt, png_base64
 
     g = result.groups
     g = g[(g["source"] == source) & (g["policy"] == policy) & g["metric"].isin(metrics)]
@@ -283,16 +269,13 @@ def plot_cells(result: AuditResult, policy: str, metrics: Sequence[str],
     fig.suptitle(f"{policy}: per group under each condition (95% bootstrap intervals)",
                  fontsize=10)
     fig.tight_layout()
-    return _png(fig)
+    return png_base64(fig)
 
 
 def plot_gaps(result: AuditResult, policy: str, metrics: Sequence[str],
               source: str = "recourse") -> str | None:
     """Forest plot of the single-attribute gaps per condition."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..plotting import plt, png_base64
 
     g = result.gaps
     if not len(g):
@@ -325,7 +308,7 @@ def plot_gaps(result: AuditResult, policy: str, metrics: Sequence[str],
         ax.set_title(f"gap in {_label(m)}", fontsize=10)
     fig.suptitle(f"{policy}: gaps (red: significant after correction)", fontsize=10)
     fig.tight_layout()
-    return _png(fig)
+    return png_base64(fig)
 
 
 # -- tables -----------------------------------------------------------------------------------
