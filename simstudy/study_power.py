@@ -27,6 +27,7 @@ import pandas as pd
 
 from .analysis.power import run_simulations
 from .documents import UsageError
+from .plotting import plt, save_figure
 from .rng import derive_seed
 from .runner import run_scenario
 from .scenario import load_scenario, policy_name
@@ -77,11 +78,6 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
 
 
 def _plot(table: pd.DataFrame, spec: Any, tests: dict[str, str], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for test, grp in table.groupby("test"):
         ax.errorbar(grp["n"], grp["power"], yerr=[grp["power"] - grp["lower"],
@@ -93,5 +89,4 @@ def _plot(table: pd.DataFrame, spec: Any, tests: dict[str, str], path: Path) -> 
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
