@@ -5,14 +5,17 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from simstudy.metrics import evaluate_recourse
+from simstudy.people import People, PeopleSpec
 from simstudy.policies.base import RecourseContext
 from simstudy.population import ActionabilityProfiles, CostProfile, RankingSampler
+from simstudy.primitives.space import ScaledSpace
 from simstudy.rng import entity_uniforms, generator
 from simstudy.world.data import sample_world_data
 from simstudy.world.decision import DecisionConfig, ModelCache
 from simstudy.world.loan import LOAN_ROLES, LoanSCM
 
-__all__ = ["loan_setup"]
+__all__ = ["loan_setup", "people_for", "truth"]
 
 
 def loan_setup(n_people: int, seed: int = 0, n_samples: int = 20000):
@@ -35,3 +38,17 @@ def loan_setup(n_people: int, seed: int = 0, n_samples: int = 20000):
     profiles = ActionabilityProfiles(features, scores, levels, weights)
     context = RecourseContext(world, model, data, seed)
     return context, data.x_test[rejected].numpy(), ids, profiles
+
+
+def people_for(context, x, ids, profiles, seed: int = 0, **users) -> People:
+    """The simulated people behind ``loan_setup``'s applicants (``users``: UsersSpec fields)."""
+    return PeopleSpec.model_validate({"users": users}).build(
+        x, ids, seed, context.feature_names, context.world.roles.actionable,
+        ScaledSpace.from_context(context), reported=profiles)
+
+
+def truth(context, people: People, rec) -> dict[str, np.ndarray]:
+    """A recourse measured against the people's hidden truth, as in the run tables."""
+    ev = evaluate_recourse(context.world, context.model, people.x, rec, people.reported,
+                           context.feature_range)
+    return people.truth_columns(ev["x_cf"], ev["found"], rec.intervened & rec.found[:, None])

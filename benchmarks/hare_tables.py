@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from benchmarks._loan import loan_setup
+from benchmarks._loan import loan_setup, people_for, truth
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies.hare import HARESpec
 from simstudy.summary import mean_ci
@@ -40,15 +40,21 @@ COLUMNS = ("gtp_base", "gtp", "gtd_base", "gtd", "valid", "queries", "accepted",
            "violations", "sparsity", "proximity")
 
 
-def run(context, x, ids, profiles, spec: HARESpec) -> tuple[dict, np.ndarray]:
-    """The table row of one configuration, and every person's GTD."""
+def run(context, x, ids, profiles, spec: HARESpec, users: dict) -> tuple[dict, np.ndarray]:
+    """The table row of one configuration (people answering as ``users`` says), and every
+    person's GTD."""
+    people = people_for(context, x, ids, profiles, **users)
     start = time.perf_counter()
-    rec = spec.build().fit(context).recommend(x, profiles, ids, seed=0)
+    rec = spec.build().fit(context).recommend(x, profiles, ids, seed=0,
+                                              feedback=people.feedback())
     seconds = time.perf_counter() - start
     ev = evaluate_recourse(context.world, context.model, x, rec, profiles, context.feature_range)
-    cols = {**rec.extras, **{k: ev[k] for k in ("valid", "sparsity", "proximity")}}
+    mine, base = truth(context, people, rec), truth(context, people, rec.base)
+    cols = {**rec.extras, **{k: ev[k] for k in ("valid", "sparsity", "proximity")},
+            "gtp": mine["gtp"], "gtd": mine["gtd"], "gtp_base": base["gtp"],
+            "gtd_base": base["gtd"]}
     row = {k: float(np.nanmean(np.asarray(cols[k], dtype=np.float64))) for k in COLUMNS}
-    gtd, gtd_base = rec.extras["gtd"], rec.extras["gtd_base"]
+    gtd, gtd_base = cols["gtd"], cols["gtd_base"]
     both = np.isfinite(gtd) & np.isfinite(gtd_base)
     row["gtd_ratio"] = float(np.mean(gtd[both]) / np.mean(gtd_base[both]))
     row["seconds"] = seconds
@@ -56,10 +62,11 @@ def run(context, x, ids, profiles, spec: HARESpec) -> tuple[dict, np.ndarray]:
 
 
 def hare(base: str, scale: str = "far", budget: int = 30, iterations: int = 1,
-         noise: dict | None = None, keep_best: bool = True) -> HARESpec:
-    return HARESpec(base={"kind": base}, budget=budget, iterations=iterations,
-                    keep_best=keep_best and iterations > 1,
-                    users={"scale": scale, "noise": noise or {"kind": "none"}})
+         noise: dict | None = None, keep_best: bool = True) -> tuple[HARESpec, dict]:
+    """A HARE configuration and the people's ``users:`` section it runs against."""
+    return (HARESpec(base={"kind": base}, budget=budget, iterations=iterations,
+                     keep_best=keep_best and iterations > 1),
+            {"scale": scale, "noise": noise or {"kind": "none"}})
 
 
 TABLES = ("scales", "budget", "iterations", "noise")
@@ -70,10 +77,10 @@ def tables(context, x, ids, profiles, progress, which=TABLES,
     out: dict[str, list[dict]] = {name: [] for name in TABLES}
     for scale in ("near", "intermediate", "far") if "scales" in which else ():
         for base in bases:
-            one, gtd_one = run(context, x, ids, profiles, hare(base, scale, 30, 1))
-            multi, gtd_multi = run(context, x, ids, profiles, hare(base, scale, 30, 5))
+            one, gtd_one = run(context, x, ids, profiles, *hare(base, scale, 30, 1))
+            multi, gtd_multi = run(context, x, ids, profiles, *hare(base, scale, 30, 5))
             ref, gtd_ref = run(context, x, ids, profiles,
-                               hare(base, scale, 30, 5, keep_best=False))
+                               *hare(base, scale, 30, 5, keep_best=False))
             # paired over people: a person without a ground truth drops out (NaN)
             diff, low, high = mean_ci(gtd_multi - gtd_one)
             diff_ref, low_ref, high_ref = mean_ci(gtd_ref - gtd_one)
@@ -93,11 +100,11 @@ def tables(context, x, ids, profiles, progress, which=TABLES,
             progress(out["scales"][-1])
     for budget in (10, 30, 70, 100) if "budget" in which else ():
         for iterations in (1, 5):
-            row, _ = run(context, x, ids, profiles, hare("wachter", "far", budget, iterations))
+            row, _ = run(context, x, ids, profiles, *hare("wachter", "far", budget, iterations))
             out["budget"].append({"budget": budget, "iterations": iterations, **row})
             progress(out["budget"][-1])
     for iterations in (1, 3, 5, 10) if "iterations" in which else ():
-        row, _ = run(context, x, ids, profiles, hare("wachter", "far", 30, iterations))
+        row, _ = run(context, x, ids, profiles, *hare("wachter", "far", 30, iterations))
         out["iterations"].append({"iterations": iterations, **row})
         progress(out["iterations"][-1])
     noises = [{"kind": "bernoulli", "p": p} for p in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)]
@@ -105,7 +112,7 @@ def tables(context, x, ids, profiles, progress, which=TABLES,
     noises += [{"kind": "bradley_terry", "temperature": t} for t in (0.01, 0.1, 1.0)]
     noises = noises if "noise" in which else []
     for noise in noises:
-        row, _ = run(context, x, ids, profiles, hare("wachter", "far", 30, 5, noise))
+        row, _ = run(context, x, ids, profiles, *hare("wachter", "far", 30, 5, noise))
         out["noise"].append({"noise": noise["kind"],
                              "level": noise.get("p", noise.get("temperature")), **row})
         progress(out["noise"][-1])

@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from simstudy.analysis.gamm import fit_gamm  # noqa: E402
+from simstudy.people.rating import DistanceEffect, published_model  # noqa: E402
 from simstudy.rng import generator  # noqa: E402
-from simstudy.users.response import DistanceEffect, published_model  # noqa: E402
 from simstudy.users.study import simulate_study  # noqa: E402
 
 

@@ -14,13 +14,14 @@ import time
 
 import torch
 
-from simstudy.population import GroupAssignment, RankingSampler
+from simstudy.people import PeopleSpec
+from simstudy.policies.oracle import CausalOracle
 from simstudy.rng import generator
 from simstudy.sim.spec import SimulationSpec
-from simstudy.sim.world import SamplerPopulation, fitted, simulate
+from simstudy.sim.world import fitted, simulate
 from simstudy.world.data import sample_world_data
 from simstudy.world.decision import DecisionConfig, train_decision_model
-from simstudy.world.loan import LOAN_ROLES, LoanSCM
+from simstudy.world.loan import LoanSCM
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -34,7 +35,6 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    from simstudy.policies.oracle import CausalOracle
 
     t0 = time.perf_counter()
     world = LoanSCM()
@@ -42,16 +42,16 @@ def main(argv: list[str] | None = None) -> dict:
     model = train_decision_model(data, DecisionConfig(epochs=30), args.seed)
     setup_s = time.perf_counter() - t0
     doc = {"horizon_days": args.days,
-           "arrivals": {"kind": "poisson", "rate_per_day": args.applicants / args.days},
-           "hidden_mismatch_probability": 0.2}
+           "arrivals": {"kind": "poisson", "rate_per_day": args.applicants / args.days}}
     if args.retrain_every:
         doc["retraining"] = {"every_days": args.retrain_every, "window_days": args.retrain_every,
                              "epochs": 5}
     spec = SimulationSpec.model_validate(doc)
-    population = SamplerPopulation(LOAN_ROLES.actionable, LOAN_ROLES.names,
-                                   RankingSampler("non_privileged"),
-                                   groups=GroupAssignment("random", 0.3),
-                                   privileged_sampler=RankingSampler("privileged"))
+    # rankings with a random threshold; 30% privileged (income / savings ranked first)
+    population = PeopleSpec.model_validate({"population": {
+        "actionability": {"kind": "ranking"},
+        "groups": {"rule": "random", "privileged_share": 0.3},
+        "hidden_mismatch_probability": 0.2}})
     t1 = time.perf_counter()
     result = simulate(spec, world, data, model, fitted(CausalOracle), population, args.seed)
     wall = time.perf_counter() - t1

@@ -37,11 +37,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import people as _people  # noqa: F401 - registers the built-in response kinds
 from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
 from . import world as _world  # noqa: F401 - registers the built-in world kinds
 from .policies.base import RecourseContext
 from .population import ActionabilityProfiles, RankingSampler
-from .registry import POLICY_SPECS, WORLD_SPECS
+from .registry import POLICY_SPECS, RESPONSE_SPECS, WORLD_SPECS
 from .rng import entity_uniforms
 
 __all__ = [
@@ -61,13 +62,7 @@ class ContractError(AssertionError):
 
 
 def _registries() -> dict[str, dict[str, type]]:
-    found = {"world": WORLD_SPECS, "policy": POLICY_SPECS}
-    try:
-        from .registry import RESPONSE_SPECS
-    except ImportError:  # a tree without response-model kinds
-        return found
-    found["response"] = RESPONSE_SPECS
-    return found
+    return {"world": WORLD_SPECS, "policy": POLICY_SPECS, "response": RESPONSE_SPECS}
 
 
 def registered_kinds() -> dict[str, list[str]]:

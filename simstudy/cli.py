@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
-from .documents import DocumentError, UsageError
+from .documents import DocumentError, FieldProblem, UsageError
 from .progress import set_quiet
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError"]
@@ -51,14 +53,36 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return 2
+    if threading.current_thread() is not threading.main_thread():
+        return _handle(args)
+    # SIGTERM (kill, a batch queue's time limit) unwinds like Ctrl-C: worker pools are stopped
+    # and finished results kept.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _handle(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _handle(args: argparse.Namespace) -> int:
     try:
         return int(args.handler(args) or 0)
     except DocumentError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 2
-    except UsageError as exc:
+    except (UsageError, FieldProblem) as exc:
         print(f"simstudy {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # a disk that fills or a folder removed mid-run: finished parts are kept
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"simstudy {args.command}{where}: {exc.strerror or exc}; finished results are "
+              "kept", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted; finished results are kept", file=sys.stderr)

@@ -8,12 +8,13 @@ traceback.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "StrictModel",
@@ -23,15 +24,39 @@ __all__ = [
     "load_document",
     "validate_data",
     "UsageError",
+    "FieldProblem",
+    "SAFE_NAME_PATTERN",
+    "SafeName",
+    "safe_name_problem",
+    "with_overrides",
 ]
 
 M = TypeVar("M", bound=BaseModel)
 
 
 class StrictModel(BaseModel):
-    """Base for document models: unknown keys are refused, values are not silently coerced."""
+    """Base for document models: unknown keys are refused, values are not silently coerced.
 
-    model_config = ConfigDict(extra="forbid", frozen=False, validate_default=True)
+    Strict: ``'1'`` is not an integer and ``true`` is not a number; infinities and NaN are
+    refused wherever a number is expected.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=False, validate_default=True, strict=True,
+                              allow_inf_nan=False)
+
+
+# Names become file names under a run directory: letters, digits, ``_ . -``, not starting with a
+# dot (no hidden files, no ``..``), and short enough for every file system.
+SAFE_NAME_PATTERN = r"^[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,63}$"
+SafeName = Annotated[str, Field(min_length=1, max_length=64, pattern=SAFE_NAME_PATTERN)]
+
+
+def safe_name_problem(name: Any) -> str | None:
+    """Why ``name`` cannot name a result file (``None`` when it can)."""
+    if not isinstance(name, str) or not re.fullmatch(SAFE_NAME_PATTERN, name):
+        return (f"{name!r} is not a safe name: use 1-64 letters, digits, '_', '.' or '-', "
+                "not starting with '.'")
+    return None
 
 
 @dataclass(frozen=True)
@@ -52,6 +77,18 @@ class DocumentError(Exception):
     def __init__(self, problems: list[DocumentProblem]):
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
+
+
+class FieldProblem(ValueError):
+    """A value of a document that proves unusable only once work has begun (a data file's
+    content, a trained model that approves everyone); the caller names the file."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field, self.reason = field, reason
+
+    def in_file(self, source: str) -> DocumentError:
+        return DocumentError([DocumentProblem(source, self.field, self.reason)])
 
 
 class UsageError(Exception):
@@ -105,7 +142,7 @@ def load_yaml(path: str | Path) -> Any:
 
 
 # Tags of documents' tagged unions (a path or an inline document); not user fields.
-_UNION_TAGS = {"inline", "file"}
+_UNION_TAGS = {"inline", "file", "trained"}
 
 
 def _field_path(loc: tuple[Any, ...], data: Any = None) -> str:
@@ -151,3 +188,30 @@ def validate_data(data: Any, model: type[M], source: str) -> M:
 def load_document(path: str | Path, model: type[M]) -> M:
     """Reads and validates a YAML document; raises :class:`DocumentError` listing problems."""
     return validate_data(load_yaml(path), model, str(path))
+
+
+def with_overrides(spec: M, overrides: dict[str, tuple[str, Any]], source: str) -> M:
+    """``spec`` with command-line values, validated by the same model as the document.
+
+    Args:
+        spec: a validated document.
+        overrides: field name -> ``(flag, value)``; ``None`` values are not given.
+        source: the document's file (or the command) named in problems.
+
+    Raises:
+        DocumentError: ``FILE: field (--flag): reason`` for every refused value.
+    """
+    values = {field: value for field, (_, value) in overrides.items() if value is not None}
+    if not values:
+        return spec
+    try:
+        return type(spec).model_validate({**spec.model_dump(), **values})
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            field = _field_path(err["loc"], values)
+            head = str(err["loc"][0]) if err["loc"] else ""
+            if head in overrides:
+                field = f"{field} ({overrides[head][0]} {values.get(head)!r})"
+            problems.append(DocumentProblem(source, field, err["msg"]))
+        raise DocumentError(problems) from None

@@ -17,13 +17,14 @@ Definitions (``Δ = θ - x`` on the intervened features ``I``, ``r`` = training 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
 
 from .population import ActionabilityProfiles
+from .primitives.recourse import Recourse
 from .world.base import CausalWorld
 
 __all__ = ["Recourse", "weighted_cost", "evaluate_recourse", "RECOURSE_COLUMNS", "Metric",
@@ -134,39 +135,6 @@ def metrics_of(table: str = "recourse", *, summarized: bool | None = None,
     return {k: m for k, m in METRICS.items() if m.table == table
             and (summarized is None or m.summarized == summarized)
             and (audited is None or m.audited == audited)}
-
-
-@dataclass
-class Recourse:
-    """What a policy recommends to ``n`` applicants.
-
-    Attributes:
-        intervened: ``(n, d)`` bool over all world features: the action ``do(X_I := θ_I)``.
-        values: ``(n, d)`` intervention values θ (NaN where not intervened).
-        found: ``(n,)`` bool; false is an explicit "no recourse" for that person.
-        extras: policy-specific per-applicant columns (for example queries asked).
-        counterfactual: optional ``(n, d)`` points proposed directly by a non-causal generator
-            (Wachter, Growing Spheres, HARE). When set, they are the counterfactuals evaluated,
-            instead of propagating the intervention through the world's structural equations.
-    """
-
-    intervened: np.ndarray
-    values: np.ndarray
-    found: np.ndarray
-    extras: dict[str, np.ndarray] = field(default_factory=dict)
-    counterfactual: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        self.intervened = np.asarray(self.intervened, dtype=bool)
-        self.values = np.where(self.intervened, np.asarray(self.values, dtype=np.float64), np.nan)
-        self.found = np.asarray(self.found, dtype=bool)
-
-    def __len__(self) -> int:
-        return self.found.shape[0]
-
-    @classmethod
-    def none(cls, n: int, d: int) -> Recourse:
-        return cls(np.zeros((n, d), bool), np.full((n, d), np.nan), np.zeros(n, bool))
 
 
 def weighted_cost(delta_scaled: np.ndarray, weights: np.ndarray) -> np.ndarray:

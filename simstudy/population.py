@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -318,17 +318,3 @@ def assign_groups(
         privileged = u[:, 0] < share
     out["privileged"] = privileged
     return out
-
-
-@dataclass
-class Population:
-    """Applicants with their features, group attributes and actionability profiles."""
-
-    ids: np.ndarray
-    x: np.ndarray
-    feature_names: tuple[str, ...]
-    profiles: ActionabilityProfiles
-    groups: dict[str, np.ndarray] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len(self.ids)

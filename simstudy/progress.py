@@ -22,7 +22,10 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-__all__ = ["progress", "track", "set_quiet", "is_quiet", "Progress", "LOG_EVERY_SECONDS"]
+# plain tqdm (not tqdm.auto): bars are only drawn on a terminal
+from tqdm import tqdm
+
+__all__ = ["progress", "track", "Tracked", "set_quiet", "is_quiet", "Progress", "LOG_EVERY_SECONDS"]
 
 LOG_EVERY_SECONDS = 30.0
 _QUIET = False
@@ -51,12 +54,11 @@ class Progress:
         self.total, self.desc, self.unit, self.done = total, desc, unit, int(initial)
         self._bar = None
         self._lines = False
+        self._postfix = ""
         if not enabled or _QUIET:
             return
         stream = sys.stderr
         if getattr(stream, "isatty", lambda: False)():
-            from tqdm.auto import tqdm
-
             self._bar = tqdm(total=total, desc=desc, unit=unit, initial=initial, leave=leave)
         else:
             self._lines = True
@@ -71,8 +73,14 @@ class Progress:
     def _log(self, what: str) -> None:
         of = f"/{self.total}" if self.total is not None else ""
         elapsed = time.monotonic() - self._started
-        print(f"{self.desc}: {self.done}{of} {self.unit} {what} ({elapsed:.0f} s)",
+        print(f"{self.desc}: {self.done}{of} {self.unit} {what} ({elapsed:.0f} s){self._postfix}",
               file=sys.stderr, flush=True)
+
+    def set_postfix(self, **values: Any) -> None:
+        """Figures shown beside the count (for example a validation loss)."""
+        if self._bar is not None:
+            self._bar.set_postfix(**values)
+        self._postfix = "".join(f", {k} {v}" for k, v in values.items())
 
     def update(self, n: int = 1) -> None:
         self.done += n
@@ -107,12 +115,25 @@ def progress(total: int | None, desc: str, unit: str, initial: int = 0, leave: b
     return Progress(total, desc, unit, initial=initial, leave=leave, enabled=enabled)
 
 
+class Tracked:
+    """Iterates over items while showing their progress; ``set_postfix`` adds figures."""
+
+    def __init__(self, items: Iterable[Any], bar: Progress):
+        self._items, self.bar = items, bar
+
+    def __iter__(self) -> Iterator[Any]:
+        with self.bar:
+            for item in self._items:
+                yield item
+                self.bar.update()
+
+    def set_postfix(self, **values: Any) -> None:
+        self.bar.set_postfix(**values)
+
+
 def track(items: Iterable[Any], desc: str, unit: str, total: int | None = None,
-          leave: bool = True, enabled: bool = True) -> Iterator[Any]:
-    """Yields ``items`` while showing their progress."""
+          leave: bool = True, enabled: bool = True) -> Tracked:
+    """``items`` wrapped so that iterating shows their progress."""
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]
-    with progress(total, desc, unit, leave=leave, enabled=enabled) as bar:
-        for item in items:
-            yield item
-            bar.update()
+    return Tracked(items, progress(total, desc, unit, leave=leave, enabled=enabled))

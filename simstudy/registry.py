@@ -5,16 +5,21 @@ with a ``kind: Literal[...]`` field and a ``build()`` method returning an unfitt
 :class:`~simstudy.policies.RecoursePolicy`; callers use its ``policy()``. A world spec
 likewise has ``kind`` and a ``build(seed, cache, base_dir)`` method returning
 ``(world, data, info)``; ``base_dir`` is the scenario file's folder, against which relative data
-paths resolve. Modules register their specs on import with the decorators below;
-:mod:`simstudy.scenario` turns each registry into a pydantic discriminated union on ``kind``.
+paths resolve; its class attribute ``labels`` says whether the world has a label rule (needed to
+retrain the lender in the event world). A response spec has ``kind`` and a ``build()`` method
+returning a :class:`~simstudy.people.response.ResponseModel`. Modules register their specs on
+import with the decorators below; :mod:`simstudy.scenario` turns each registry into a pydantic
+discriminated union on ``kind``.
 """
 
 from __future__ import annotations
 
-__all__ = ["POLICY_SPECS", "WORLD_SPECS", "register_policy_spec", "register_world_spec"]
+__all__ = ["POLICY_SPECS", "WORLD_SPECS", "RESPONSE_SPECS", "register_policy_spec",
+           "register_world_spec", "register_response_spec"]
 
 POLICY_SPECS: dict[str, type] = {}
 WORLD_SPECS: dict[str, type] = {}
+RESPONSE_SPECS: dict[str, type] = {}
 
 
 def _kind_of(spec_cls: type) -> str:
@@ -33,4 +38,10 @@ def register_policy_spec(spec_cls: type) -> type:
 def register_world_spec(spec_cls: type) -> type:
     """Class decorator: makes a world kind available to scenario documents."""
     WORLD_SPECS[_kind_of(spec_cls)] = spec_cls
+    return spec_cls
+
+
+def register_response_spec(spec_cls: type) -> type:
+    """Class decorator: makes a response-model kind available to scenario documents."""
+    RESPONSE_SPECS[_kind_of(spec_cls)] = spec_cls
     return spec_cls

@@ -14,13 +14,16 @@ A scenario names the world, the decision model, the policies and the conditions 
         population: ../populations/hard_all4.yaml   # relative to this file, or inline
 
 An optional ``contrasts:`` list of ``{policy, baseline}`` pairs (policy names) asks for paired
-differences of every metric, written to ``contrasts.csv``.
+differences of every metric, written to ``contrasts.csv``; a pair may also name two conditions
+(``condition``, ``baseline_condition``) to compare the same policy (or two) across conditions.
 
-A population document states how individual actionability is assigned::
+The simulated people of a condition are built from its population document (see
+:mod:`simstudy.people.spec`) plus the ``users:`` section (hidden preferences and answering) and
+the ``response:`` section (a registered response model, default ``{kind: logistic}``), given
+once for the scenario and optionally replaced per condition::
 
-    actionability: {kind: ranking, bias: uniform, n_actionable: 2}
-    cost: {shape: linear, alpha: 3.0}
-    groups: {rule: income, privileged: {bias: privileged}, non_privileged: {bias: non_privileged}}
+    users: {scale: far, noise: {kind: bernoulli, p: 0.1}}
+    response: {kind: rating}
 
 Policy and world kinds come from :mod:`simstudy.registry`, so each subsystem adds its own.
 """
@@ -30,26 +33,33 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-import numpy as np
 from pydantic import Discriminator, Field, Tag, model_validator
 
 from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
 from . import world as _world  # noqa: F401 - registers the built-in world kinds
-from .documents import DocumentError, DocumentProblem, StrictModel, load_yaml, validate_data
-from .population import (
-    ActionabilityProfiles,
-    AllActionableSampler,
-    CostProfile,
-    GroupAssignment,
-    LikertSampler,
-    Population,
-    RankingSampler,
-    assign_groups,
+from .documents import (
+    DocumentError,
+    DocumentProblem,
+    SafeName,
+    StrictModel,
+    load_yaml,
+    safe_name_problem,
+    validate_data,
+)
+from .people.response import LogisticResponseSpec
+from .people.spec import (
+    ActionabilitySpec,
+    CostSpec,
+    GroupsSpec,
+    PeopleSpec,
+    PopulationSpec,
+    ResponseSpecs,
+    UsersSpec,
 )
 from .registry import POLICY_SPECS, WORLD_SPECS
-from .rng import entity_uniforms
 from .sim.spec import SimulationSpec
 from .world.decision import DecisionConfig
+from .world.external import ExternalModelSpec
 
 __all__ = [
     "ActionabilitySpec",
@@ -63,140 +73,45 @@ __all__ = [
     "Scenario",
     "load_scenario",
     "load_population",
-    "build_population",
+    "people_specs",
 ]
-
-BiasName = Literal["uniform", "causal_order", "reverse_causal_order", "privileged",
-                   "non_privileged"]
-
-
-class ActionabilitySpec(StrictModel):
-    """How each person's individual actionability scores are drawn.
-
-    ``ranking``: a permutation from ``bias`` and a threshold leaving ``n_actionable`` features
-    (``null``: uniform over 1..K). ``likert``: scores uniform in 1..``levels`` (0 included when
-    ``allow_not_actionable``). ``all``: no personalization.
-    """
-
-    kind: Literal["ranking", "likert", "all"] = "ranking"
-    bias: BiasName | list[float] = "uniform"
-    n_actionable: int | None = Field(None, ge=0, le=16)
-    levels: int = Field(4, ge=2, le=10)
-    allow_not_actionable: bool = False
-
-    def sampler(self, bias: Any = None):
-        if self.kind == "ranking":
-            chosen = self.bias if bias is None else bias
-            chosen = tuple(chosen) if isinstance(chosen, list) else chosen
-            return RankingSampler(chosen, self.n_actionable)
-        if self.kind == "likert":
-            return LikertSampler(self.levels, self.allow_not_actionable)
-        return AllActionableSampler()
-
-
-class CostSpec(StrictModel):
-    """Cost profile mapping scores to weights: ``w(s) = 1 + alpha ((s-1)/(S-1))^p``."""
-
-    shape: Literal["constant", "concave", "linear", "convex"] = "constant"
-    alpha: float = Field(3.0, ge=0)
-    power: float | None = Field(None, gt=0)
-
-    def profile(self) -> CostProfile:
-        return CostProfile(self.shape, self.alpha, self.power)
-
-
-class GroupProfileSpec(StrictModel):
-    bias: BiasName | list[float]
-
-
-class GroupsSpec(StrictModel):
-    """Group-correlated assignment of a privileged and a non-privileged ranking distribution."""
-
-    rule: Literal["random", "income", "attribute"]
-    privileged_share: float = Field(0.25, gt=0, lt=1)
-    attribute: str = "race"
-    privileged_if_majority: float = Field(0.9, ge=0, le=1)
-    privileged_if_minority: float = Field(0.05, ge=0, le=1)
-    privileged: GroupProfileSpec = GroupProfileSpec(bias="privileged")
-    non_privileged: GroupProfileSpec = GroupProfileSpec(bias="non_privileged")
-
-    def assignment(self) -> GroupAssignment:
-        return GroupAssignment(self.rule, self.privileged_share, self.attribute,
-                               self.privileged_if_majority, self.privileged_if_minority)
-
-
-class PopulationSpec(StrictModel):
-    """A population document: actionability sampler, cost profile, optional groups."""
-
-    description: str = ""
-    actionability: ActionabilitySpec = ActionabilitySpec()
-    cost: CostSpec = CostSpec()
-    groups: GroupsSpec | None = None
-    stylized_attribute: str | None = Field(
-        None, description="add a stylized binary attribute (equal gender x attribute cells) "
-                          "that affects nothing, for audits")
-
-    @model_validator(mode="after")
-    def _groups_need_rankings(self) -> PopulationSpec:
-        if self.groups is not None and self.actionability.kind != "ranking":
-            raise ValueError("groups assign ranking distributions; actionability.kind must be "
-                             "'ranking'")
-        return self
-
-
-def build_population(
-    spec: PopulationSpec, x: np.ndarray, feature_names: tuple[str, ...],
-    actionable: tuple[str, ...], ids: np.ndarray, seed: int,
-) -> Population:
-    """Draws every applicant's actionability profile and group attributes.
-
-    Draws are keyed by ``(seed, purpose, applicant id)``: two conditions differing only in the
-    cost profile give the same people the same rankings.
-    """
-    ids = np.asarray(ids)
-    groups: dict[str, np.ndarray] = {}
-    if spec.stylized_attribute is not None:
-        groups.update({k: v for k, v in assign_groups(
-            GroupAssignment("attribute", attribute=spec.stylized_attribute),
-            x, feature_names, ids, seed).items() if k != "privileged"})
-    uniforms = entity_uniforms(seed, "actionability", ids, 8)
-    if spec.groups is None:
-        scores, levels = spec.actionability.sampler().sample(actionable, uniforms)
-    else:
-        assigned = assign_groups(spec.groups.assignment(), x, feature_names, ids, seed)
-        groups.update(assigned)
-        privileged = assigned["privileged"]
-        s_priv, levels = spec.actionability.sampler(spec.groups.privileged.bias).sample(
-            actionable, uniforms)
-        s_non, _ = spec.actionability.sampler(spec.groups.non_privileged.bias).sample(
-            actionable, uniforms)
-        scores = np.where(privileged[:, None], s_priv, s_non)
-    weights = spec.cost.profile().weights(scores, levels)
-    profiles = ActionabilityProfiles(actionable, scores, levels, weights,
-                                     spec.actionability.kind)
-    return Population(ids, x, feature_names, profiles, groups)
-
 
 def _population_form(value: Any) -> str:
     return "file" if isinstance(value, str) else "inline"
 
 
 class ConditionSpec(StrictModel):
-    """One condition to compare: a name and a population (file path or inline document)."""
+    """One condition to compare: a name and a population (file path or inline document), and
+    optionally its own ``users:`` and ``response:`` sections (replacing the scenario's)."""
 
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
+    name: SafeName
     # A tagged union so that a bad inline document is reported once, not also as "not a path".
     population: Annotated[
         Union[Annotated[PopulationSpec, Tag("inline")], Annotated[str, Tag("file")]],  # noqa: UP007
         Discriminator(_population_form),
     ]
+    users: UsersSpec | None = None
+    response: ResponseSpecs | None = None  # type: ignore[valid-type]
 
 
 class ContrastSpec(StrictModel):
-    """A paired comparison written to ``contrasts.csv``: ``policy`` minus ``baseline``."""
+    """A paired comparison written to ``contrasts.csv``: ``policy`` minus ``baseline``.
+
+    Without conditions, the two policies are compared within every condition. With
+    ``condition`` and ``baseline_condition``, ``policy`` in ``condition`` is compared with
+    ``baseline`` in ``baseline_condition`` (the same people in both: draws are keyed by person).
+    """
 
     policy: str = Field(min_length=1)
     baseline: str = Field(min_length=1)
+    condition: str | None = None
+    baseline_condition: str | None = None
+
+    @model_validator(mode="after")
+    def _both_conditions(self) -> ContrastSpec:
+        if (self.condition is None) != (self.baseline_condition is None):
+            raise ValueError("give both condition and baseline_condition, or neither")
+        return self
 
 
 class DecisionModelSpec(StrictModel):
@@ -209,6 +124,25 @@ class DecisionModelSpec(StrictModel):
 
     def config(self) -> DecisionConfig:
         return DecisionConfig(tuple(self.hidden), self.epochs, self.batch_size, self.lr)
+
+    def obtain(self, data: Any, cache: Any, seed: int, base_dir: str | Path = ".",
+               progress: bool = False) -> tuple[Any, dict]:
+        """The model trained on ``data`` (from the cache when it holds it) and its record."""
+        return cache.decision_model(data, self.config(), seed, progress=progress)
+
+
+def _decision_form(value: Any) -> str:
+    # an entry with a ``kind`` names a model file; without one it configures training
+    if isinstance(value, ExternalModelSpec) or (isinstance(value, dict) and "kind" in value):
+        return "file"
+    return "trained"
+
+
+DecisionModelEntry = Annotated[
+    Union[Annotated[DecisionModelSpec, Tag("trained")],  # noqa: UP007
+          Annotated[ExternalModelSpec, Tag("file")]],
+    Discriminator(_decision_form),
+]
 
 
 class ApplicantsSpec(StrictModel):
@@ -235,33 +169,50 @@ def _scenario_model() -> type[StrictModel]:
     class Scenario(StrictModel):
         """A scenario document (see the module docstring)."""
 
-        name: str = Field(min_length=1)
+        name: SafeName
         description: str = ""
         seed: int = Field(0, ge=0)
         replications: int = Field(1, ge=1, le=1000)
         world: world_union  # type: ignore[valid-type]
-        decision_model: DecisionModelSpec = DecisionModelSpec()
+        decision_model: DecisionModelEntry = DecisionModelSpec()
         applicants: ApplicantsSpec = ApplicantsSpec()
         policies: list[policy_union] = Field(min_length=1)  # type: ignore[valid-type]
         conditions: list[ConditionSpec] = Field(min_length=1)
+        users: UsersSpec = Field(default_factory=UsersSpec)
+        response: ResponseSpecs = Field(  # type: ignore[valid-type]
+            default_factory=LogisticResponseSpec)
         simulation: SimulationSpec | None = None
         contrasts: list[ContrastSpec] = Field(default_factory=list)
 
         @model_validator(mode="after")
         def _unique_names(self):
             policies = [policy_name(p) for p in self.policies]
+            for name in policies:
+                if safe_name_problem(name):
+                    raise ValueError(f"policy name: {safe_name_problem(name)}")
             for what, names in (("policies", policies),
                                 ("conditions", [c.name for c in self.conditions])):
                 dupes = sorted({n for n in names if names.count(n) > 1})
                 if dupes:
                     raise ValueError(f"{what} names must be unique; repeated: {dupes}")
             unknown = _unknown_contrast_names(
-                policies, [{"policy": c.policy, "baseline": c.baseline} for c in self.contrasts])
+                policies, [c.model_dump() for c in self.contrasts],
+                [c.name for c in self.conditions])
             if unknown:
                 raise ValueError("; ".join(f"{field}: {reason}" for field, reason in unknown))
+            if (self.simulation is not None and self.simulation.retraining is not None
+                    and not getattr(type(self.world), "labels", False)):
+                raise ValueError(
+                    f"simulation.retraining: the {self.world.kind} world has no label rule, so "
+                    "the lender cannot be retrained on it; remove retraining or use a world "
+                    "with labels")
             return self
 
     return Scenario
+
+
+def _needs_gradients(spec: Any) -> bool:
+    return bool(getattr(spec, "needs_gradients", False))
 
 
 def policy_name(spec: Any) -> str:
@@ -272,8 +223,10 @@ def policy_name(spec: Any) -> str:
 Scenario = _scenario_model()
 
 
-def _unknown_contrast_names(policies: list, contrasts: list) -> list[tuple[str, str]]:
-    """``(field, reason)`` for every contrast entry naming a policy the scenario lacks."""
+def _unknown_contrast_names(policies: list, contrasts: list,
+                            conditions: list | None = None) -> list[tuple[str, str]]:
+    """``(field, reason)`` for every contrast entry naming a policy (or condition) the scenario
+    lacks."""
     out = []
     for i, entry in enumerate(contrasts):
         for role in ("policy", "baseline"):
@@ -282,6 +235,12 @@ def _unknown_contrast_names(policies: list, contrasts: list) -> list[tuple[str, 
                 out.append((f"contrasts[{i}].{role}",
                             f"unknown policy name {name!r}; the scenario's policies are "
                             f"{policies}"))
+        for role in ("condition", "baseline_condition"):
+            name = entry.get(role) if isinstance(entry, dict) else None
+            if conditions is not None and isinstance(name, str) and name not in conditions:
+                out.append((f"contrasts[{i}].{role}",
+                            f"unknown condition name {name!r}; the scenario's conditions are "
+                            f"{conditions}"))
     return out
 
 
@@ -290,22 +249,31 @@ def _unknown_kind_problems(data: Any, source: str) -> list[DocumentProblem]:
     problems = []
     if not isinstance(data, dict):
         return problems
-    for i, entry in enumerate(data.get("policies") or []):
-        if isinstance(entry, dict) and entry.get("kind") not in POLICY_SPECS:
+    policies = data.get("policies")
+    for i, entry in enumerate(policies if isinstance(policies, list) else []):
+        if not isinstance(entry, dict):
+            continue
+        kind = entry.get("kind")
+        if not isinstance(kind, str) or kind not in POLICY_SPECS:
             problems.append(DocumentProblem(
                 source, f"policies[{i}].kind",
-                f"unknown policy {entry.get('kind')!r}; choose from {sorted(POLICY_SPECS)}"))
+                f"unknown policy {kind!r}; choose from {sorted(POLICY_SPECS)}"))
+        elif "name" in entry and safe_name_problem(entry["name"]):
+            problems.append(DocumentProblem(source, f"policies[{i}].name",
+                                            safe_name_problem(entry["name"])))
     # the model-level check names no field; checked here first, the entry is named
-    entries = [e for e in data.get("policies") or [] if isinstance(e, dict)]
+    entries = [e for e in policies if isinstance(e, dict)] if isinstance(policies, list) else []
     contrasts = data.get("contrasts")
+    conditions = [c.get("name") for c in data.get("conditions") or [] if isinstance(c, dict)]
     problems += [DocumentProblem(source, field, reason) for field, reason in
                  _unknown_contrast_names([e.get("name") or e.get("kind") for e in entries],
-                                         contrasts if isinstance(contrasts, list) else [])]
+                                         contrasts if isinstance(contrasts, list) else [],
+                                         conditions)]
     world = data.get("world")
-    if isinstance(world, dict) and world.get("kind") not in WORLD_SPECS:
+    kind = world.get("kind") if isinstance(world, dict) else None
+    if isinstance(world, dict) and (not isinstance(kind, str) or kind not in WORLD_SPECS):
         problems.append(DocumentProblem(
-            source, "world.kind",
-            f"unknown world {world.get('kind')!r}; choose from {sorted(WORLD_SPECS)}"))
+            source, "world.kind", f"unknown world {kind!r}; choose from {sorted(WORLD_SPECS)}"))
     return problems
 
 
@@ -328,7 +296,21 @@ def load_scenario(path: str | Path) -> tuple[Any, dict[str, PopulationSpec]]:
         raise DocumentError(kind_problems)
     scenario = validate_data(data, Scenario, str(path))
     populations: dict[str, PopulationSpec] = {}
-    problems: list[DocumentProblem] = []
+    # data-dependent checks (a data file's columns, values, labels) are part of validation
+    check_data = getattr(scenario.world, "check_data", None)
+    problems: list[DocumentProblem] = [
+        DocumentProblem(str(path), f"world.{field}", reason)
+        for field, reason in (check_data(path.parent) if check_data else [])]
+    if not getattr(scenario.decision_model, "differentiable", True):
+        problems += [DocumentProblem(str(path), f"policies[{i}].kind", (
+            f"{spec.kind} follows the decision model's gradient; a "
+            f"{scenario.decision_model.kind} model has none (use a torchscript model, or "
+            "policies that only query the model: oracle, growing_spheres)"))
+            for i, spec in enumerate(scenario.policies) if _needs_gradients(spec)]
+    if isinstance(scenario.decision_model, ExternalModelSpec) and not problems:
+        problems += [DocumentProblem(str(path), field, reason) for field, reason in
+                     scenario.decision_model.check(path.parent,
+                                                   scenario.world.feature_names())]
     for i, cond in enumerate(scenario.conditions):
         if isinstance(cond.population, PopulationSpec):
             populations[cond.name] = cond.population
@@ -342,6 +324,40 @@ def load_scenario(path: str | Path) -> tuple[Any, dict[str, PopulationSpec]]:
             populations[cond.name] = load_population(pop_path)
         except DocumentError as exc:
             problems.extend(exc.problems)
+    if scenario.simulation is not None:
+        problems += _group_column_problems(scenario, populations, str(path))
     if problems:
         raise DocumentError(problems)
     return scenario, populations
+
+
+def _group_column_problems(scenario: Any, populations: dict[str, PopulationSpec],
+                           source: str) -> list[DocumentProblem]:
+    """The event world's ``group_column`` (and per-group request probabilities) must name a
+    group column every condition's people carry."""
+    sim = scenario.simulation
+    problems = []
+    for cond in scenario.conditions:
+        have = populations[cond.name].group_columns()
+        if sim.group_column not in have:
+            problems.append(DocumentProblem(
+                source, "simulation.group_column",
+                f"{sim.group_column!r} is not a group of condition {cond.name!r} (its groups: "
+                f"{have or 'none'}); add `groups:` or `stylized_attribute:` to its population, "
+                "or choose another group_column"))
+    for label in sim.request_probability_by_group:
+        column = label.split("=", 1)[0]
+        if "=" not in label or column != sim.group_column:
+            problems.append(DocumentProblem(
+                source, f"simulation.request_probability_by_group.{label}",
+                f"labels are '{sim.group_column}=<value>'"))
+    return problems
+
+
+def people_specs(scenario: Any, populations: dict[str, PopulationSpec]) -> dict[str, PeopleSpec]:
+    """The :class:`~simstudy.people.PeopleSpec` of every condition: its population with the
+    condition's (or else the scenario's) ``users:`` and ``response:`` sections."""
+    return {c.name: PeopleSpec(population=populations[c.name],
+                               users=c.users or scenario.users,
+                               response=c.response or scenario.response)
+            for c in scenario.conditions}

@@ -4,25 +4,70 @@ A run directory holds ``manifest.json`` (everything the run used), ``recourse.pa
 ``summary.csv``, and ``parts/`` with one parquet file per finished unit of work. Every file is
 written to a temporary name and renamed into place, so an interrupted run never leaves a
 half-written file and a rerun resumes from the finished parts.
+
+Safety of resumption: one process at a time writes a run directory (:class:`RunLock`); each
+part has a ``.check`` file beside it holding its sha256 and the key of everything it depends on
+(:func:`write_checked`); a part whose bytes or key do not match is moved to ``set-aside/`` and
+computed again (:func:`checked`), never mixed into the results.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import importlib.metadata
 import json
 import os
 import platform
+import sys
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["atomic_write", "atomic_write_text", "write_parquet", "write_csv", "package_versions",
-           "write_manifest", "read_manifest"]
+from . import __version__
+from .documents import UsageError
+
+__all__ = ["check_output_dir", "check_output_file", "atomic_write", "atomic_write_text",
+           "write_parquet", "write_csv", "package_versions", "write_manifest", "read_manifest",
+           "RunLock", "code_version", "file_sha256", "write_checked", "checked",
+           "set_aside"]
 
 _PACKAGES = ("simstudy", "numpy", "scipy", "torch", "zuko", "simpy", "pandas", "pyarrow",
              "pydantic", "statsmodels", "pygam", "matplotlib")
+
+
+def _probe(folder: Path, what: str) -> None:
+    # os.access says yes to root on a read-only mount: try to write instead
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot write there ({exc.strerror or exc})") from None
+
+
+def check_output_dir(path: str | Path, flag: str = "--out") -> Path:
+    """Creates the output folder ``path`` or refuses it, before any work is done."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path}: exists and is not a directory")
+    _probe(path, f"{flag} {path}")
+    return path
+
+
+def check_output_file(path: str | Path, flag: str = "--out") -> Path:
+    """Refuses an output file that could not be written, before any work is done."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: is a directory; give a file name")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise UsageError(f"{flag} {path}: {path.parent} is not a directory")
+    _probe(path.parent, f"{flag} {path}")
+    return path
 
 
 def _tmp(path: Path) -> Path:
@@ -47,9 +92,11 @@ def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
     atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
 
 
-def write_csv(df: pd.DataFrame, path: str | Path) -> None:
-    # repr-precision floats so reruns compare byte for byte
-    atomic_write(path, lambda tmp: df.to_csv(tmp, index=False, float_format="%.17g"))
+def write_csv(df: pd.DataFrame, path: str | Path, digits: int | None = None) -> None:
+    """Writes a CSV atomically; floats with ``digits`` significant digits (default: repr
+    precision, so reruns compare byte for byte either way)."""
+    fmt = f"%.{digits}g" if digits else "%.17g"
+    atomic_write(path, lambda tmp: df.to_csv(tmp, index=False, float_format=fmt))
 
 
 def package_versions() -> dict[str, str]:
@@ -69,3 +116,107 @@ def write_manifest(run_dir: str | Path, manifest: dict[str, Any]) -> None:
 
 def read_manifest(run_dir: str | Path) -> dict[str, Any]:
     return json.loads((Path(run_dir) / "manifest.json").read_text())
+
+
+class RunLock:
+    """An exclusive lock on a run directory, held while a command writes there.
+
+    An advisory ``flock`` on ``DIR/.lock`` (the standard library's, released by the operating
+    system when the process ends, even when killed). A second writer is refused with a
+    :class:`UsageError` naming the holder's process id.
+    """
+
+    def __init__(self, run_dir: str | Path):
+        self.path = Path(run_dir) / ".lock"
+        self._fd: int | None = None
+
+    def __enter__(self) -> RunLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise UsageError(f"{self.path.parent} is being written by another simstudy process "
+                             f"(pid {holder}); wait for it to finish or choose another "
+                             "--out") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@cache
+def code_version() -> str:
+    """The package version and a sha256 of its source files: results made by other code are
+    not resumed."""
+    root = Path(__file__).parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return f"{__version__}+{h.hexdigest()[:16]}"
+
+
+def _check_path(path: Path) -> Path:
+    return path.with_name(path.name + ".check")
+
+
+def write_checked(path: str | Path, write: Callable[[Path], Any], key: str) -> None:
+    """Writes ``path`` atomically, then its ``.check`` file (sha256 of the bytes and ``key``).
+
+    A crash between the two leaves a part without a check file, which :func:`checked` treats
+    as damaged.
+    """
+    path = Path(path)
+    atomic_write(path, write)
+    atomic_write_text(_check_path(path), json.dumps({"sha256": file_sha256(path), "key": key}))
+
+
+def set_aside(path: str | Path, reason: str) -> Path:
+    """Moves ``path`` (and its check file) to ``set-aside/`` beside it, with a note on stderr."""
+    path = Path(path)
+    aside = path.parent / "set-aside"
+    aside.mkdir(parents=True, exist_ok=True)
+    for p in (path, _check_path(path)):
+        if p.exists():
+            os.replace(p, aside / p.name)
+    print(f"{path.name}: {reason}; set aside in {aside} and computed again", file=sys.stderr)
+    return aside / path.name
+
+
+def checked(path: str | Path, key: str) -> bool:
+    """True when ``path`` exists with a check file matching its bytes and ``key``.
+
+    A part that exists but fails (no check file, other bytes, another key) is set aside.
+    """
+    path = Path(path)
+    if not path.exists():
+        return False
+    try:
+        record = json.loads(_check_path(path).read_text())
+    except (OSError, ValueError):
+        set_aside(path, "no valid check file")
+        return False
+    if record.get("key") != key:
+        set_aside(path, "computed for other inputs")
+        return False
+    if record.get("sha256") != file_sha256(path):
+        set_aside(path, "checksum mismatch")
+        return False
+    return True

@@ -76,7 +76,7 @@ def _metrics(block: pd.DataFrame, extras: Sequence[str]) -> dict[str, float]:
 def _extra_columns(df: pd.DataFrame, group_columns: Sequence[str]) -> list[str]:
     measured = {m.column for m in metrics_of("recourse").values()}
     skip = {*_ID_COLUMNS, *RECOURSE_COLUMNS, *measured, *group_columns}
-    prefixes = ("x_", "xcf_", "score_", "weight_", "act_", "theta_")
+    prefixes = ("x_", "xcf_", "score_", "weight_", "act_", "theta_", "can_")
     return [c for c in df.columns if c not in skip and not c.startswith(prefixes)
             and pd.api.types.is_numeric_dtype(df[c])]
 
@@ -110,35 +110,64 @@ def summarize_recourse(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> p
             if col != "n":
                 row[f"{col}_ci_low"], row[f"{col}_ci_high"] = lo, hi
         rows.append(row)
-    return pd.DataFrame(rows)
+    return _in_document_order(pd.DataFrame(rows), df, group_columns)
 
 
-def summarize_contrasts(df: pd.DataFrame, pairs: Sequence[tuple[str, str]],
+def _in_document_order(table: pd.DataFrame, df: pd.DataFrame, group_columns: Sequence[str],
+                       first: str = "policy") -> pd.DataFrame:
+    """Rows ordered as the scenario lists policies (or contrast pairs) and conditions, ``all``
+    before the group columns, instead of alphabetically. A ``pair`` column is dropped."""
+    if not len(table):
+        return table
+    rank = {"policy": {v: i for i, v in enumerate(pd.unique(df["policy"]))},
+            "condition": {v: i for i, v in enumerate(pd.unique(df["condition"]))},
+            "group_by": {v: i for i, v in enumerate(("all", *group_columns))}}
+    order = pd.DataFrame({
+        "first": table["pair"] if first == "pair" else table["policy"].map(rank["policy"]),
+        "condition": table["condition"].map(rank["condition"]),
+        "group_by": table["group_by"].map(rank["group_by"]), "group": table["group"]})
+    index = order.sort_values(list(order.columns), kind="stable").index
+    return table.loc[index].drop(columns="pair", errors="ignore").reset_index(drop=True)
+
+
+def summarize_contrasts(df: pd.DataFrame, pairs: Sequence[tuple],
                         group_columns: Sequence[str] = ()) -> pd.DataFrame:
     """Paired differences ``policy - baseline`` of every metric, per condition x group.
 
     Args:
         df: the recourse table of a run.
-        pairs: ``(policy, baseline)`` names.
+        pairs: ``(policy, baseline)`` names, compared within every condition, or
+            ``(policy, baseline, condition, baseline_condition)``: ``policy`` in ``condition``
+            against ``baseline`` in ``baseline_condition`` (``None`` conditions: within each).
         group_columns: columns to break the contrasts down by, besides ``all``.
 
     Returns:
         One row per pair x condition x group: each metric's mean difference over the
-        replications both policies ran, with its 95% interval (``*_ci_low``, ``*_ci_high``).
+        replications both ran, with its 95% interval (``*_ci_low``, ``*_ci_high``); a
+        cross-condition pair has ``condition`` ``"<condition> vs <baseline_condition>"``.
     """
     per_rep = replication_metrics(df, group_columns)
-    keys = ["replication", "condition", "group_by", "group"]
-    metric_cols = [c for c in per_rep.columns if c not in (*keys, "policy", "n")]
+    metric_cols = [c for c in per_rep.columns
+                   if c not in ("replication", "condition", "group_by", "group", "policy", "n")]
     rows = []
-    for policy, baseline in pairs:
-        joined = per_rep[per_rep["policy"] == policy].merge(
-            per_rep[per_rep["policy"] == baseline], on=keys, suffixes=("", "_baseline"))
+    for pair_index, pair in enumerate(pairs):
+        policy, baseline, cond, base_cond = (*pair, None, None)[:4]
+        mine = per_rep[per_rep["policy"] == policy]
+        theirs = per_rep[per_rep["policy"] == baseline]
+        keys = ["replication", "condition", "group_by", "group"]
+        if cond is not None:
+            mine = mine[mine["condition"] == cond].assign(condition=f"{cond} vs {base_cond}")
+            theirs = theirs[theirs["condition"] == base_cond].assign(
+                condition=f"{cond} vs {base_cond}")
+        joined = mine.merge(theirs, on=keys, suffixes=("", "_baseline"))
         for key, block in joined.groupby(["condition", "group_by", "group"], sort=False):
-            row = {"policy": policy, "baseline": baseline,
+            row = {"pair": pair_index,
+                   "policy": policy, "baseline": baseline,
                    **dict(zip(("condition", "group_by", "group"), key, strict=True)),
                    "replications": int(block["replication"].nunique())}
             for col in metric_cols:
                 m, lo, hi = mean_ci((block[col] - block[f"{col}_baseline"]).to_numpy())
                 row[col], row[f"{col}_ci_low"], row[f"{col}_ci_high"] = m, lo, hi
             rows.append(row)
-    return pd.DataFrame(rows)
+    # pairs in the scenario's order, then conditions and groups as in a summary
+    return _in_document_order(pd.DataFrame(rows), df, group_columns, first="pair")

@@ -6,13 +6,13 @@ import numpy as np
 import torch
 
 from simstudy.metrics import Recourse
+from simstudy.people import PeopleSpec
 from simstudy.policies.base import RecoursePolicy
-from simstudy.population import ActionabilityProfiles, GroupAssignment, RankingSampler
+from simstudy.population import ActionabilityProfiles
 from simstudy.rng import generator
-from simstudy.sim.world import SamplerPopulation
 from simstudy.world.data import sample_world_data
 from simstudy.world.decision import DecisionConfig, train_decision_model
-from simstudy.world.loan import LOAN_ROLES, LoanSCM
+from simstudy.world.loan import LoanSCM
 
 #: Direction in which each Loan feature raises the approval score.
 DIRECTION = {"loan_amount": -1.0, "loan_duration": -1.0, "income": 1.0, "savings": 1.0}
@@ -30,7 +30,7 @@ class PreferredFeaturePolicy(RecoursePolicy):
     kind = "preferred-feature"
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
-                  seed: int = 0) -> Recourse:
+                  seed: int = 0, feedback=None) -> Recourse:
         ctx = self.context_
         names = ctx.feature_names
         n, d = x.shape
@@ -75,12 +75,15 @@ def small_world(n_data: int = 600, epochs: int = 5, seed: int = 0):
     return world, data, model
 
 
-def ranking_population() -> SamplerPopulation:
-    """Uniform rankings with a random threshold; privileged people rank income/savings first."""
-    return SamplerPopulation(
-        features=LOAN_ROLES.actionable, feature_names=LOAN_ROLES.names,
-        sampler=RankingSampler("non_privileged"), groups=GroupAssignment("random", 0.3),
-        privileged_sampler=RankingSampler("privileged"))
+def ranking_population(mismatch: float = 0.0, **sections) -> PeopleSpec:
+    """Rankings with a random threshold; privileged people (30%, at random) rank income and
+    savings first, the others loan amount and duration; ``mismatch``: share of people with a
+    hidden non-actionable feature."""
+    return PeopleSpec.model_validate({
+        "population": {"actionability": {"kind": "ranking"},
+                       "groups": {"rule": "random", "privileged_share": 0.3},
+                       "hidden_mismatch_probability": mismatch},
+        **sections})
 
 
 def stand_in_factory(context):

@@ -66,3 +66,15 @@ def lin_people(lin_ctx):
     profiles = ActionabilityProfiles(ACTIONABLE, scores, levels,
                                      np.where(scores > 0, 1.0, np.inf))
     return x[idx].numpy(), ids, profiles
+
+
+def make_people(ctx, x, ids, profiles, seed=0, response=None, mismatch=0.0, **users):
+    """Simulated people with a given reported profile (``users`` are ``UsersSpec`` fields)."""
+    from simstudy.people import PeopleSpec
+    from simstudy.primitives.space import ScaledSpace
+
+    spec = PeopleSpec.model_validate({
+        "population": {"hidden_mismatch_probability": mismatch}, "users": users,
+        **({"response": response} if response is not None else {})})
+    return spec.build(x, ids, seed, ctx.feature_names, ctx.world.roles.actionable,
+                      ScaledSpace.from_context(ctx), reported=profiles)

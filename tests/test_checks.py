@@ -14,8 +14,10 @@ from simstudy.checks import (
     registered_kinds,
 )
 from simstudy.metrics import Recourse
+from simstudy.people import PeopleSpec
 from simstudy.policies import CausalOracle
 from simstudy.policies.base import RecourseContext
+from simstudy.primitives.space import ScaledSpace
 from simstudy.rng import generator
 from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, ModelCache, train_decision_model
@@ -61,16 +63,27 @@ def test_policy_contract(kind, mlp_context):
     context, x, ids = mlp_context
     spec = example_spec("policy", kind)
     profiles = check_profiles(context.world.roles.actionable, ids)
+    extra = None
+    if spec.policy().asks_questions:
+        # people with hidden preference weights answer (a fresh session per request)
+        people = PeopleSpec.model_validate({"users": {"preference": "weights"}}).build(
+            x, ids, 0, context.feature_names, context.world.roles.actionable,
+            ScaledSpace.from_context(context), reported=profiles)
+
+        def extra(rows):
+            return {"feedback": people.feedback()}
     if kind not in KNOWN_BREACHES:
-        check_policy(spec.policy, context, x, ids, profiles, name=kind, seed=3)
+        check_policy(spec.policy, context, x, ids, profiles, name=kind, seed=3,
+                     recommend_kwargs=extra)
         return
     match, cause = KNOWN_BREACHES[kind]
     # everything else holds for people inside the training range
     inside = np.clip(x, context.lower, context.upper)
     check_policy(spec.policy, context, inside, ids, profiles, name=kind, seed=3,
-                 outside_range=False)
+                 outside_range=False, recommend_kwargs=extra)
     with pytest.raises(ContractError, match=match):
-        check_policy(spec.policy, context, x, ids, profiles, name=kind, seed=3)
+        check_policy(spec.policy, context, x, ids, profiles, name=kind, seed=3,
+                     recommend_kwargs=extra)
     pytest.xfail(f"{kind}: {cause}")
 
 

@@ -1,9 +1,11 @@
 import numpy as np
 import pytest
 import torch
+from conftest import make_people
 from pydantic import ValidationError
 
-from simstudy.metrics import Recourse
+from simstudy.metrics import Recourse, evaluate_recourse
+from simstudy.people.feedback import NoiseModel
 from simstudy.policies.base import RecoursePolicy
 from simstudy.policies.growing_spheres import GrowingSpheres
 from simstudy.policies.hare import (
@@ -14,8 +16,13 @@ from simstudy.policies.hare import (
     tournament,
 )
 from simstudy.policies.space import ScaledSpace, action_mask
-from simstudy.users.feedback import NoiseModel, SimulatedUsers
-from simstudy.users.model import UserModel
+
+
+def _truth(ctx, people, rec):
+    """The people's truth columns of a recourse (evaluated like the run tables)."""
+    ev = evaluate_recourse(ctx.world, ctx.model, people.x, rec, people.reported,
+                           ctx.feature_range)
+    return people.truth_columns(ev["x_cf"], ev["found"], rec.intervened & rec.found[:, None])
 
 
 def test_projection_never_moves_a_non_actionable_feature(lin_ctx, lin_people):
@@ -61,25 +68,32 @@ def test_noiseless_tournament_ends_with_candidate_nearest_ground_truth():
     shown = torch.rand(n, k, generator=g) > 0.3
     shown[:, 0] = True
     order = torch.rand(n, k, generator=g).argsort(dim=1)
-    users = SimulatedUsers(np.arange(n), torch.zeros(n, d, dtype=torch.float64), 0, k - 1,
-                           target=target)
-    win, _ = tournament(users, cands, shown, order, torch.ones(n, dtype=torch.bool))
+    queries = torch.zeros(n, dtype=torch.int64)
+
+    def ask(a, b, asking):
+        queries.add_(asking.to(torch.int64))
+        return ((a - target).norm(dim=1) <= (b - target).norm(dim=1)) | ~asking
+
+    win, _ = tournament(ask, cands, shown, order, torch.ones(n, dtype=torch.bool))
     dist = torch.where(shown, (cands - target[:, None]).norm(dim=2), torch.inf)
     best = cands[torch.arange(n), dist.argmin(dim=1)]
     assert torch.equal(win, best)
-    assert (users.queries == shown.sum(dim=1).numpy() - 1).all()
+    assert (queries == shown.sum(dim=1) - 1).all()
 
 
 def test_hare_gets_closer_to_the_hidden_truth_than_its_base(lin_ctx, lin_people):
     x, ids, profiles = lin_people
-    hare = HARE(GrowingSpheres(n_samples=50), UserModel(scale="far", n_samples=50),
-                budget=12, iterations=2, steps=30).fit(lin_ctx)
-    rec = hare.recommend(x, profiles, ids)
+    people = make_people(lin_ctx, x, ids, profiles, scale="far", n_samples=50)
+    hare = HARE(GrowingSpheres(n_samples=50), budget=12, iterations=2, steps=30).fit(lin_ctx)
+    rec = hare.recommend(x, profiles, ids, feedback=people.feedback())
     e = rec.extras
     assert (e["queries"] <= 12).all()
-    assert np.nanmean(e["gtd"]) < np.nanmean(e["gtd_base"])
-    assert np.nanmean(e["gtp"]) < np.nanmean(e["gtp_base"])
+    mine, base = _truth(lin_ctx, people, rec), _truth(lin_ctx, people, rec.base)
+    assert np.nanmean(mine["gtd"]) < np.nanmean(base["gtd"])
+    assert np.nanmean(mine["gtp"]) < np.nanmean(base["gtp"])
     assert (e["violations"] == 0).all()
+    with pytest.raises(ValueError, match="feedback"):
+        hare.recommend(x, profiles, ids)
     mask = action_mask(lin_ctx.feature_names, profiles)
     assert not (rec.intervened & ~mask).any()
     with torch.no_grad():
@@ -90,12 +104,13 @@ def test_keep_best_never_ends_further_from_the_truth_than_its_first_iteration(
         lin_ctx, lin_people):
     # the first iteration of (B = 12, T = 3) is exactly (B = 4, T = 1): same keys, same k
     x, ids, profiles = lin_people
-    users = UserModel(scale="far", n_samples=50)
+    people = make_people(lin_ctx, x, ids, profiles, scale="far", n_samples=50)
 
     def hidden_loss(budget, iterations, keep_best):
-        hare = HARE(GrowingSpheres(n_samples=50), users, budget=budget, iterations=iterations,
+        hare = HARE(GrowingSpheres(n_samples=50), budget=budget, iterations=iterations,
                     steps=30, early_stop=False, keep_best=keep_best).fit(lin_ctx)
-        return hare.recommend(x, profiles, ids).extras["user_loss"]
+        rec = hare.recommend(x, profiles, ids, feedback=people.feedback())
+        return people.loss(rec.counterfactual)
 
     first = hidden_loss(4, 1, False)
     kept = hidden_loss(12, 3, True)
@@ -110,14 +125,12 @@ def test_keep_best_never_ends_further_from_the_truth_than_its_first_iteration(
 
 def test_spec_builds_multi_hare_and_refuses_bad_documents():
     spec = HARESpec.model_validate({"kind": "hare", "base": {"kind": "growing_spheres"},
-                                    "iterations": 5, "users": {"scale": "near",
-                                                               "noise": {"kind": "bernoulli",
-                                                                         "p": 0.2}}})
+                                    "iterations": 5})
     policy = spec.build()
     assert policy.iterations == 5 and isinstance(policy.base, GrowingSpheres)
-    assert policy.users.noise.p == 0.2 and policy.users.eps == 0.2
-    with pytest.raises(ValidationError):
-        HARESpec.model_validate({"kind": "hare", "users": {"noise": {"kind": "gaussian"}}})
+    # the people who answer are the scenario's, not the policy's
+    with pytest.raises(ValidationError, match="users"):
+        HARESpec.model_validate({"kind": "hare", "users": {"scale": "near"}})
     with pytest.raises(ValidationError):
         HARESpec.model_validate({"kind": "hare", "budgett": 3})
 
@@ -125,7 +138,7 @@ def test_spec_builds_multi_hare_and_refuses_bad_documents():
 class _RaiseIncome(RecoursePolicy):
     """A causal stand-in: intervene on income alone (where actionable), no point proposed."""
 
-    def recommend(self, x, profiles, ids, seed=0):
+    def recommend(self, x, profiles, ids, seed=0, feedback=None):
         names = self.context_.feature_names
         mask = action_mask(names, profiles)
         intervened = np.zeros_like(mask)
@@ -138,9 +151,9 @@ class _RaiseIncome(RecoursePolicy):
 
 def test_hare_over_a_causal_base_treats_downstream_effects_as_effects(lin_ctx, lin_people):
     x, ids, profiles = lin_people
-    hare = HARE(_RaiseIncome(), UserModel(scale="near", n_samples=50), budget=6,
-                iterations=2, steps=20).fit(lin_ctx)
-    rec = hare.recommend(x, profiles, ids)
+    people = make_people(lin_ctx, x, ids, profiles, scale="near", n_samples=50)
+    hare = HARE(_RaiseIncome(), budget=6, iterations=2, steps=20).fit(lin_ctx)
+    rec = hare.recommend(x, profiles, ids, feedback=people.feedback())
     mask = action_mask(lin_ctx.feature_names, profiles)
     assert not (rec.intervened & ~mask).any()
     assert (rec.extras["violations"] == 0).all()
@@ -154,15 +167,19 @@ def test_hare_over_a_causal_base_treats_downstream_effects_as_effects(lin_ctx, l
 def test_weighted_users_get_their_cheapest_candidate(lin_ctx, lin_people, weights):
     x, ids, profiles = lin_people
 
+    people = make_people(lin_ctx, x, ids, profiles, preference="weights", weights=weights)
+
     def extras(noise):
-        users = UserModel(preference="weights", weights=weights, noise=noise)
-        hare = HARE(GrowingSpheres(n_samples=50), users, budget=8, iterations=1, steps=20,
+        hare = HARE(GrowingSpheres(n_samples=50), budget=8, iterations=1, steps=20,
                     early_stop=False).fit(lin_ctx)
-        return hare.recommend(x, profiles, ids).extras
+        rec = hare.recommend(x, profiles, ids, feedback=people.feedback(noise=noise))
+        return {**rec.extras, "user_loss": people.loss(rec.counterfactual)}
 
     honest = extras(NoiseModel())
     random = extras(NoiseModel("bernoulli", p=0.5))
-    assert "gtd" not in honest
+    assert "gtd" not in _truth(lin_ctx, people, HARE(GrowingSpheres(n_samples=50), budget=2)
+                               .fit(lin_ctx).recommend(x, profiles, ids,
+                                                       feedback=people.feedback()))
     assert (honest["queries"] <= 7).all() and not honest["accepted"].any()
     # one iteration shows both the same candidates; an honest person picks the cheapest
     assert (honest["user_loss"] <= random["user_loss"] + 1e-12).all()
@@ -172,9 +189,9 @@ def test_weighted_users_get_their_cheapest_candidate(lin_ctx, lin_people, weight
 def test_hare_over_the_causal_oracle(lin_ctx, lin_people):
     x, ids, profiles = lin_people
     spec = HARESpec.model_validate({"kind": "hare", "base": {"kind": "oracle", "n_values": 5},
-                                    "budget": 4, "iterations": 2, "steps": 10,
-                                    "users": {"scale": "near", "n_samples": 50}})
-    rec = spec.build().fit(lin_ctx).recommend(x, profiles, ids)
+                                    "budget": 4, "iterations": 2, "steps": 10})
+    people = make_people(lin_ctx, x, ids, profiles, scale="near", n_samples=50)
+    rec = spec.build().fit(lin_ctx).recommend(x, profiles, ids, feedback=people.feedback())
     assert (rec.extras["violations"] == 0).all()
     mask = action_mask(lin_ctx.feature_names, profiles)
     assert not (rec.intervened & ~mask).any()

@@ -1,12 +1,31 @@
-"""Every subpackage imports on its own in a fresh interpreter (no import cycles)."""
+"""The package's structure: every subpackage imports on its own in a fresh interpreter (no
+import cycles), and no module hides a cycle with an import inside a function.
 
+Only the command-line entry points import lazily (so that ``--help`` stays fast).
+"""
+
+import ast
+import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-SUBPACKAGES = ["simstudy.users", "simstudy.policies", "simstudy.sim", "simstudy.analysis",
-               "simstudy.world", "simstudy.cli"]
+import simstudy
+
+ROOT = Path(simstudy.__file__).parent
+SUBPACKAGES = sorted(f"simstudy.{m.name}" for m in pkgutil.iter_modules([str(ROOT)])
+                     if m.ispkg) + ["simstudy.cli"]
+#: command-line entry points, whose handlers import what they need when they run
+LAZY_ENTRY_POINTS = {"cli.py", "commands.py", "analysis/commands.py"}
+#: optional extras (``pip install simstudy[models]``), imported only when a model file needs them
+OPTIONAL_EXTRAS = {"skops", "onnxruntime"}
+
+
+def test_every_subpackage_is_listed():
+    assert {"simstudy.people", "simstudy.primitives", "simstudy.policies",
+            "simstudy.sim"} <= set(SUBPACKAGES)
 
 
 @pytest.mark.parametrize("module", SUBPACKAGES)
@@ -14,3 +33,52 @@ def test_imports_first(module):
     done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def _optional(node) -> bool:
+    names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [
+        a.name for a in node.names]
+    return all(n.split(".")[0] in OPTIONAL_EXTRAS for n in names)
+
+
+def _function_imports(path: Path, root: Path = ROOT) -> list[str]:
+    tree = ast.parse(path.read_text())
+    found = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [f"{path.relative_to(root)}:{node.lineno} in {fn.name}"
+                      for node in ast.walk(fn) if isinstance(node, (ast.Import, ast.ImportFrom))
+                      and not _optional(node)]
+    return found
+
+
+def test_no_import_inside_a_function_outside_the_command_line():
+    offenders = [hit for path in sorted(ROOT.rglob("*.py"))
+                 if path.relative_to(ROOT).as_posix() not in LAZY_ENTRY_POINTS
+                 for hit in _function_imports(path)]
+    assert offenders == []
+
+
+def test_the_check_sees_a_function_level_import(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("import sys\n\ndef f():\n    import os\n    return os\n")
+    assert _function_imports(probe, tmp_path) == ["probe.py:4 in f"]
+
+
+def _imported_subpackages(package: str) -> set[str]:
+    out = set()
+    for path in (ROOT / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 2:
+                out.add(node.module.split(".")[0])
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                parts = node.module.split(".")
+                if parts[0] == "simstudy" and len(parts) > 1:
+                    out.add(parts[1])
+    return out
+
+
+def test_people_and_policies_meet_only_in_the_primitives_below_them():
+    assert "people" not in _imported_subpackages("policies")
+    assert "policies" not in _imported_subpackages("people")
+    assert not {"people", "policies"} & _imported_subpackages("primitives")

@@ -1,43 +1,73 @@
+"""The response-model protocol: every registered kind, and the calibrated rating model's
+published shape."""
+
+from __future__ import annotations
+
 import numpy as np
+import pytest
 
-from simstudy.rng import generator
-from simstudy.users.response import DistanceEffect, RatingModel, ResponseModel, published_model
-
-
-def test_effect_shapes():
-    d = np.arange(1.0, 9.0)
-    plateau = DistanceEffect("plateau", slope=0.5, threshold=4.0)(d)
-    np.testing.assert_allclose(plateau, -0.5 * (np.minimum(d, 4) - 1))
-    np.testing.assert_allclose(DistanceEffect("linear", slope=0.2)(d), -0.2 * (d - 1))
-    assert np.all(DistanceEffect("none")(d) == 0)
-    dip = DistanceEffect("none", dip=0.4, dip_below=1.0)(d)
-    assert dip[0] == -0.4 and np.all(dip[1:] == 0)
+from simstudy.people import ResponseInputs, ResponseModel
+from simstudy.registry import RESPONSE_SPECS
+from simstudy.rng import entity_normals, entity_uniforms
 
 
-def test_probabilities_match_sampled_ratings():
-    model = published_model()
-    gen = generator(0, "test")
-    n = 40000
-    effects = model.sample_people(n, gen)
-    d = np.full(n, 2.0)
-    acc, act = model.rate(d, effects, gen)
-    assert acc.min() >= 1 and acc.max() <= 7
-    p_acc, p_act = model.probabilities(d, effects)
-    np.testing.assert_allclose(np.mean(acc >= 5), p_acc.mean(), atol=0.01)
-    np.testing.assert_allclose(np.mean(act >= 5), p_act.mean(), atol=0.01)
+def _inputs(n=400, sparsity=None, seed=0, blocked=None):
+    z = entity_normals(seed, "test-people", np.arange(n), 4)
+    sparsity = np.full(n, 2.0) if sparsity is None else np.asarray(sparsity, float)
+    cost = 0.1 * sparsity
+    return ResponseInputs(cost=cost, cost_unweighted=cost, sparsity=sparsity,
+                          proximity_l1=0.2 * sparsity, accept_effect=z[:, 0],
+                          act_effect=z[:, 1], accept_slope_effect=z[:, 2],
+                          act_slope_effect=z[:, 3], blocked=blocked)
 
 
-def test_blocked_features_and_logit_noise_lower_action():
-    model = published_model()
-    gen = generator(1, "test")
-    eff = model.sample_people(5000, gen)
-    d = np.full(5000, 3.0)
-    _, free = model.probabilities(d, eff)
-    _, blocked = model.probabilities(d, eff, blocked=np.ones(5000, bool))
+def test_rating_and_logistic_are_registered():
+    assert {"logistic", "rating"} <= set(RESPONSE_SPECS)
+
+
+@pytest.mark.parametrize("kind", sorted(RESPONSE_SPECS))
+def test_probabilities_and_ratings_of_every_kind(kind):
+    model = RESPONSE_SPECS[kind]().build()
+    assert isinstance(model, ResponseModel)
+    inputs = _inputs(sparsity=np.tile([1, 2, 3, 4, 5], 80))
+    p_accept, p_act = model.probabilities(inputs)
+    for p in (p_accept, p_act):
+        assert p.shape == (400,) and np.isfinite(p).all() and (p >= 0).all() and (p <= 1).all()
+    u = entity_uniforms(0, "test-ratings", np.arange(400), 2)
+    accept, act = model.ratings(inputs, u)
+    low, high = model.scale
+    for r in (accept, act):
+        assert r.dtype.kind == "i" and r.min() >= low and r.max() <= high
+    # keyed: the same uniforms give the same answers, row by row
+    again, _ = model.ratings(_inputs(sparsity=np.tile([1, 2, 3, 4, 5], 80)), u)
+    np.testing.assert_array_equal(accept, again)
+    # a rating at or above the threshold is as likely as the probability says
+    yes = (accept >= (model.threshold if kind == "rating" else 1)).mean()
+    assert abs(yes - p_accept.mean()) < 4 * np.sqrt(0.25 / 400)
+
+
+def test_rating_model_acceptance_ignores_distance_and_action_falls_with_sparsity():
+    model = RESPONSE_SPECS["rating"]().build()
+    n = 2000
+    by_sparsity = {}
+    for s in (1, 2, 3, 4, 6):
+        by_sparsity[s] = [p.mean() for p in model.probabilities(_inputs(n, np.full(n, s)))]
+    accept = np.array([v[0] for v in by_sparsity.values()])
+    act = np.array([v[1] for v in by_sparsity.values()])
+    # as published: acceptance shows no relation to distance ...
+    assert np.ptp(accept) < 0.02
+    # ... and the willingness to act falls from one to four changed features, flat beyond
+    assert (np.diff(act[:4]) < 0).all() and act[0] - act[3] > 0.1
+    assert abs(act[4] - act[3]) < 0.02
+    # a recourse needing a feature the person truly cannot change is acted on less often
+    _, free = model.probabilities(_inputs(n))
+    _, blocked = model.probabilities(_inputs(n, blocked=np.ones(n, bool)))
     assert blocked.mean() < free.mean() - 0.2
-    logit = RatingModel(intercept=4.0, sd_intercept=0.0, noise="logistic")
-    probs = logit.category_probs(np.array([4.0]))
-    np.testing.assert_allclose(probs.sum(), 1.0)
-    assert probs[0].argmax() == 3
-    rm = ResponseModel(act=logit)
-    assert rm.with_effect("act", DistanceEffect("linear", slope=1.0)).act.effect.kind == "linear"
+
+
+def test_rating_model_persons_differ_and_keep_their_disposition():
+    model = RESPONSE_SPECS["rating"]().build()
+    p, _ = model.probabilities(_inputs())
+    assert p.std() > 0.1  # large person effects, as in the published study
+    keen = np.argmax(p)
+    assert _inputs().accept_effect[keen] == _inputs().accept_effect.max()

@@ -1,5 +1,6 @@
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -92,7 +93,7 @@ def test_another_seed_changes_the_numbers_and_needs_its_own_directory(
     code = main(["run", str(scenario_file), "--out", str(tmp_path / "a"), "--seed", "9",
                  "--quiet"])
     assert code == 2
-    assert "different scenario or seed" in capsys.readouterr().err
+    assert "different scenario, seed" in capsys.readouterr().err
 
 
 SIM_SCENARIO = """
@@ -109,11 +110,11 @@ conditions:
     population:
       actionability: {kind: ranking, bias: uniform}
       groups: {rule: random, privileged_share: 0.3}
+      hidden_mismatch_probability: 0.25
 simulation:
   horizon_days: 30
   arrivals: {kind: poisson, rate_per_day: 2}
   group_column: privileged
-  hidden_mismatch_probability: 0.25
 """
 
 
@@ -136,10 +137,11 @@ world: {kind: loan, n_samples: 1200}
 decision_model: {epochs: 15}
 applicants: {max_applicants: 30}
 policies:
-  - {kind: hare, name: one, base: {kind: growing_spheres, n_samples: 50}, budget: 12, steps: 20,
-     users: {scale: far, n_samples: 50}}
+  - {kind: hare, name: one, base: {kind: growing_spheres, n_samples: 50}, budget: 12, steps: 20}
   - {kind: hare, name: multi, base: {kind: growing_spheres, n_samples: 50}, budget: 12,
-     iterations: 3, keep_best: true, steps: 20, users: {scale: far, n_samples: 50}}
+     iterations: 3, keep_best: true, steps: 20}
+  - {kind: growing_spheres, name: gs, n_samples: 50}
+users: {scale: far, n_samples: 50}
 contrasts:
   - {policy: multi, baseline: one}
 conditions:
@@ -155,9 +157,17 @@ def test_policies_share_people_and_contrasts_are_paired(tmp_path, cache):
     df = res.recourse.sort_values(["replication", "applicant_id"])
     one, multi = df[df.policy == "one"], df[df.policy == "multi"]
     # common random numbers: the same hidden truth and base recourse for both policies
+    gs = df[df.policy == "gs"]
     for col in ("gtd_base", "gtp_base", "user_loss_base"):
         pd.testing.assert_series_equal(one[col].reset_index(drop=True),
                                        multi[col].reset_index(drop=True))
+    # every policy is measured against the same hidden truth: HARE's base is Growing Spheres
+    for col in ("gtd", "gtp", "user_loss"):
+        pd.testing.assert_series_equal(gs[col].reset_index(drop=True),
+                                       one[f"{col}_base"].reset_index(drop=True),
+                                       check_names=False)
+    for col in ("has_ground_truth", "p_accept", "p_act", "blocked", "can_income"):
+        assert col in df.columns, col
     contrasts = pd.read_csv(tmp_path / "run" / "contrasts.csv")
     row = contrasts[contrasts.group_by == "all"].iloc[0]
     assert (row.policy, row.baseline, row.replications) == ("multi", "one", 2)
@@ -166,3 +176,26 @@ def test_policies_share_people_and_contrasts_are_paired(tmp_path, cache):
     assert row.gtd_ci_low <= row.gtd <= row.gtd_ci_high
     assert row.gtd_base == 0.0
     assert "contrasts.csv" in res.manifest["outputs"]
+
+
+def test_event_world_on_the_published_rating_curves(tmp_path, cache):
+    text = SIM_SCENARIO.replace("simulation:", "response: {kind: rating}\nsimulation:")
+    path = tmp_path / "rating.yaml"
+    path.write_text(text)
+    res = run_scenario(path, tmp_path / "run", progress=False, cache=cache)
+    assert res.manifest["resolved"]["scenario"]["response"]["kind"] == "rating"
+    events = pd.read_parquet(tmp_path / "run" / "events.parquet")
+    assert (events["event"] == "recourse_given").any()
+    # the run table carries the same people's response probabilities, on the rating curves
+    got = res.recourse[res.recourse["found"]]
+    assert got["p_accept"].between(0, 1).all() and got["p_act"].between(0, 1).all()
+    logistic = run_scenario(tmp_path / "sim.yaml" if (tmp_path / "sim.yaml").exists()
+                            else _write_sim(tmp_path), tmp_path / "run-logistic",
+                            progress=False, cache=cache).recourse
+    assert not np.allclose(logistic.loc[logistic["found"], "p_accept"], got["p_accept"])
+
+
+def _write_sim(tmp_path):
+    path = tmp_path / "sim.yaml"
+    path.write_text(SIM_SCENARIO)
+    return path

@@ -87,3 +87,63 @@ def test_duplicate_condition_names_are_refused(tmp_path, capsys):
 """
     assert main(["validate", str(_write(tmp_path, text))]) == 2
     assert "conditions names must be unique" in capsys.readouterr().err
+
+
+SIM = """simulation:
+  horizon_days: 10
+  arrivals: {kind: cohort, size: 20}
+"""
+
+
+def _one_problem(tmp_path, capsys, text):
+    path = _write(tmp_path, text)
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return path, err[0]
+
+
+def test_an_event_world_needs_the_group_column_in_every_condition(tmp_path, capsys):
+    path, line = _one_problem(tmp_path, capsys, GOOD + SIM)
+    assert line.startswith(f"{path}: simulation.group_column: 'privileged' is not a group of "
+                           "condition 'two'")
+    grouped = GOOD.replace("n_actionable: 2}}", "n_actionable: 2}, groups: {rule: random}}")
+    assert main(["validate", str(_write(tmp_path, grouped + SIM))]) == 0
+    by_race = GOOD.replace("n_actionable: 2}}", "n_actionable: 2}, stylized_attribute: race}")
+    path, line = _one_problem(tmp_path, capsys, by_race + SIM + "  group_column: race\n"
+                              "  request_probability_by_group: {'gender=1': 0.5}\n")
+    assert "simulation.request_probability_by_group.gender=1: labels are 'race=<value>'" in line
+
+
+def test_retraining_needs_a_world_with_labels(tmp_path, capsys):
+    flow = GOOD.replace("world: {kind: loan, n_samples: 400}",
+                        "world: {kind: causal_flow, source: loan, n_samples: 400}")
+    grouped = flow.replace("n_actionable: 2}}", "n_actionable: 2}, groups: {rule: random}}")
+    retrain = SIM + "  retraining: {every_days: 5, window_days: 5}\n"
+    path, line = _one_problem(tmp_path, capsys, grouped + retrain)
+    assert "simulation.retraining: the causal_flow world has no label rule" in line
+    assert main(["validate", str(_write(tmp_path, grouped + SIM))]) == 0
+
+
+def test_moved_settings_name_their_new_home(tmp_path, capsys):
+    grouped = GOOD.replace("n_actionable: 2}}", "n_actionable: 2}, groups: {rule: random}}")
+    _, line = _one_problem(tmp_path, capsys, grouped + SIM + "  response: {kind: logistic}\n")
+    assert "top-level `response:`" in line
+    _, line = _one_problem(tmp_path, capsys, GOOD.replace(
+        "{kind: oracle, n_values: 4}", "{kind: hare, users: {scale: near}}"))
+    assert "`users:` section" in line
+
+
+def test_people_sections_per_scenario_and_condition(tmp_path):
+    from simstudy.scenario import people_specs
+
+    text = GOOD.replace("conditions:", "users: {scale: near}\nresponse: {kind: rating}\n"
+                        "conditions:") + """  - name: far
+    population: {actionability: {kind: all}}
+    users: {scale: far}
+    response: {kind: logistic, act_cost_slope: 1.0}
+"""
+    scenario, populations = load_scenario(_write(tmp_path, text))
+    specs = people_specs(scenario, populations)
+    assert specs["two"].users.scale == "near" and specs["two"].response.kind == "rating"
+    assert specs["far"].users.scale == "far" and specs["far"].response.act_cost_slope == 1.0

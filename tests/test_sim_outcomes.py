@@ -24,10 +24,9 @@ def result():
     world, data, model = small_world()
     spec = SimulationSpec.model_validate({
         "horizon_days": 30, "arrivals": {"kind": "cohort", "size": 300, "spread_days": 10},
-        "hidden_mismatch_probability": 0.3,
         "action": {"base_days": 1, "per_unit_cost_days": 10},
         "request_probability_by_group": {"privileged=1": 1.0, "privileged=0": 0.5}})
-    return simulate(spec, world, data, model, stand_in_factory, ranking_population(), 5)
+    return simulate(spec, world, data, model, stand_in_factory, ranking_population(0.3), 5)
 
 
 def test_outcomes_agree_with_the_log(result):

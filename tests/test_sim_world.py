@@ -23,7 +23,6 @@ def make_spec(**overrides) -> SimulationSpec:
     doc = {
         "horizon_days": 45,
         "arrivals": {"kind": "poisson", "rate_per_day": 12},
-        "hidden_mismatch_probability": 0.4,
         "session": {"patience_questions": 8},
         "action": {"base_days": 2, "per_unit_cost_days": 20, "partial_probability": 0.3},
         "retraining": {"every_days": 15, "window_days": 15, "epochs": 2, "min_samples": 50},
@@ -42,7 +41,7 @@ def setting():
 @pytest.fixture(scope="module")
 def result(setting):
     world, data, model = setting
-    return simulate(make_spec(), world, data, model, stand_in_factory, ranking_population(), 1)
+    return simulate(make_spec(), world, data, model, stand_in_factory, ranking_population(0.4), 1)
 
 
 def test_spec_refuses_bad_documents():
@@ -66,7 +65,7 @@ def test_poisson_arrivals_rate_and_keying():
 
 def test_same_seed_same_log_and_batch_size_does_not_matter(setting, result):
     world, data, model = setting
-    pop = ranking_population()
+    pop = ranking_population(0.4)
     again = simulate(make_spec(), world, data, model, stand_in_factory, pop, 1)
     pd.testing.assert_frame_equal(result.events, again.events)
     small_batches = simulate(make_spec(batch_size=7), world, data, model, stand_in_factory,
@@ -81,13 +80,13 @@ def test_policies_face_the_same_people(setting, result):
     world, data, model = setting
 
     class Later(PreferredFeaturePolicy):
-        def recommend(self, x, profiles, ids, seed=0):
+        def recommend(self, x, profiles, ids, seed=0, feedback=None):
             rec = super().recommend(x, profiles, ids, seed)
             rec.extras["queries"] = rec.extras["queries"] + 4
             return rec
 
     other = simulate(make_spec(), world, data, model, lambda c: Later().fit(c),
-                     ranking_population(), 1)
+                     ranking_population(0.4), 1)
     pd.testing.assert_frame_equal(result.applicants, other.applicants)
     # Later models are trained on what the policies made of people, so they differ; before
     # the first retraining the same people meet the same decisions.
@@ -184,7 +183,7 @@ class _HarshLoan(LoanSCM):
 
 def test_retraining_invalidates_recourse(setting):
     _, data, model = setting
-    spec = make_spec(hidden_mismatch_probability=0.0, session={},
+    spec = make_spec(session={},
                      action={"base_days": 20, "per_unit_cost_days": 0,
                              "partial_probability": 0.0},
                      retraining={"every_days": 10, "window_days": 10, "epochs": 5,

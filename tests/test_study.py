@@ -1,7 +1,7 @@
 import numpy as np
 
+from simstudy.people.rating import published_model
 from simstudy.rng import generator
-from simstudy.users.response import published_model
 from simstudy.users.study import (
     _MONOTONE,
     STUDY_COLUMNS,

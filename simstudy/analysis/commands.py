@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..documents import load_document
+from ..documents import UsageError, load_document, with_overrides
+from ..store import atomic_write, atomic_write_text, check_output_dir, check_output_file
 
 if TYPE_CHECKING:  # the handlers import numpy and pandas when they run: --help stays fast
     import numpy as np
@@ -135,7 +137,6 @@ def _fit_one(data: pd.DataFrame, spec, m):
 def _analyze_cmd(args) -> int:
     import pandas as pd
 
-    from ..cli import UsageError
     from .documents import AnalysisSpec
 
     spec = load_document(args.spec, AnalysisSpec)
@@ -143,11 +144,13 @@ def _analyze_cmd(args) -> int:
         data = pd.read_csv(args.data)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise UsageError(f"cannot read {args.data}: {exc}") from exc
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_output_dir(args.out)
     table = analyze(data, spec, out, source=str(args.data))
     table.to_csv(out / "gamm.csv", index=False)
     (out / "gamm.json").write_text(json.dumps(table.to_dict(orient="records"), indent=2))
+    from ..dictionary import write_dictionary
+
+    write_dictionary(out)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table[["model", "family", "n", "edf", "ref_df", "F", "p", "sd_intercept",
                      "sd_slope", "sd_resid", "reml_converged"]].to_string(index=False))
@@ -197,22 +200,33 @@ def _scenario_power_cmd(args) -> int:
 
 
 def _power_cmd(args) -> int:
+    from ..dictionary import write_dictionary
     from .documents import PowerPlan
     from .power import run_power, summarize_power
 
     if _is_scenario(args.plan):
         return _scenario_power_cmd(args)
-    plan = load_document(args.plan, PowerPlan)
-    out = Path(args.out)
-    simulations = args.simulations or plan.simulations
-    rows = run_power(plan.response.build(), plan.participants, simulations, out,
+    plan = with_overrides(load_document(args.plan, PowerPlan),
+                          {"simulations": ("--simulations", args.simulations),
+                           "workers": ("--workers", args.workers)}, args.plan)
+    out = check_output_dir(args.out)
+    rows = run_power(plan.response.build(), plan.participants, plan.simulations, out,
                      seed=plan.seed, items=plan.items, outcome=plan.outcome,
-                     distance=plan.distance, alpha=plan.alpha,
-                     workers=args.workers or plan.workers)
+                     distance=plan.distance, alpha=plan.alpha, workers=plan.workers)
     table, smallest = summarize_power(rows, plan.target_power, plan.confidence)
-    table.to_csv(out / "power.csv", index=False)
-    (out / "power.json").write_text(json.dumps(
+    # the point estimate reaching the target is a coin flip at that N; the interval's lower
+    # bound reaching it is the conservative reading: both are stated
+    sure = table[table["lower"] >= plan.target_power]
+    smallest_lower = int(sure["n"].min()) if len(sure) else None
+    atomic_write(out / "power.csv", lambda tmp: table.to_csv(tmp, index=False))
+    write_dictionary(out)
+    atomic_write_text(out / "power.json", json.dumps(
         {"target_power": plan.target_power, "smallest_n": smallest,
+         "smallest_n_basis": "point estimate of power (simulated share significant)",
+         "smallest_n_lower_bound": smallest_lower,
+         "smallest_n_lower_bound_basis": f"lower bound of the {plan.confidence:.0%} "
+                                         "Clopper-Pearson interval",
+         "plan_file": str(args.plan), "plan": plan.model_dump(mode="json"),
          "table": table.to_dict(orient="records")}, indent=2))
     from ..plotting import plt, save_figure
 
@@ -227,7 +241,15 @@ def _power_cmd(args) -> int:
     fig.tight_layout()
     save_figure(fig, out / "power.png")
     print(table.to_string(index=False))
-    print(f"smallest N reaching power {plan.target_power}: {smallest}")
+    print(f"smallest N whose estimated power reaches {plan.target_power}: "
+          f"{_or_none(smallest, plan.participants)} (point estimate)")
+    print(f"smallest N whose {plan.confidence:.0%} interval's lower bound reaches "
+          f"{plan.target_power}: {_or_none(smallest_lower, plan.participants)} (conservative)")
+    return 0
+
+
+def _or_none(n: int | None, grid: list[int]) -> str:
+    return str(n) if n is not None else f"none up to {max(grid)}; extend the grid"
     return 0
 
 
@@ -252,35 +274,65 @@ def _study_cmd(args) -> int:
               f"{out / 'study.csv'}")
         return 0
     spec = load_document(args.study, StudySpec)
+    check_output_file(args.out)
     gen = generator(spec.seed, "study", 0)
     pool = ProfilePool(size=spec.pool_size).fit(gen)
     table = simulate_study(spec.participants, spec.response.build(), gen, items=spec.items,
                            pool=pool, exclude_immutable=spec.exclude_immutable)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(args.out, index=False)
+    if spec.exclude_immutable:
+        dropped = spec.participants * spec.items - len(table)
+        print(f"excluded {dropped} of {spec.participants * spec.items} ratings of recourses "
+              "touching a feature the participant says cannot change (exclude_immutable: "
+              "true, as in the published analysis)", file=sys.stderr)
+    atomic_write(args.out, lambda tmp: table.to_csv(tmp, index=False))
     print(f"{len(table)} ratings from {table['uid'].nunique()} participants -> {args.out}")
     return 0
 
 
-def run_audit(spec, run_dir: Path, out: Path) -> dict[str, Path]:
-    """Audits a run directory as an :class:`~simstudy.analysis.documents.AuditSpec` says."""
-    from ..cli import UsageError
+AUDIT_GROUP_COLUMNS = ("gender", "race")
+
+
+def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
+              ) -> dict[str, Any]:
+    """Audits a run directory as an :class:`~simstudy.analysis.documents.AuditSpec` says.
+
+    Without ``by``, the audit groups by the sensitive columns the run has (``gender``, ``race``).
+    Without ``baseline``, a condition named ``baseline`` is used when the run has one; otherwise
+    hidden disparities are reported as not assessed. A named baseline the run lacks is refused.
+    """
+    from ..dictionary import write_dictionary
+    from ..documents import DocumentError, DocumentProblem
     from .audit import audit
     from .report import load_run, write_report
 
     if not (run_dir / "recourse.parquet").exists() or not (run_dir / "manifest.json").exists():
         raise UsageError(f"{run_dir} is not a finished run (no recourse.parquet / manifest.json)")
     recourse, outcomes, manifest = load_run(run_dir)
-    conditions = set(recourse["condition"])
-    baseline = spec.baseline if spec.baseline in conditions else None
+    conditions = list(dict.fromkeys(recourse["condition"]))
+    by = spec.by or [c for c in AUDIT_GROUP_COLUMNS if c in recourse.columns]
+    if not by:
+        raise DocumentError([DocumentProblem(source, "by", (
+            f"the run has none of the columns {list(AUDIT_GROUP_COLUMNS)}; name the group "
+            "columns to audit"))])
+    missing = [c for c in by if c not in recourse.columns]
+    if missing:
+        raise DocumentError([DocumentProblem(source, "by", (
+            f"the run has no column {missing}; group columns it has: "
+            f"{[c for c in ('gender', 'race', 'privileged') if c in recourse.columns]}"))])
+    if spec.baseline is not None and spec.baseline not in conditions:
+        raise DocumentError([DocumentProblem(source, "baseline", (
+            f"unknown condition {spec.baseline!r}; the run's conditions are {conditions}"))])
+    baseline = spec.baseline or ("baseline" if "baseline" in conditions else None)
     try:
-        result = audit(recourse, spec.by, baseline=baseline, metrics=spec.metrics,
+        result = audit(recourse, by, baseline=baseline, metrics=spec.metrics,
                        outcomes=outcomes, n_bootstrap=spec.bootstrap,
                        n_permutations=spec.permutations, alpha=spec.alpha,
                        correction=spec.correction, family=spec.family, seed=spec.seed)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    return write_report(result, manifest, out, run_dir, spec.case_study, spec.notes)
+    paths = write_report(result, manifest, out, run_dir, spec.case_study, spec.notes)
+    write_dictionary(Path(out).parent)
+    return {**paths, "baseline": baseline}
 
 
 def _audit_cmd(args) -> int:
@@ -296,16 +348,16 @@ def _audit_cmd(args) -> int:
     else:
         spec = AuditSpec(run=str(target))
         run_dir, default_out = target, target / "audit.html"
-    overrides = {k: v for k, v in (("by", args.by), ("bootstrap", args.bootstrap),
-                                   ("permutations", args.permutations), ("baseline", args.baseline),
-                                   ("seed", args.seed)) if v is not None}
-    if overrides:
-        spec = AuditSpec.model_validate({**spec.model_dump(), **overrides})
-    out = Path(args.out) if args.out else default_out
-    paths = run_audit(spec, run_dir, out)
+    spec = with_overrides(spec, {field: (f"--{field}", getattr(args, field)) for field in
+                                 ("by", "bootstrap", "permutations", "baseline", "seed")},
+                          str(target) if target.is_file() else "simstudy audit")
+    out = check_output_file(Path(args.out) if args.out else default_out)
+    paths = run_audit(spec, run_dir, out, str(target) if target.is_file() else "simstudy audit")
     hidden = pd.read_csv(paths["hidden"])
+    found = (f"{len(hidden)} hidden disparities" if paths["baseline"] is not None else
+             "hidden disparities not assessed (no baseline condition)")
     print(f"wrote {paths['html']} ({paths['html'].stat().st_size / 1e6:.2f} MB), "
-          f"{paths['markdown']}; {len(hidden)} hidden disparities")
+          f"{paths['markdown']}; {found}")
     return 0
 
 
@@ -333,9 +385,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("audit", help="fairness audit of a run: gaps between groups")
     p.add_argument("target", metavar="RUN_DIR|AUDIT.yaml",
                    help="a run directory, or an audit document (analysis/audit_*.yaml)")
-    p.add_argument("--by", nargs="+", default=None, help="group columns (default gender race)")
+    p.add_argument("--by", nargs="+", default=None,
+                   help="group columns (default: gender and race where the run has them)")
     p.add_argument("--out", default=None, help="HTML report (default RUN_DIR/audit.html)")
-    p.add_argument("--baseline", default=None, help="no-personalization condition")
+    p.add_argument("--baseline", default=None,
+                   help="no-personalization condition (default: 'baseline' if the run has it)")
     p.add_argument("--bootstrap", type=int, default=None, help="bootstrap resamples")
     p.add_argument("--permutations", type=int, default=None, help="permutations per gap")
     p.add_argument("--seed", type=int, default=None, help="seed of the resampling streams")

@@ -2,73 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from .. import policies as _policies  # noqa: F401 - must load before users (import cycle)
 from ..documents import StrictModel
 from ..metrics import METRICS
-from ..users.response import DistanceEffect, RatingModel, ResponseModel, published_model
+from ..people.rating import EffectSpec, RatingResponseSpec, RatingSpec
 
 __all__ = ["EffectSpec", "RatingSpec", "ResponseSpec", "ModelSpec", "ContrastAnalysisSpec",
            "AnalysisSpec", "StudySpec", "PowerPlan", "AuditSpec"]
 
-_DEFAULT = published_model()
-
-
-class EffectSpec(StrictModel):
-    """f(distance), in rating points (see :class:`~simstudy.users.response.DistanceEffect`)."""
-
-    kind: Literal["none", "linear", "plateau"] = "none"
-    slope: float = Field(0.0, description="fall per unit distance")
-    threshold: float = Field(4.0, gt=0)
-    d_min: float = 1.0
-    dip: float = 0.0
-    dip_below: float = 0.0
-
-    def build(self) -> DistanceEffect:
-        return DistanceEffect(**self.model_dump())
-
-
-class RatingSpec(StrictModel):
-    """One rating's model; variance components are standard deviations in rating points."""
-
-    intercept: float
-    effect: EffectSpec = EffectSpec()
-    sd_intercept: float = Field(ge=0)
-    sd_slope: float = Field(0.0, ge=0)
-    sd_noise: float = Field(gt=0)
-    noise: Literal["normal", "logistic"] = "normal"
-    blocked_penalty: float = 0.0
-
-    def build(self) -> RatingModel:
-        data = self.model_dump()
-        data["effect"] = self.effect.build()
-        return RatingModel(**data)
-
-
-def _rating_default(r: RatingModel) -> RatingSpec:
-    e = r.effect
-    return RatingSpec(intercept=r.intercept, effect=EffectSpec(
-        kind=e.kind, slope=e.slope, threshold=e.threshold, d_min=e.d_min, dip=e.dip,
-        dip_below=e.dip_below), sd_intercept=r.sd_intercept, sd_slope=r.sd_slope,
-        sd_noise=r.sd_noise, noise=r.noise, blocked_penalty=r.blocked_penalty)
-
-
-class ResponseSpec(StrictModel):
-    """The response model; omitted parts take the calibrated published defaults."""
-
-    accept: RatingSpec = _rating_default(_DEFAULT.accept)
-    act: RatingSpec = _rating_default(_DEFAULT.act)
-    intercept_correlation: float = Field(_DEFAULT.intercept_correlation, ge=-1, le=1)
-    distance: Literal["sparsity", "proximity"] = _DEFAULT.distance
-    threshold: int = Field(_DEFAULT.threshold, ge=2, le=7)
-
-    def build(self) -> ResponseModel:
-        return ResponseModel(accept=self.accept.build(), act=self.act.build(),
-                             intercept_correlation=self.intercept_correlation,
-                             distance=self.distance, threshold=self.threshold)
+#: The response model of studies and power plans: the calibrated rating model.
+ResponseSpec = RatingResponseSpec
+# A participant random effect needs at least two participants to be estimated.
+MIN_PARTICIPANTS = 2
 
 
 class ModelSpec(StrictModel):
@@ -129,7 +77,7 @@ class PowerPlan(StrictModel):
     """``simstudy power``: simulate R studies per participant count and test the smooth."""
 
     seed: int = Field(ge=0)
-    participants: list[int] = Field(min_length=1)
+    participants: list[Annotated[int, Field(ge=MIN_PARTICIPANTS)]] = Field(min_length=1)
     simulations: int = Field(1000, ge=1)
     items: int = Field(5, ge=2)
     outcome: Literal["accept", "act"] = "act"
@@ -151,8 +99,10 @@ class AuditSpec(StrictModel):
 
     run: str = Field(min_length=1, description="run directory (simstudy run --out)")
     out: str | None = Field(None, description="report path (default RUN/audit.html)")
-    by: list[str] = Field(["gender", "race"], min_length=1)
-    baseline: str | None = Field("baseline", description="no-personalization condition")
+    by: list[str] | None = Field(None, min_length=1,
+                                 description="group columns (default: gender, race present)")
+    baseline: str | None = Field(None, description="no-personalization condition (default: "
+                                                   "'baseline' when the run has it)")
     metrics: list[str] | None = Field(None, description="names from the metric table "
                                       "(simstudy.metrics.METRICS); default: the audited ones")
     bootstrap: int = Field(1000, ge=10)

@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from .families import make_family
 from .laml import MixedDesign, fit_laml
@@ -286,8 +287,6 @@ class GAMM:
     def predict_band(self, x, level: float = 0.95) -> pd.DataFrame:
         """b0 + f(x) with a pointwise Bayesian credible band (``fit``, ``lower``, ``upper``),
         on the link scale (for the binomial family, the log-odds)."""
-        from scipy import stats
-
         x = np.asarray(x, dtype=float)
         fixed = self._fixed_design(x)
         pf = fixed.shape[1]

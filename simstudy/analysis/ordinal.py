@@ -21,6 +21,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.miscmodels.ordinal_model import OrderedModel
 
+from .gamm import FitWarning
 from .smooth import ThinPlateSpline, resolve_basis_size
 
 __all__ = ["fit_ordinal"]
@@ -33,8 +34,6 @@ def fit_ordinal(data: pd.DataFrame, response: str, distance: str, k: int | None 
     GAMM's by :func:`~simstudy.analysis.smooth.resolve_basis_size` (raised to 3 with a
     warning when the covariate has few distinct values).
     """
-    from .gamm import FitWarning
-
     sub = data[[distance, response]].dropna()
     x = sub[distance].to_numpy(float)
     y = sub[response].to_numpy(int)

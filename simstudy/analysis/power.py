@@ -8,14 +8,22 @@ Power at N is the share of simulations with p < alpha, with a Clopper-Pearson in
 
 Simulations run in a process pool (spawned workers, one BLAS thread each). Each finished
 simulation is appended as one line to ``parts/n{N}.csv`` in the output folder and flushed, so an
-interrupted plan resumes where it stopped; a partial last line is ignored on reading.
+interrupted plan resumes where it stopped. Each line ends with a check (a hash of the line, of
+what the simulation depends on and of the code version): a line cut short, damaged, or made for
+another plan fails it and is run again. One process at a time writes the folder
+(:class:`~simstudy.store.RunLock`); killing the command stops its workers.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import multiprocessing as mp
 import os
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,14 +31,15 @@ from typing import Any
 import pandas as pd
 from scipy import stats
 
+from ..people.rating import RatingResponse
 from ..progress import progress as show_progress
 from ..rng import generator
-from ..users.response import ResponseModel
+from ..store import RunLock, code_version
 from ..users.study import simulate_study
 from .gamm import fit_gamm
 
 __all__ = ["SimulationTask", "run_simulation", "clopper_pearson", "run_power", "run_simulations",
-           "summarize_power", "PART_COLUMNS"]
+           "summarize_power", "plan_key", "PART_COLUMNS"]
 
 PART_COLUMNS = ["n", "sim", "p", "edf", "F", "significant"]
 _BLAS_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -44,7 +53,7 @@ class SimulationTask:
     n_participants: int
     sim: int
     items: int
-    response: ResponseModel
+    response: RatingResponse
     outcome: str
     distance: str
     alpha: float
@@ -69,48 +78,76 @@ def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[f
     return float(lo), float(hi)
 
 
-def _read_part(path: Path, columns: list[str] = PART_COLUMNS) -> pd.DataFrame:
-    """The finished simulations of a part file; lines cut short by an interruption are
-    skipped. ``n``, ``sim`` and every column named ``significant*`` are integers."""
+def _row_check(key: str, text: str) -> str:
+    return hashlib.sha256(f"{key}|{text}".encode()).hexdigest()[:16]
+
+
+def _read_part(path: Path, columns: list[str] = PART_COLUMNS, key: str = "") -> pd.DataFrame:
+    """The finished simulations of a part file whose check matches their line and ``key``.
+    ``n``, ``sim`` and every column named ``significant*`` are integers."""
     if not path.exists():
         return pd.DataFrame(columns=columns)
-    rows = []
+    rows, rejected = [], 0
     for line in path.read_text().splitlines()[1:]:
-        parts = line.split(",")
-        if len(parts) != len(columns):
-            continue  # a line cut short by an interruption
+        text, _, check = line.rpartition(",")
+        parts = text.split(",")
+        if len(parts) != len(columns) or check != _row_check(key, text):
+            rejected += 1  # cut short by an interruption, damaged, or from another plan
+            continue
         try:
             rows.append([int(v) if c in ("n", "sim") or c.startswith("significant") else float(v)
                          for c, v in zip(columns, parts, strict=True)])
         except ValueError:
-            continue
+            rejected += 1
+    if rejected:
+        print(f"{path}: {rejected} line(s) failed their check (cut short, damaged, or from "
+              "another plan or code version); those simulations are run again", file=sys.stderr)
     return pd.DataFrame(rows, columns=columns).drop_duplicates("sim", keep="first")
 
 
-def _append(path: Path, row: dict, columns: list[str] = PART_COLUMNS) -> None:
+def _append(path: Path, row: dict, columns: list[str] = PART_COLUMNS, key: str = "") -> None:
     new = not path.exists()
     # After an interruption mid-line, start a fresh line so the cut line stays isolated.
     cut = not new and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
+    text = ",".join(repr(row[c]) if isinstance(row[c], float) else str(row[c])
+                    for c in columns)
     with path.open("a") as fh:
         if new:
-            fh.write(",".join(columns) + "\n")
+            fh.write(",".join([*columns, "check"]) + "\n")
         elif cut:
             fh.write("\n")
-        fh.write(",".join(repr(row[c]) if isinstance(row[c], float) else str(row[c])
-                          for c in columns) + "\n")
+        fh.write(f"{text},{_row_check(key, text)}\n")
         fh.flush()
         os.fsync(fh.fileno())
 
 
-def _worker_init() -> None:
+def _watch_parent(parent: int) -> None:
+    # A worker whose parent was killed (even with SIGKILL) is re-parented: it exits at once
+    # instead of finishing simulations nobody will read.
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _worker_init(parent: int) -> None:
     for var in _BLAS_VARS:
         os.environ[var] = "1"
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def plan_key(**depends_on: Any) -> str:
+    """A hash of what each simulation's row depends on besides ``(N, r)`` (the response
+    model, seed, design, test) and of the code version."""
+    blob = json.dumps({**{k: repr(v) for k, v in depends_on.items()}, "code": code_version()},
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def run_simulations(
     tasks: list, simulate: Callable[[Any], dict], grid: list[int], simulations: int,
     out_dir: Path, columns: list[str] = PART_COLUMNS, workers: int | None = None,
-    progress: bool = True,
+    progress: bool = True, key: str = "",
 ) -> pd.DataFrame:
     """Runs (or resumes) simulation tasks with checkpoints; returns every finished row.
 
@@ -127,10 +164,20 @@ def run_simulations(
         columns: the part files' columns.
         workers: worker processes (default: all cores); 1 runs in this process.
         progress: show progress.
+        key: what the rows depend on (see :func:`plan_key`); rows made for another key are
+            run again.
     """
+    with RunLock(out_dir):
+        return _run_simulations(tasks, simulate, grid, simulations, Path(out_dir), columns,
+                                workers, progress, key or plan_key())
+
+
+def _run_simulations(tasks, simulate, grid, simulations, out_dir, columns, workers, progress,
+                     key) -> pd.DataFrame:
     parts = Path(out_dir) / "parts"
     parts.mkdir(parents=True, exist_ok=True)
-    done = {n: set(_read_part(parts / f"n{n}.csv", columns)["sim"].tolist()) for n in grid}
+    done = {n: set(_read_part(parts / f"n{n}.csv", columns, key)["sim"].tolist())
+            for n in grid}
     todo = [t for t in tasks if t.sim not in done[t.n_participants]]
     workers = workers or os.cpu_count() or 1
     total = len(grid) * simulations
@@ -138,35 +185,38 @@ def run_simulations(
                        desc="simulated studies", unit="study") as bar:
         if workers <= 1 or len(todo) <= 1:
             for task in todo:
-                _append(parts / f"n{task.n_participants}.csv", simulate(task), columns)
+                _append(parts / f"n{task.n_participants}.csv", simulate(task), columns, key)
                 bar.update()
         else:
-            import multiprocessing as mp
-
             # Spawned workers read the BLAS thread variables when numpy loads: set them first.
             saved = {v: os.environ.get(v) for v in _BLAS_VARS}
             os.environ.update({v: "1" for v in _BLAS_VARS})
+            # multiprocessing's Pool (not concurrent.futures) for its public terminate(): an
+            # interrupted plan stops its workers at once instead of letting them finish.
+            pool = mp.get_context("spawn").Pool(workers, initializer=_worker_init,
+                                                initargs=(os.getpid(),))
             try:
-                with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"),
-                                         initializer=_worker_init) as pool:
-                    futures = [pool.submit(simulate, t) for t in todo]
-                    for fut in as_completed(futures):
-                        row = fut.result()
-                        _append(parts / f"n{row['n']}.csv", row, columns)
-                        bar.update()
+                for row in pool.imap_unordered(simulate, todo):
+                    _append(parts / f"n{row['n']}.csv", row, columns, key)
+                    bar.update()
+                pool.close()
+            except BaseException:
+                pool.terminate()
+                raise
             finally:
+                pool.join()
                 for v, val in saved.items():
                     if val is None:
                         os.environ.pop(v, None)
                     else:
                         os.environ[v] = val
-    frames = [_read_part(parts / f"n{n}.csv", columns) for n in grid]
+    frames = [_read_part(parts / f"n{n}.csv", columns, key) for n in grid]
     rows = pd.concat(frames, ignore_index=True)
     return rows[rows["sim"] < simulations].sort_values(["n", "sim"]).reset_index(drop=True)
 
 
 def run_power(
-    response: ResponseModel,
+    response: RatingResponse,
     participants: Iterable[int],
     simulations: int,
     out_dir: Path,
@@ -196,8 +246,10 @@ def run_power(
     grid = sorted({int(n) for n in participants})
     tasks = [SimulationTask(seed, n, r, items, response, outcome, distance, alpha)
              for n in grid for r in range(simulations)]
+    key = plan_key(response=response, seed=seed, items=items, outcome=outcome,
+                   distance=distance, alpha=alpha)
     return run_simulations(tasks, run_simulation, grid, simulations, out_dir, PART_COLUMNS,
-                           workers, progress)
+                           workers, progress, key)
 
 
 def summarize_power(rows: pd.DataFrame, target: float = 0.8, level: float = 0.95

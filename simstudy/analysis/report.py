@@ -26,6 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import METRICS
+from ..plotting import plt, png_base64
+from ..store import atomic_write_text, write_csv
 from .audit import AuditResult
 
 __all__ = ["Finding", "load_run", "case_study_findings", "hidden_findings", "render_html",
@@ -241,8 +243,6 @@ def hidden_findings(result: AuditResult) -> list[Finding]:
 def plot_cells(result: AuditResult, policy: str, metrics: Sequence[str],
                source: str = "recourse") -> str | None:
     """Each metric per intersection cell (or group) under each condition."""
-    from ..plotting import plt, png_base64
-
     g = result.groups
     g = g[(g["source"] == source) & (g["policy"] == policy) & g["metric"].isin(metrics)]
     if not len(g):
@@ -275,8 +275,6 @@ def plot_cells(result: AuditResult, policy: str, metrics: Sequence[str],
 def plot_gaps(result: AuditResult, policy: str, metrics: Sequence[str],
               source: str = "recourse") -> str | None:
     """Forest plot of the single-attribute gaps per condition."""
-    from ..plotting import plt, png_base64
-
     g = result.gaps
     if not len(g):
         return None
@@ -401,6 +399,14 @@ def _has_case_study(result: AuditResult, conditions: Mapping[str, str]) -> bool:
     return set(conditions.values()) <= conds and "gender" in by and "race" in by
 
 
+def _nothing_found(heading: str, result: AuditResult) -> str:
+    """What an empty findings section says: nothing found, or not assessed (no baseline)."""
+    if heading.startswith("Hidden") and result.settings.get("baseline") is None:
+        return ("Not assessed: the run has no baseline condition; name the no-personalization "
+                "condition with `baseline:` or --baseline.")
+    return "None found."
+
+
 def collect_findings(result: AuditResult, conditions: Mapping[str, str] = CASE_STUDY_CONDITIONS
                      ) -> dict[str, list[Finding]]:
     """Findings by heading: the case-study check per policy (if applicable) and hidden gaps."""
@@ -437,7 +443,7 @@ def render_html(result: AuditResult, manifest: dict, run_dir: str | Path | None 
     for heading, findings in collect_findings(result, conditions).items():
         parts.append(f"<h2>{e(heading)}</h2>")
         if not findings:
-            parts.append("<p>None found.</p>")
+            parts.append(f"<p>{e(_nothing_found(heading, result))}</p>")
         for f in findings:
             mark = ("" if f.reproduced is None else
                     " <span class='ok'>(reproduced)</span>" if f.reproduced else
@@ -500,7 +506,7 @@ def render_markdown(result: AuditResult, manifest: dict, run_dir: str | Path | N
     for heading, findings in collect_findings(result, conditions).items():
         out.append(f"## {heading}\n")
         if not findings:
-            out.append("None found.\n")
+            out.append(f"{_nothing_found(heading, result)}\n")
         for f in findings:
             mark = "" if f.reproduced is None or heading.startswith("Hidden") else (
                 " (reproduced)" if f.reproduced else " (not reproduced)")
@@ -521,8 +527,6 @@ def write_report(result: AuditResult, manifest: dict, out: str | Path,
                  conditions: Mapping[str, str] = CASE_STUDY_CONDITIONS,
                  notes: str = "") -> dict[str, Path]:
     """Writes ``out`` (HTML), the Markdown summary beside it and the audit tables as CSV."""
-    from ..store import atomic_write_text, write_csv
-
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     paths = {"html": out, "markdown": out.with_suffix(".md")}

@@ -10,6 +10,10 @@ passed in explicitly as a seed; per-applicant draws are keyed by applicant id
 Every policy must respect individual hard constraints: it may only intervene on features the
 person can act on (``profiles.actionable``).
 
+A policy that asks the people it serves questions (HARE) receives a
+:class:`~simstudy.primitives.feedback.Feedback` from the caller; the others ignore it. Policies
+never see a person's hidden truth.
+
 Every scenario entry of a policy derives from :class:`PolicySpec`, which gives it a ``name`` and
 the switch ``personalized``: with ``personalized: false`` the policy is wrapped in
 :class:`UniversalPolicy` and never sees individual profiles, so "personalized versus universal
@@ -20,14 +24,16 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
 from pydantic import Field
 
 from ..documents import StrictModel
-from ..metrics import Recourse
 from ..population import ActionabilityProfiles
+from ..primitives.feedback import Feedback
+from ..primitives.recourse import Recourse
 from ..world.base import CausalWorld
 from ..world.data import WorldData
 
@@ -78,11 +84,23 @@ class RecoursePolicy(ABC):
         self.context_ = context
         return self
 
+    #: whether :meth:`recommend` asks the people questions (needs ``feedback``)
+    asks_questions: bool = False
+
     @abstractmethod
     def recommend(
         self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray, seed: int = 0,
+        feedback: Feedback | None = None,
     ) -> Recourse:
-        """Recourse for every row of ``x`` (shape ``(n, d)``) given each person's profile."""
+        """Recourse for every row of ``x`` (shape ``(n, d)``) given each person's profile.
+
+        Args:
+            x: the people's current features.
+            profiles: the actionability they report.
+            ids: their person ids (keys of every per-person draw).
+            seed: the policy's stream.
+            feedback: answers of these people, for policies that ask questions.
+        """
 
     def model_hashes(self) -> dict[str, str]:
         """Content hashes of trained models, recorded in the run manifest."""
@@ -117,10 +135,16 @@ class UniversalPolicy(RecoursePolicy):
         self.context_ = context
         return self
 
+    @property
+    def asks_questions(self) -> bool:  # type: ignore[override]
+        return self.policy.asks_questions
+
     def recommend(
         self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray, seed: int = 0,
+        feedback: Feedback | None = None,
     ) -> Recourse:
-        return self.policy.recommend(x, profiles.universal(), ids, seed)
+        extra = {} if feedback is None else {"feedback": feedback}
+        return self.policy.recommend(x, profiles.universal(), ids, seed, **extra)
 
     def model_hashes(self) -> dict[str, str]:
         return self.policy.model_hashes()
@@ -133,6 +157,9 @@ class PolicySpec(StrictModel):
     which also honours ``personalized``.
     """
 
+    # True for policies that follow the decision model's gradient; they refuse models that
+    # give none (scikit-learn, ONNX) when the scenario is validated
+    needs_gradients: ClassVar[bool] = False
     name: str | None = Field(None, description="name in results (default: the kind)")
     personalized: bool = Field(
         True, description="use each person's actionability profile; false: universal recourse "

@@ -38,25 +38,19 @@ depend on who else is in the batch. Random directions and tournament orders are 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from collections.abc import Callable
+from typing import ClassVar, Literal
 
 import numpy as np
 import torch
-from pydantic import Field, SerializeAsAny, field_validator
+from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from ..documents import StrictModel
 from ..metrics import Recourse
 from ..population import ActionabilityProfiles
+from ..primitives.feedback import Feedback
 from ..registry import POLICY_SPECS, register_policy_spec
 from ..rng import entity_normals, entity_uniforms
-from ..users.feedback import NoiseModel, SimulatedUsers
-from ..users.metrics import (
-    constraint_violations,
-    ground_truth_dissimilarity,
-    ground_truth_proximity,
-    redundancy,
-)
-from ..users.model import UserModel
 from .base import PolicySpec, RecoursePolicy
 from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
 from .wachter import WachterSpec
@@ -65,10 +59,9 @@ __all__ = [
     "actionable_sampling",
     "boundary_point_search",
     "tournament",
+    "redundancy",
     "HARE",
     "HARESpec",
-    "NoiseSpec",
-    "UserSpec",
 ]
 
 
@@ -139,13 +132,14 @@ def boundary_point_search(
 
 
 def tournament(
-    users: SimulatedUsers, candidates: torch.Tensor, shown: torch.Tensor, order: torch.Tensor,
-    asking: torch.Tensor,
+    ask: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
+    candidates: torch.Tensor, shown: torch.Tensor, order: torch.Tensor, asking: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Pairwise tournament: the winner of each comparison meets the next candidate.
 
     Args:
-        users: the people answering.
+        ask: ``ask(a, b, asking)`` puts "do you prefer a over b?" to the people where ``asking``
+            is true and returns ``(n,)`` bool answers (true for people not asked).
         candidates: ``(n, k, d)``.
         shown: ``(n, k)`` bool; candidates not shown lose without a query.
         order: ``(n, k)`` the order in which each person meets the candidates.
@@ -159,12 +153,56 @@ def tournament(
     win, win_ok = cands[:, 0], ok[:, 0].clone()
     for j in range(1, cands.shape[1]):
         challenger, ch_ok = cands[:, j], ok[:, j]
-        ask = asking & win_ok & ch_ok
-        keep = users.compare(win, challenger, ask)
+        keep = ask(win, challenger, asking & win_ok & ch_ok)
         take = ch_ok & (~win_ok | ~keep)
         win = torch.where(take[:, None], challenger, win)
         win_ok |= ch_ok
     return win, win_ok
+
+
+@torch.no_grad()
+def redundancy(space: ScaledSpace, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+    """Number of changed features whose lone reversion to ``x`` keeps ``r`` approved."""
+    count = torch.zeros(x.shape[0], dtype=torch.int64)
+    for j in range(x.shape[1]):
+        changed = r[:, j] != x[:, j]
+        if not bool(changed.any()):
+            continue
+        trial = r.clone()
+        trial[:, j] = x[:, j]
+        count += (changed & space.approves(trial)).to(torch.int64)
+    return count
+
+
+class _Questions:
+    """HARE's side of the conversation: scaled points out, answers in, questions counted."""
+
+    def __init__(self, feedback: Feedback, space: ScaledSpace, ids: np.ndarray) -> None:
+        self.feedback = feedback
+        self.space = space
+        self.ids = ids
+        self.queries = np.zeros(len(ids), dtype=np.int64)
+
+    def prefer(self, a: torch.Tensor, b: torch.Tensor, asking: torch.Tensor) -> torch.Tensor:
+        rows = asking.nonzero().squeeze(1)
+        yes = torch.ones(len(self.ids), dtype=torch.bool)
+        if rows.numel():
+            sel = rows.numpy()
+            answer = self.feedback.prefer(self.ids[sel], self.space.unscale(a[rows]).numpy(),
+                                          self.space.unscale(b[rows]).numpy())
+            yes[rows] = torch.from_numpy(np.asarray(answer, dtype=bool))
+            self.queries[sel] += 1
+        return yes
+
+    def accept(self, r: torch.Tensor, asking: torch.Tensor) -> torch.Tensor:
+        rows = asking.nonzero().squeeze(1)
+        yes = torch.zeros(len(self.ids), dtype=torch.bool)
+        if rows.numel():
+            sel = rows.numpy()
+            answer = self.feedback.accept(self.ids[sel], self.space.unscale(r[rows]).numpy())
+            yes[rows] = torch.from_numpy(np.asarray(answer, dtype=bool))
+            self.queries[sel] += 1
+        return yes
 
 
 class HARE(ScaledSpacePolicy):
@@ -172,8 +210,6 @@ class HARE(ScaledSpacePolicy):
 
     Args:
         base: unfitted base recourse policy (Wachter, Growing Spheres, the causal oracle, ...).
-        users: the simulated people who answer (built per batch from applicant ids); default
-            ``UserModel()`` (far ground truth, noiseless).
         budget: queries per person ``B``.
         iterations: ``T``; each iteration uses ``B // T`` queries (``B // T - 1`` comparisons and
             one accept / reject question).
@@ -183,23 +219,25 @@ class HARE(ScaledSpacePolicy):
         keep_best: from the second iteration on, enter the incumbent ``r_{t-1}`` in the
             tournament in place of one fresh candidate (not in the reference; see above).
 
-    Per-applicant extras: ``queries`` asked, ``accepted`` (stopped early), ``iterations_run``,
-    ``base_found``, ``redundancy`` and ``redundancy_base``, ``violations`` (changed coordinates
-    neither actionable for the person nor moved by a causal base's counterfactual),
-    ``user_loss`` and ``user_loss_base`` (the hidden loss), and for ground-truth users
-    ``has_ground_truth``, ``gtp``, ``gtd``, ``gtp_base`` and ``gtd_base``.
+    The people answer through the :class:`~simstudy.primitives.feedback.Feedback` passed to
+    :meth:`recommend`; HARE never sees their hidden truth. Per-applicant extras: ``queries``
+    asked, ``accepted`` (stopped early), ``iterations_run``, ``base_found``, ``redundancy`` and
+    ``redundancy_base``, ``violations`` (changed coordinates neither actionable for the person
+    nor moved by a causal base's counterfactual). The returned recourse carries the base
+    generator's recourse as ``base``, so the caller can measure both against the people's
+    hidden truth.
     """
 
     kind = "hare"
+    asks_questions = True
 
     def __init__(
-        self, base: RecoursePolicy, users: UserModel | None = None, budget: int = 30,
+        self, base: RecoursePolicy, budget: int = 30,
         iterations: int = 1, gamma: float = 1.0, lam: float = 10.0, steps: int = 100,
         lr: float = 0.1, tolerance: float = 1e-6, early_stop: bool = True,
         keep_best: bool = False,
     ) -> None:
         self.base = base
-        self.users = users
         self.budget = budget
         self.iterations = iterations
         self.gamma = gamma
@@ -219,8 +257,9 @@ class HARE(ScaledSpacePolicy):
         return self
 
     def _base_points(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
-                     seed: int) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
-        """Scaled base recourses ``r_0`` (``x`` where none), found flags, and base actions."""
+                     seed: int) -> tuple[torch.Tensor, torch.Tensor, np.ndarray, Recourse]:
+        """Scaled base recourses ``r_0`` (``x`` where none), found flags, base actions, and the
+        base's own recourse."""
         rec = self.base_.recommend(x, profiles, ids, seed)
         if rec.counterfactual is not None:
             cf = rec.counterfactual
@@ -234,10 +273,13 @@ class HARE(ScaledSpacePolicy):
         found = torch.from_numpy(rec.found & np.isfinite(cf).all(axis=1))
         r0 = torch.where(found[:, None], self.space_.scale(np.nan_to_num(cf)),
                          self.space_.scale(x))
-        return r0, found, rec.intervened & found.numpy()[:, None]
+        return r0, found, rec.intervened & found.numpy()[:, None], rec
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
-                  seed: int = 0) -> Recourse:
+                  seed: int = 0, feedback: Feedback | None = None) -> Recourse:
+        if feedback is None:
+            raise ValueError("HARE asks the people questions: pass their feedback "
+                             "(e.g. people.feedback())")
         x = np.asarray(x, dtype=np.float64)
         ids = np.asarray(ids)
         space = self.space_
@@ -245,10 +287,8 @@ class HARE(ScaledSpacePolicy):
         mask_np = action_mask(names, profiles)
         mask = torch.from_numpy(mask_np)
         xs = space.scale(x)
-        r0, base_found, base_acted = self._base_points(x, profiles, ids, seed)
-        user_model = self.users if self.users is not None else UserModel()
-        people = user_model.build(space, xs, mask_np, ids, seed, self.budget, names, profiles)
-        users = people.users
+        r0, base_found, base_acted, base_rec = self._base_points(x, profiles, ids, seed)
+        users = _Questions(feedback, space, ids)
         k = self.budget // self.iterations
         r = r0.clone()
         searching = mask.any(dim=1)
@@ -281,7 +321,7 @@ class HARE(ScaledSpacePolicy):
             full_shown[idx] = shown
             order = torch.from_numpy(
                 entity_uniforms(seed, f"hare-tournament:{t}", ids, k)).argsort(dim=1)
-            win, any_shown = tournament(users, full_c, full_shown, order, searching)
+            win, any_shown = tournament(users.prefer, full_c, full_shown, order, searching)
             r = torch.where((searching & any_shown)[:, None], win, r)
             rounds += searching.to(torch.int64)
             if self.early_stop:
@@ -289,73 +329,33 @@ class HARE(ScaledSpacePolicy):
                 accepted |= yes
                 searching &= ~yes
         found = base_found | space.approves(r)
-        extras = self._extras(xs, r, r0, base_found, mask, people, users, accepted, rounds)
-        # HARE moves only actionable coordinates; other coordinates can differ from the factual
-        # only as causal consequences carried over from a causal base's point, which are effects,
-        # not actions
-        return points_to_recourse(space, x, r, found & (r != xs).any(dim=1), extras,
-                                  acted=mask_np | base_acted)
-
-    def _extras(self, xs, r, r0, base_found, mask, people, users, accepted, rounds) -> dict:
-        out = {
+        extras = {
             "queries": users.queries.copy(),
             "accepted": accepted.numpy(),
             "iterations_run": rounds.numpy(),
             "base_found": base_found.numpy(),
-            "redundancy": redundancy(self.space_, xs, r).numpy(),
-            "redundancy_base": redundancy(self.space_, xs, r0).numpy(),
-            "violations": constraint_violations(xs, r, mask | (r0 != xs)).numpy(),
-            "user_loss": users.loss(r).numpy(),
-            "user_loss_base": users.loss(r0).numpy(),
+            "redundancy": redundancy(space, xs, r).numpy(),
+            "redundancy_base": redundancy(space, xs, r0).numpy(),
+            # changed coordinates outside the person's actionable set and not moved by the base
+            "violations": ((r != xs) & ~(mask | (r0 != xs))).sum(dim=-1).numpy(),
         }
-        if people.ground_truth is not None:
-            gt, has = people.ground_truth, people.has_truth
-            nan = torch.tensor(torch.nan, dtype=torch.float64)
-            out["has_ground_truth"] = has.numpy()
-            out["gtp"] = torch.where(has, ground_truth_proximity(r, gt), nan).numpy()
-            out["gtd"] = torch.where(has, ground_truth_dissimilarity(xs, r, gt), nan).numpy()
-            out["gtp_base"] = torch.where(has, ground_truth_proximity(r0, gt), nan).numpy()
-            out["gtd_base"] = torch.where(has, ground_truth_dissimilarity(xs, r0, gt),
-                                          nan).numpy()
-        return out
-
-
-class NoiseSpec(StrictModel):
-    """Scenario entry of :class:`~simstudy.users.feedback.NoiseModel`."""
-
-    kind: Literal["none", "bernoulli", "logistic", "bradley_terry"] = "none"
-    p: float = Field(0.0, ge=0.0, le=1.0)
-    scale: float = 2.0
-    offset: float = 1.0
-    temperature: float = Field(0.1, gt=0.0)
-
-    def build(self) -> NoiseModel:
-        return NoiseModel(self.kind, self.p, self.scale, self.offset, self.temperature)
-
-
-class UserSpec(StrictModel):
-    """Scenario entry of :class:`~simstudy.users.model.UserModel`."""
-
-    preference: Literal["ground_truth", "weights"] = "ground_truth"
-    scale: Literal["near", "intermediate", "far"] | Annotated[float, Field(gt=0.0)] = "far"
-    weights: Literal["centres", "profile"] = "centres"
-    noise: NoiseSpec = Field(default_factory=NoiseSpec)
-    accept_threshold: float = Field(0.1, ge=0.0)
-    n_samples: int = Field(200, gt=0)
-    eta: float = Field(0.05, gt=0.0)
-
-    def build(self) -> UserModel:
-        return UserModel(self.preference, self.scale, self.weights, self.noise.build(),
-                         self.accept_threshold, self.n_samples, self.eta)
+        # HARE moves only actionable coordinates; other coordinates can differ from the factual
+        # only as causal consequences carried over from a causal base's point, which are effects,
+        # not actions
+        rec = points_to_recourse(space, x, r, found & (r != xs).any(dim=1), extras,
+                                 acted=mask_np | base_acted)
+        rec.base = base_rec
+        return rec
 
 
 @register_policy_spec
 class HARESpec(PolicySpec):
     """Scenario entry of :class:`HARE`; ``iterations > 1`` is Multi-HARE."""
 
+    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
+
     kind: Literal["hare"] = "hare"
     base: SerializeAsAny[StrictModel] = Field(default_factory=WachterSpec)
-    users: UserSpec = Field(default_factory=UserSpec)
     budget: int = Field(30, gt=0)
     iterations: int = Field(1, gt=0)
     gamma: float = Field(1.0, gt=0.0)
@@ -366,11 +366,20 @@ class HARESpec(PolicySpec):
     early_stop: bool = True
     keep_best: bool = False
 
+    @model_validator(mode="before")
+    @classmethod
+    def _users_moved(cls, data):
+        if isinstance(data, dict) and "users" in data:
+            raise ValueError("users: the people who answer are the scenario's people; give "
+                             "their hidden preferences and answer noise in the scenario's (or a "
+                             "condition's) `users:` section")
+        return data
+
     @classmethod
     def check_example(cls) -> dict:
         """A small budget for the contract checks (:mod:`simstudy.checks`)."""
         return {"kind": "hare", "budget": 4, "iterations": 2, "steps": 5,
-                "users": {"preference": "weights"}, "base": {"kind": "wachter", "steps": 20}}
+                "base": {"kind": "wachter", "steps": 20}}
 
     @field_validator("base", mode="before")
     @classmethod
@@ -388,6 +397,6 @@ class HARESpec(PolicySpec):
         return POLICY_SPECS[kind].model_validate(value)
 
     def build(self) -> HARE:
-        return HARE(self.base.build(), self.users.build(), self.budget, self.iterations,
+        return HARE(self.base.build(), self.budget, self.iterations,
                     self.gamma, self.lam, self.steps, self.lr, self.tolerance, self.early_stop,
                     self.keep_best)

@@ -45,7 +45,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import torch
@@ -348,8 +348,9 @@ class ICARMA(RecoursePolicy):
     def _fit_one(self, context: RecourseContext, seed: int) -> tuple[ICARMANetworks, dict]:
         key = self._cache_key(context, seed)
         stem = Path(self.cache.root) / key if self.cache is not None else None
-        if stem is not None and stem.with_suffix(".json").exists():
-            nets, meta = load_networks(stem)
+        cached = self.cache.reuse(stem, load_networks) if stem is not None else None
+        if cached is not None:
+            nets, meta = cached
             return nets, {**meta, "cache_key": key, "cached": True}
         nets, meta = train_icarma(context, self.config, seed, progress=self.progress)
         meta = {**meta, "cache_key": key}
@@ -361,7 +362,7 @@ class ICARMA(RecoursePolicy):
 
     # -- deployment -----------------------------------------------------------------------------
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
-                  seed: int = 0) -> Recourse:
+                  seed: int = 0, feedback=None) -> Recourse:
         """Recourse in one forward pass; ``seed`` is unused (the deployed mask is deterministic).
 
         The mask is ``logit > 0`` restricted to the person's actionable features; when it selects
@@ -507,6 +508,8 @@ class ICARMASpec(PolicySpec):
     left out keeps that set's value. ``seeds`` trains one model per seed and deploys the one
     with the best validation loss.
     """
+
+    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
 
     kind: Literal["icarma"]
     preferences: Literal["ranking", "likert"] = "ranking"

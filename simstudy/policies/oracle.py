@@ -120,7 +120,7 @@ class CausalOracle(RecoursePolicy):
         return ok
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
-                  seed: int = 0) -> Recourse:
+                  seed: int = 0, feedback=None) -> Recourse:
         x = np.asarray(x, dtype=np.float64)
         n, d = x.shape
         names = self.context_.feature_names

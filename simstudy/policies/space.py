@@ -1,89 +1,16 @@
-"""The [0, 1]-scaled feature space shared by the non-causal generators and HARE.
+"""Base of the generators that search in the [0, 1]-scaled feature space.
 
-Wachter, Growing Spheres and HARE measure distances after min-max scaling every feature by the
-training range, ``s = (x - lower) / (upper - lower)``, as in their published evaluations. This
-module holds that map, the decision model seen from scaled space, and the per-person mask of the
-coordinates a person may move (globally actionable *and* actionable for that person).
+The space itself (:class:`~simstudy.primitives.space.ScaledSpace`, :func:`action_mask`,
+:func:`points_to_recourse`) is a primitive shared with the simulated people; it is re-exported
+here for the policies that build on it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
-import numpy as np
-import torch
-
-from ..metrics import Recourse
-from ..population import ActionabilityProfiles
+from ..primitives.space import ScaledSpace, action_mask, points_to_recourse
 from .base import RecourseContext, RecoursePolicy
 
 __all__ = ["ScaledSpace", "ScaledSpacePolicy", "action_mask", "points_to_recourse"]
-
-
-@dataclass
-class ScaledSpace:
-    """Min-max scaling plus the decision model evaluated on scaled points.
-
-    Attributes:
-        model: the decision model (approval logit on original units).
-        lower, feature_range: ``(d,)`` float64 tensors from the training split.
-    """
-
-    model: torch.nn.Module
-    lower: torch.Tensor
-    feature_range: torch.Tensor
-
-    @classmethod
-    def from_context(cls, context) -> ScaledSpace:
-        return cls(context.model, torch.as_tensor(context.lower, dtype=torch.float64),
-                   torch.as_tensor(context.feature_range, dtype=torch.float64))
-
-    def scale(self, x: np.ndarray | torch.Tensor) -> torch.Tensor:
-        return (torch.as_tensor(x, dtype=torch.float64) - self.lower) / self.feature_range
-
-    def unscale(self, s: torch.Tensor) -> torch.Tensor:
-        return self.lower + s.to(torch.float64) * self.feature_range
-
-    def logit(self, s: torch.Tensor) -> torch.Tensor:
-        """Approval logit of scaled points of any leading shape ``(..., d)`` (differentiable)."""
-        return self.model(self.unscale(s).reshape(-1, s.shape[-1])).reshape(s.shape[:-1])
-
-    @torch.no_grad()
-    def approves(self, s: torch.Tensor) -> torch.Tensor:
-        """The model's decision (logit >= 0, i.e. approval probability >= 0.5)."""
-        return self.logit(s) >= 0
-
-
-def action_mask(feature_names: Sequence[str], profiles: ActionabilityProfiles) -> np.ndarray:
-    """``(n, d)`` bool over all features: true where the person can act on the feature.
-
-    Immutable, non-actionable (education in Loan) and individually non-actionable features are
-    false, so multiplying a step by this mask is the projection onto the person's actionable
-    subspace.
-    """
-    names = list(feature_names)
-    mask = np.zeros((len(profiles), len(names)), dtype=bool)
-    for k, feature in enumerate(profiles.features):
-        mask[:, names.index(feature)] = profiles.actionable[:, k]
-    return mask
-
-
-def points_to_recourse(
-    space: ScaledSpace, x: np.ndarray, r: torch.Tensor, found: torch.Tensor,
-    extras: dict[str, np.ndarray] | None = None, acted: np.ndarray | None = None,
-) -> Recourse:
-    """Wraps scaled counterfactual points as a :class:`~simstudy.metrics.Recourse`.
-
-    A feature counts as intervened when its scaled value moved (and, when ``acted`` is given,
-    the person acted on it rather than it following from a causal base's action); unmoved
-    features keep the factual's exact value, so scaling round-off never shows up as an action.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    changed = ((r - space.scale(x)) != 0).numpy() & found.numpy()[:, None]
-    cf = np.where(changed, space.unscale(r).numpy(), x)
-    intervened = changed if acted is None else changed & acted
-    return Recourse(intervened, cf, found.numpy(), extras=dict(extras or {}), counterfactual=cf)
 
 
 class ScaledSpacePolicy(RecoursePolicy):

@@ -15,7 +15,7 @@ over people and Adam is elementwise, so each person's trajectory is the one it w
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import torch
@@ -23,6 +23,7 @@ import torch
 from ..metrics import Recourse
 from ..population import ActionabilityProfiles
 from ..registry import register_policy_spec
+from ..schema import derive_spec
 from .base import PolicySpec
 from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
 
@@ -99,7 +100,7 @@ class Wachter(ScaledSpacePolicy):
         self.lambda_growth = lambda_growth
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
-                  seed: int = 0) -> Recourse:
+                  seed: int = 0, feedback=None) -> Recourse:
         mask = action_mask(self.context_.feature_names, profiles)
         r, found = wachter(self.space_, self.space_.scale(x), mask, self.distance, self.lam,
                            self.lr, self.steps, self.rounds, self.lambda_growth)
@@ -107,22 +108,12 @@ class Wachter(ScaledSpacePolicy):
 
 
 @register_policy_spec
-class WachterSpec(PolicySpec):
-    """Scenario entry of :class:`Wachter`."""
+class WachterSpec(derive_spec(Wachter, kind="wachter", base=PolicySpec)):
+    """Scenario entry of :class:`Wachter` (fields and defaults are its constructor's)."""
 
-    kind: Literal["wachter"] = "wachter"
-    distance: Literal["l1", "l2"] = "l2"
-    lam: float = 1.0
-    lr: float = 0.01
-    steps: int = 200
-    rounds: int = 4
-    lambda_growth: float = 10.0
+    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
 
     @classmethod
     def check_example(cls) -> dict:
         """A short search for the contract checks (:mod:`simstudy.checks`)."""
         return {"kind": "wachter", "steps": 40, "rounds": 3}
-
-    def build(self) -> Wachter:
-        return Wachter(self.distance, self.lam, self.lr, self.steps, self.rounds,
-                       self.lambda_growth)

@@ -3,13 +3,11 @@ retraining), scheduled with simpy and computed in batches."""
 
 from .experiment import SIM_FILES, run_event_world
 from .outcomes import applicant_outcomes, replication_metrics, summarize, timeline
-from .response import LogisticResponse, ResponseInputs, ResponseModel
 from .spec import SimulationSpec
 from .world import (
     EVENT_TYPES,
     TERMINAL_EVENTS,
     EventWorld,
-    SamplerPopulation,
     SimulationResult,
     fitted,
     simulate,
@@ -22,14 +20,10 @@ __all__ = [
     "replication_metrics",
     "summarize",
     "timeline",
-    "LogisticResponse",
-    "ResponseInputs",
-    "ResponseModel",
     "SimulationSpec",
     "EVENT_TYPES",
     "TERMINAL_EVENTS",
     "EventWorld",
-    "SamplerPopulation",
     "SimulationResult",
     "fitted",
     "simulate",

@@ -15,6 +15,7 @@ import torch
 from ..metrics import Recourse, evaluate_recourse
 from ..policies.base import RecoursePolicy
 from ..population import ActionabilityProfiles
+from ..primitives.feedback import Feedback
 from ..world.base import CausalWorld
 
 __all__ = ["chunks", "slice_recourse", "concat_recourse", "decide", "recommend", "evaluate",
@@ -31,10 +32,11 @@ def chunks(n: int, size: int | None) -> Iterator[slice]:
 
 
 def slice_recourse(rec: Recourse, rows: slice | np.ndarray) -> Recourse:
-    """The recourses of some rows (extras and counterfactual points included)."""
+    """The recourses of some rows (extras, counterfactual points and base included)."""
     cf = None if rec.counterfactual is None else rec.counterfactual[rows]
+    base = None if rec.base is None else slice_recourse(rec.base, rows)
     return Recourse(rec.intervened[rows], rec.values[rows], rec.found[rows],
-                    {k: np.asarray(v)[rows] for k, v in rec.extras.items()}, cf)
+                    {k: np.asarray(v)[rows] for k, v in rec.extras.items()}, cf, base)
 
 
 def concat_recourse(parts: list[Recourse]) -> Recourse:
@@ -47,11 +49,13 @@ def concat_recourse(parts: list[Recourse]) -> Recourse:
     if any(c is not None for c in cfs):
         cf = np.concatenate([c if c is not None else np.where(p.intervened, p.values, np.nan)
                              for c, p in zip(cfs, parts, strict=True)])
+    bases = [p.base for p in parts]
+    base = concat_recourse(bases) if all(b is not None for b in bases) else None
     return Recourse(np.concatenate([p.intervened for p in parts]),
                     np.concatenate([p.values for p in parts]),
                     np.concatenate([p.found for p in parts]),
                     {k: np.concatenate([np.asarray(p.extras[k]) for p in parts]) for k in keys},
-                    cf)
+                    cf, base)
 
 
 @torch.no_grad()
@@ -64,9 +68,12 @@ def decide(model: torch.nn.Module, x: np.ndarray, size: int | None) -> np.ndarra
 
 
 def recommend(policy: RecoursePolicy, x: np.ndarray, profiles: ActionabilityProfiles,
-              ids: np.ndarray, seed: int, size: int | None) -> Recourse:
-    """The policy's recourse for every row, asked in chunks of at most ``size`` rows."""
-    parts = [policy.recommend(x[s], profiles.subset(s), ids[s], seed)
+              ids: np.ndarray, seed: int, size: int | None,
+              feedback: Feedback | None = None) -> Recourse:
+    """The policy's recourse for every row, asked in chunks of at most ``size`` rows
+    (``feedback`` is passed on to a policy that asks questions)."""
+    extra = {} if feedback is None else {"feedback": feedback}
+    parts = [policy.recommend(x[s], profiles.subset(s), ids[s], seed, **extra)
              for s in chunks(x.shape[0], size)]
     return concat_recourse(parts)
 

@@ -22,15 +22,15 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from ..people import PeopleSpec
 from ..progress import track
 from ..store import atomic_write
 from ..world.base import CausalWorld
 from ..world.data import WorldData
 from .outcomes import applicant_outcomes, replication_metrics, summarize, timeline
 from .plots import plot_cumulative_approvals
-from .response import ResponseModel
 from .spec import SimulationSpec
-from .world import PolicyFactory, PopulationBuilder, simulate
+from .world import PolicyFactory, simulate
 
 __all__ = ["SIM_FILES", "run_event_world"]
 
@@ -45,10 +45,9 @@ def run_event_world(
     data: WorldData,
     model: torch.nn.Module,
     policies: Mapping[str, PolicyFactory],
-    population: PopulationBuilder,
+    people: PeopleSpec,
     seeds: Sequence[int],
     out_dir: str | Path,
-    response: ResponseModel | None = None,
     timeline_step_days: float = 1.0,
     progress: bool = False,
     per_replication: Sequence[tuple[CausalWorld, WorldData, torch.nn.Module]] | None = None,
@@ -60,10 +59,10 @@ def run_event_world(
         world, data, model: the true world, its data and the lender's initial model.
         policies: name -> factory of the fitted policy for a model version; the first is the
             baseline of the paired differences.
-        population: reported profiles and groups of the applicants.
+        people: who the applicants are (:class:`~simstudy.people.PeopleSpec`); every policy of
+            a replication faces the same people.
         seeds: one seed per replication, shared by every policy.
         out_dir: the run directory.
-        response: acceptance / action model (default: the spec's).
         timeline_step_days: resolution of ``timeline.csv``.
         progress: show a progress bar.
         per_replication: optional ``(world, data, model)`` for each seed, when every
@@ -80,7 +79,7 @@ def run_event_world(
     events, outcomes, actions, models, timelines, metrics, timings = [], [], [], [], [], [], []
     for r, seed, name in jobs:
         w, d, m = per_replication[r] if per_replication is not None else (world, data, model)
-        res = simulate(spec, w, d, m, policies[name], population, int(seed), response)
+        res = simulate(spec, w, d, m, policies[name], people, int(seed))
         tag = {"policy": name, "replication": r}
         events.append(res.events.assign(**tag))
         o = applicant_outcomes(res)

@@ -1,7 +1,10 @@
 """The declarative description of an event world (the ``simulation:`` block of a scenario).
 
 Every duration is in days. Defaults describe a plausible consumer-lending process; each knob is
-documented where it is used in :mod:`simstudy.sim.world`.
+documented where it is used in :mod:`simstudy.sim.world`. Who the people are, including how they
+accept and act on a recourse and what they truly cannot change, is not described here but by the
+scenario's people sections (:mod:`simstudy.people.spec`): the event world runs on the same
+people as the run tables.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ __all__ = [
     "PoissonArrivals",
     "CohortArrivals",
     "SessionSpec",
-    "LogisticResponseSpec",
     "ActionTimeSpec",
     "RetrainingSpec",
     "SimulationSpec",
@@ -59,17 +61,6 @@ class SessionSpec(StrictModel):
     question_time_days: Days = 2.0 / (24 * 60)
     question_time_sd: float = Field(0.5, ge=0.0)
     patience_questions: float | None = Field(None, gt=0.0)
-
-
-class LogisticResponseSpec(StrictModel):
-    """The default response model, see :class:`simstudy.sim.response.LogisticResponse`."""
-
-    kind: Literal["logistic"] = "logistic"
-    accept_intercept: float = 1.5
-    accept_sd: float = Field(1.0, ge=0.0)
-    act_intercept: float = 1.5
-    act_cost_slope: float = Field(2.0, ge=0.0)
-    act_sd: float = Field(1.0, ge=0.0)
 
 
 class ActionTimeSpec(StrictModel):
@@ -117,9 +108,7 @@ class SimulationSpec(StrictModel):
         request_probability_by_group: overrides per group label (``"column=value"``, e.g.
             ``"privileged=0"``, see ``group_column``).
         group_column: population group column used for group-dependent behaviour and reports.
-        session, response, action: the session, acceptance / action and acting-time models.
-        hidden_mismatch_probability: probability that one feature a person reports as
-            actionable is in truth not actionable for them (their hidden profile).
+        session, action: the session and acting-time models.
         max_attempts: most recourses one person asks for; rejected after that, they give up.
         reapply_delay_days: time from completing an action to re-applying.
         retry_delay_days: time from a failed action to re-applying unchanged.
@@ -134,14 +123,26 @@ class SimulationSpec(StrictModel):
     request_probability_by_group: dict[str, Probability] = Field(default_factory=dict)
     group_column: str = "privileged"
     session: SessionSpec = Field(default_factory=SessionSpec)
-    response: LogisticResponseSpec = Field(default_factory=LogisticResponseSpec)
     action: ActionTimeSpec = Field(default_factory=ActionTimeSpec)
-    hidden_mismatch_probability: Probability = 0.0
     max_attempts: int = Field(3, ge=0)
     reapply_delay_days: Days = 0.0
     retry_delay_days: Days = 7.0
     retraining: RetrainingSpec | None = None
     batch_size: int | None = Field(None, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved(cls, data):
+        # name the new home of the people's settings rather than "extra field not permitted"
+        if isinstance(data, dict):
+            if "response" in data:
+                raise ValueError("response: the response model belongs to the people; give it "
+                                 "as the scenario's top-level `response:`")
+            if "hidden_mismatch_probability" in data:
+                raise ValueError("hidden_mismatch_probability: what people truly cannot change "
+                                 "belongs to their population; give it in the population "
+                                 "document")
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> SimulationSpec:

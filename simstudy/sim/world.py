@@ -33,35 +33,26 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 import pandas as pd
 import simpy
 import torch
 
+from ..people import PeopleSpec
 from ..policies.base import RecourseContext, RecoursePolicy
-from ..population import (
-    ActionabilityProfiles,
-    AllActionableSampler,
-    CostProfile,
-    GroupAssignment,
-    assign_groups,
-)
-from ..rng import derive_seed, entity_normals, entity_uniforms, generator
+from ..primitives.space import ScaledSpace
+from ..rng import derive_seed, entity_uniforms, generator
 from ..world.base import CausalWorld
 from ..world.data import WorldData
 from ..world.decision import DecisionConfig, DecisionModel, state_dict_hash, train_decision_model
 from . import batching
-from .response import ResponseInputs, ResponseModel, build_response_model
 from .spec import CohortArrivals, SimulationSpec
 
 __all__ = [
     "EVENT_TYPES",
     "TERMINAL_EVENTS",
     "DROPOUT_EVENTS",
-    "PopulationBuilder",
-    "SamplerPopulation",
     "PolicyFactory",
     "SimulationResult",
     "EventWorld",
@@ -98,53 +89,6 @@ DROPOUT_EVENTS: frozenset[str] = TERMINAL_EVENTS - {"approved"}
 
 # Per-attempt draws use the key ``applicant * _ATTEMPT_STRIDE + attempt``.
 _ATTEMPT_STRIDE = 256
-
-
-class PopulationBuilder(Protocol):
-    """Reported actionability profiles and group columns of the simulated applicants."""
-
-    def __call__(self, x: np.ndarray, ids: np.ndarray, seed: int
-                 ) -> tuple[ActionabilityProfiles, dict[str, np.ndarray]]:
-        ...
-
-
-@dataclass(frozen=True)
-class SamplerPopulation:
-    """Profiles from a population sampler, with groups and an optional privileged sampler.
-
-    Attributes:
-        features: the globally actionable features (profile columns).
-        feature_names: every world feature, in order (for the group rules).
-        sampler: profile sampler (``RankingSampler``, ``LikertSampler``, ...).
-        cost: cost profile turning scores into weights.
-        groups: group assignment rule (``None``: everyone in group ``privileged = 0``).
-        privileged_sampler: sampler for the privileged group (``None``: same as ``sampler``).
-    """
-
-    features: tuple[str, ...]
-    feature_names: tuple[str, ...]
-    sampler: object = field(default_factory=AllActionableSampler)
-    cost: CostProfile = field(default_factory=CostProfile)
-    groups: GroupAssignment | None = None
-    privileged_sampler: object | None = None
-
-    def __call__(self, x: np.ndarray, ids: np.ndarray, seed: int
-                 ) -> tuple[ActionabilityProfiles, dict[str, np.ndarray]]:
-        if self.groups is None:
-            groups = {"privileged": np.zeros(len(ids), dtype=bool)}
-        else:
-            groups = assign_groups(self.groups, x, self.feature_names, ids, seed)
-        n_u = max(int(self.sampler.n_uniforms),
-                  int(getattr(self.privileged_sampler, "n_uniforms", 1)))
-        u = entity_uniforms(seed, "actionability", ids, n_u)
-        scores, levels = self.sampler.sample(self.features, u)
-        if self.privileged_sampler is not None:
-            p_scores, p_levels = self.privileged_sampler.sample(self.features, u)
-            scores = np.where(groups["privileged"][:, None], p_scores, scores)
-            levels = max(levels, p_levels)
-        profiles = ActionabilityProfiles(self.features, scores, levels,
-                                         self.cost.weights(scores, levels))
-        return profiles, {k: np.asarray(v) for k, v in groups.items()}
 
 
 #: Builds a fitted policy for a model version (called once per version).
@@ -210,16 +154,17 @@ class EventWorld:
         data: the world's data (its training split fixes feature ranges).
         model: the lender's initial decision model (version 0).
         make_policy: builds the fitted policy for a model version.
-        population: reported profiles and groups of the applicants.
+        people: the people's description; the applicants become :class:`~simstudy.people.People`
+            (``self.people``), whose reported profile the policy sees, whose answers a policy
+            that asks questions gets, and whose hidden truth and dispositions decide what
+            happens. Their hidden ground truth is an approved point of the initial model.
         seed: the replication's seed (the same for every policy compared).
-        response: acceptance / action model (default: the spec's logistic model).
         decision_config: training configuration of retrained models (epochs from the spec).
     """
 
     def __init__(self, spec: SimulationSpec, world: CausalWorld, data: WorldData,
                  model: torch.nn.Module, make_policy: PolicyFactory,
-                 population: PopulationBuilder, seed: int,
-                 response: ResponseModel | None = None,
+                 people: PeopleSpec, seed: int,
                  decision_config: DecisionConfig | None = None) -> None:
         if spec.max_attempts >= _ATTEMPT_STRIDE - 1:
             raise ValueError(f"max_attempts must be below {_ATTEMPT_STRIDE - 1}")
@@ -227,9 +172,8 @@ class EventWorld:
         self.world = world
         self.data = data
         self.make_policy = make_policy
-        self.population = population
+        self.people_spec = people
         self.seed = int(seed)
-        self.response = response if response is not None else build_response_model(spec.response)
         epochs = spec.retraining.epochs if spec.retraining is not None else 20
         self.decision_config = decision_config or DecisionConfig(epochs=epochs)
         self.feature_range = data.feature_range.numpy()
@@ -246,24 +190,20 @@ class EventWorld:
         names = self.world.roles.names
         self.x = (x.numpy().copy() if x is not None
                   else np.zeros((0, len(names)), dtype=np.float64))
-        profiles, groups = self.population(self.x, self.ids, seed)
-        self.groups = groups
-        self.reported = profiles  # what the person tells the policy; corrected after failures
+        context = RecourseContext(self.world, self._models[0], self.data, seed)
+        people = self.people = self.people_spec.build(
+            self.x, self.ids, seed, names, self.world.roles.actionable,
+            ScaledSpace.from_context(context))
+        groups = self.groups = people.groups
+        profiles = people.reported
+        # what the person tells the policy; corrected after failures
+        self.reported = profiles.subset(slice(None))
         self.reported.scores = self.reported.scores.copy()
         self.reported.weights = self.reported.weights.copy()
         self.act_idx = np.array([names.index(f) for f in profiles.features])
-        hidden = profiles.actionable.copy()
-        u = entity_uniforms(seed, "hidden-mismatch", self.ids, 2)
-        n_act = hidden.sum(axis=1)
-        mismatch = (u[:, 0] < spec.hidden_mismatch_probability) & (n_act > 0)
-        # The j-th of the person's reported-actionable features is truly not actionable.
-        j = np.minimum((u[:, 1] * n_act).astype(np.int64), np.maximum(n_act - 1, 0))
-        rank = np.cumsum(hidden, axis=1) - 1
-        drop = mismatch[:, None] & hidden & (rank == j[:, None])
-        hidden[drop] = False
-        self.hidden_actionable = hidden
+        self.hidden_actionable = people.true_actionable
         self.n_reported = profiles.actionable.sum(axis=1)
-        self.mismatch = mismatch
+        self.mismatch = people.misreported
         column = groups.get(spec.group_column)
         if column is None:
             raise ValueError(f"group_column {spec.group_column!r} is not a population group; "
@@ -275,17 +215,11 @@ class EventWorld:
         for label, p in spec.request_probability_by_group.items():
             p_req[self.group_label == label] = p
         self.p_request = p_req
-        # Person-level dispositions, drawn once per person.
-        z = entity_normals(seed, "person-effects", self.ids, 4)
-        self.accept_effect, self.act_effect = z[:, 0], z[:, 1]
-        self.capacity = np.exp(spec.action.capacity_sd * z[:, 2])
-        self.question_time = spec.session.question_time_days * np.exp(
-            spec.session.question_time_sd * z[:, 3])
-        if spec.session.patience_questions is None:
-            self.patience = np.full(n, np.inf)
-        else:
-            up = entity_uniforms(seed, "patience", self.ids)[:, 0]
-            self.patience = -np.log(up) * spec.session.patience_questions
+        # Person-level dispositions, drawn once per person by the people.
+        self.capacity = people.capacity(spec.action.capacity_sd)
+        self.question_time = people.question_time(spec.session.question_time_days,
+                                                  spec.session.question_time_sd)
+        self.patience = people.patience(spec.session.patience_questions)
         # Mutable per-person state.
         self.attempt = np.zeros(n, dtype=np.int64)
         self.returning = np.zeros(n, dtype=bool)
@@ -429,7 +363,9 @@ class EventWorld:
         x = self.x[ids]
         profiles = self.reported.subset(ids)
         t0 = time.perf_counter()
-        rec = batching.recommend(self._policy, x, profiles, ids, self.seed, bs)
+        feedback = (self.people.feedback(x=self.x)
+                    if getattr(self._policy, "asks_questions", False) else None)
+        rec = batching.recommend(self._policy, x, profiles, ids, self.seed, bs, feedback)
         t1 = time.perf_counter()
         ev = batching.evaluate(self.world, self._models[self.version], x, rec, profiles,
                                self.feature_range, bs)
@@ -464,21 +400,20 @@ class EventWorld:
         self.rec_xcf[g] = ev["x_cf"][found]
         xg = x[found]
         delta = np.where(intervened, np.abs(values - xg), 0.0) / self.feature_range
-        inputs = ResponseInputs(cost=cost, cost_unweighted=ev["cost_unweighted"][found],
-                                sparsity=intervened.sum(axis=1).astype(np.float64),
-                                proximity_l1=delta.sum(axis=1),
-                                accept_effect=self.accept_effect[g], act_effect=self.act_effect[g])
-        p_accept, p_act = self.response.probabilities(inputs)
+        # Can the person act? Every intervened feature must be truly actionable for them.
+        allowed = np.zeros_like(intervened)
+        allowed[:, self.act_idx] = self.hidden_actionable[g]
+        blocked = intervened & ~allowed
+        inputs = self.people.response_inputs(
+            g, cost, ev["cost_unweighted"][found], intervened.sum(axis=1), delta.sum(axis=1),
+            blocked.any(axis=1))
+        p_accept, p_act = self.people.response.probabilities(inputs)
         u = self._uniforms("respond", g, 4)
         accept = u[:, 0] < p_accept
         act = accept & (u[:, 1] < p_act)
         self._emit(t1[~accept], g[~accept], "declined")
         idle = accept & ~act
         self._emit(t1[idle], g[idle], "no_action")
-        # Can the person act? Every intervened feature must be truly actionable for them.
-        allowed = np.zeros_like(intervened)
-        allowed[:, self.act_idx] = self.hidden_actionable[g]
-        blocked = intervened & ~allowed
         fails = act & blocked.any(axis=1)
         if fails.any():
             f_ids = g[fails]
@@ -591,10 +526,9 @@ class EventWorld:
 
 def simulate(spec: SimulationSpec, world: CausalWorld, data: WorldData,
              model: DecisionModel | torch.nn.Module, make_policy: PolicyFactory,
-             population: PopulationBuilder, seed: int,
-             response: ResponseModel | None = None) -> SimulationResult:
+             people: PeopleSpec, seed: int) -> SimulationResult:
     """Runs one replication of the event world (see :class:`EventWorld`)."""
-    return EventWorld(spec, world, data, model, make_policy, population, seed, response).run()
+    return EventWorld(spec, world, data, model, make_policy, people, seed).run()
 
 
 def fitted(policy_builder: Callable[[], RecoursePolicy]) -> PolicyFactory:

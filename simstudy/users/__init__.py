@@ -1,33 +1,9 @@
-"""Simulated people: hidden ground truth or preference weights, and noisy feedback."""
+"""Simulated rating studies of the published design (:mod:`simstudy.users.study`).
 
-from .feedback import NoiseModel, SimulatedUsers
-from .ground_truth import (
-    GROUND_TRUTH_SCALES,
-    WEIGHT_CENTRES,
-    centred_weights,
-    ground_truth_recourse,
-    profile_weights,
-)
-from .metrics import (
-    constraint_violations,
-    ground_truth_dissimilarity,
-    ground_truth_proximity,
-    redundancy,
-)
-from .model import UserBatch, UserModel
+The simulated people themselves (hidden preferences, feedback, response dispositions) live in
+:mod:`simstudy.people`.
+"""
 
-__all__ = [
-    "UserBatch",
-    "UserModel",
-    "NoiseModel",
-    "SimulatedUsers",
-    "GROUND_TRUTH_SCALES",
-    "WEIGHT_CENTRES",
-    "centred_weights",
-    "ground_truth_recourse",
-    "profile_weights",
-    "constraint_violations",
-    "ground_truth_dissimilarity",
-    "ground_truth_proximity",
-    "redundancy",
-]
+from .study import STUDY_COLUMNS, ProfilePool, simulate_study
+
+__all__ = ["STUDY_COLUMNS", "ProfilePool", "simulate_study"]

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from .response import ResponseModel
+from ..people.rating import RatingResponse
 
 __all__ = [
     "Feature",
@@ -162,7 +162,7 @@ def choose_recourses(person: np.ndarray, approved: np.ndarray, k: int,
 
 def simulate_study(
     n_participants: int,
-    response: ResponseModel,
+    response: RatingResponse,
     generator: np.random.Generator,
     items: int = 5,
     pool: ProfilePool | None = None,

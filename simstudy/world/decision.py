@@ -11,8 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
+import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 from torch import nn
@@ -20,6 +24,8 @@ from torch import nn
 from ..progress import track
 from ..store import atomic_write, atomic_write_text
 from .data import WorldData, tensor_hash
+
+T = TypeVar("T")
 
 __all__ = [
     "DecisionConfig",
@@ -192,6 +198,31 @@ class ModelCache:
 
     root: Path = field(default_factory=default_cache_dir)
 
+    def reuse(self, stem: Path, load: Callable[[Path], T]) -> T | None:
+        """``load(stem)`` when the cache holds ``stem``; ``None`` when it does not.
+
+        A stored model that fails its checks on reading (an unreadable or truncated file, a
+        state dict whose hash differs from the one in its metadata) is moved to
+        ``<root>/set-aside/`` with a one-line note, and ``None`` is returned so that the caller
+        trains it again.
+        """
+        stem = Path(stem)
+        if not (stem.with_suffix(".json").exists() and stem.with_suffix(".pt").exists()):
+            return None
+        try:
+            return load(stem)
+        except (OSError, ValueError, RuntimeError, EOFError, KeyError, TypeError,
+                pickle.UnpicklingError) as exc:
+            aside = Path(self.root) / "set-aside"
+            aside.mkdir(parents=True, exist_ok=True)
+            for suffix in (".json", ".pt"):
+                if stem.with_suffix(suffix).exists():
+                    os.replace(stem.with_suffix(suffix), aside / (stem.name + suffix))
+            reason = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+            print(f"model cache: {stem.name} failed its check ({reason}); set aside in {aside} "
+                  "and trained again", file=sys.stderr)
+            return None
+
     @staticmethod
     def key(kind: str, **parts) -> str:
         blob = json.dumps({"kind": kind, **parts}, sort_keys=True, default=str)
@@ -203,8 +234,9 @@ class ModelCache:
         key = self.key("decision", data=data.content_hash(), config=config.to_json(),
                        seed=int(seed), torch=torch.__version__.split("+")[0])
         stem = Path(self.root) / key
-        if stem.with_suffix(".json").exists() and stem.with_suffix(".pt").exists():
-            model, meta = DecisionModel.load(stem)
+        cached = self.reuse(stem, DecisionModel.load)
+        if cached is not None:
+            model, meta = cached
             return model, {**meta, "cache_key": key, "cached": True}
         model = train_decision_model(data, config, seed, progress=progress)
         with torch.no_grad():

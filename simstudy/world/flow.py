@@ -335,8 +335,9 @@ def cached_causal_flow(cache: ModelCache | None, roles: FeatureRoles, x_train: t
                          config=config.to_json(), seed=int(seed),
                          torch=torch.__version__.split("+")[0])
     stem = Path(cache.root) / key
-    if stem.with_suffix(".json").exists() and stem.with_suffix(".pt").exists():
-        flow, meta = CausalFlow.load(stem)
+    cached = cache.reuse(stem, CausalFlow.load)
+    if cached is not None:
+        flow, meta = cached
         return flow, {**meta, "cache_key": key, "cached": True}
     flow, meta = fit_causal_flow(roles, x_train, x_val, config, seed, progress)
     digest = flow.save(stem, meta)

@@ -19,17 +19,14 @@ Every draw is keyed by ``(seed, purpose, applicant id)``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from ..population import ActionabilityProfiles
+from ..primitives.space import ScaledSpace
+from ..primitives.spheres import growing_spheres
 from ..rng import entity_normals, entity_uniforms
-
-if TYPE_CHECKING:
-    # Annotation only: the policies package imports this one (HARE's simulated users).
-    from ..policies.space import ScaledSpace
 
 __all__ = [
     "GROUND_TRUTH_SCALES",
@@ -73,10 +70,6 @@ def ground_truth_recourse(
     z = torch.from_numpy(entity_normals(seed, "ground-truth-perturbation", ids, x.shape[1])) * m
     z = z / z.norm(dim=1, keepdim=True).clamp_min(1e-12)
     start = (x + float(eps) * z).clamp(0.0, 1.0)
-    # Imported here: the policies package imports this module (HARE's users), so a
-    # module-level import would make the two packages import each other.
-    from ..policies.growing_spheres import growing_spheres
-
     return growing_spheres(space, start, m, np.asarray(ids), seed, "ground-truth-search",
                            n_samples, eta)
 

@@ -1,8 +1,8 @@
 import numpy as np
 import torch
 
-from simstudy.policies.space import ScaledSpace, action_mask
-from simstudy.users.ground_truth import centred_weights, ground_truth_recourse, profile_weights
+from simstudy.people.preferences import centred_weights, ground_truth_recourse, profile_weights
+from simstudy.primitives.space import ScaledSpace, action_mask
 
 
 def test_ground_truth_is_approved_and_only_moves_actionable_features(lin_ctx, lin_people):

@@ -1,0 +1,358 @@
+"""The data dictionary: what every column of every output table means, its unit and denominator.
+
+Each run writes ``data_dictionary.csv`` beside its results: one row per column of each table it
+wrote (``table, column, meaning, unit, denominator``). Entries are declared here once, by table,
+with ``*`` standing for a feature name or a metric (``x_*``, ``*_ci_low``); a column without an
+entry is listed with the meaning ``NOT DESCRIBED`` and :func:`undescribed` names it, so a test
+catches a new column nobody explained.
+
+Example:
+    >>> from simstudy.dictionary import describe
+    >>> describe("summary.csv", ["policy", "validity", "validity_ci_low"])[1]["denominator"]
+    'applicants asking for recourse, per replication; then the mean over replications'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from .store import atomic_write
+
+__all__ = ["ENTRIES", "describe", "output_tables", "dictionary_table", "undescribed",
+           "write_dictionary"]
+
+_APPLICANT = "one applicant"
+_ASKING = "applicants asking for recourse"
+_GOT = "applicants who received a recourse"
+
+# (column pattern, meaning, unit, denominator); first match wins.
+_RECOURSE_VALUES = [
+    ("replication", "replication index (0-based)", "", ""),
+    ("seed", "seed of the replication (keys every draw in it)", "", ""),
+    ("condition", "condition name (scenario `conditions`)", "", ""),
+    ("policy", "policy name (scenario `policies`: `name`, else `kind`)", "", ""),
+    ("applicant_id", "applicant's row in the replication's applicant split", "", ""),
+    ("gender", "gender feature (Loan coding: 0 female, 1 male)", "code", ""),
+    ("race", "stylized attribute (1 non-white, 0 white); affects nothing in the world",
+     "code", ""),
+    ("privileged", "group assignment of the population's `groups` (1 privileged)", "code", ""),
+    ("n_actionable", "features the person may act on", "features", _APPLICANT),
+    ("score_*", "actionability score of the feature (ranking position or Likert level; "
+                "0 cannot act)", "score", _APPLICANT),
+    ("weight_*", "the person's cost weight of the feature", "weight", _APPLICANT),
+    ("can_*", "the person can truly change the feature (hidden; the score is what they "
+              "report)", "0/1", _APPLICANT),
+    ("act_*", "1 when the recourse acts on the feature", "0/1", _APPLICANT),
+    ("theta_*", "value the recourse sets the feature to (empty when not acted on)",
+     "feature units", _APPLICANT),
+    ("x_*", "factual value of the feature", "feature units", _APPLICANT),
+    ("xcf_*", "counterfactual value after the recourse (the factual one without recourse)",
+     "feature units", _APPLICANT),
+    ("found", "the policy returned a recourse", "0/1", _APPLICANT),
+    ("valid", "the decision model approves the counterfactual (0 without recourse)", "0/1",
+     _APPLICANT),
+    ("plausible", "log p(x_cf) >= log p(x) under the world's density", "0/1", _APPLICANT),
+    ("cost", "weighted cost ||w_I * delta_I / range_I||_2 over the acted-on features",
+     "range-scaled distance", _APPLICANT),
+    ("cost_unweighted", "cost with every weight 1 (compares across cost profiles)",
+     "range-scaled distance", _APPLICANT),
+    ("hard_action", "the recourse acts on one of the person's least-preferred actionable "
+                    "features", "0/1", _APPLICANT),
+    ("sparsity", "number of acted-on features", "features", _APPLICANT),
+    ("proximity", "||(x_cf - x) / range||_2 over all features, downstream effects included",
+     "range-scaled distance", _APPLICANT),
+    ("violation", "the recourse acts on a feature the person cannot act on (must be 0)",
+     "0/1", _APPLICANT),
+    ("logp", "log-density of the factual point under the world", "nats", _APPLICANT),
+    ("logp_cf", "log-density of the counterfactual point under the world", "nats",
+     _APPLICANT),
+    ("candidates_evaluated", "candidate actions the oracle scored for the person", "count",
+     _APPLICANT),
+    ("queries", "HARE: comparison questions asked", "count", _APPLICANT),
+    ("accepted", "HARE: the person accepted a recourse before the budget ran out", "0/1",
+     _APPLICANT),
+    ("iterations_run", "HARE: refinement rounds run", "count", _APPLICANT),
+    ("base_found", "HARE: the base generator found a recourse", "0/1", _APPLICANT),
+    ("redundancy", "HARE: acted-on features that could be reset without losing approval",
+     "features", _APPLICANT),
+    ("redundancy_base", "HARE: redundancy of the base generator's recourse", "features",
+     _APPLICANT),
+    ("violations", "HARE: changed coordinates neither actionable nor moved by the causal base",
+     "features", _APPLICANT),
+    ("user_loss", "the person's hidden loss of the recourse (distance to their ground truth, "
+                  "or their weighted change); empty without recourse", "loss", _APPLICANT),
+    ("user_loss_base", "hidden loss of the base generator's recourse (a refining policy)",
+     "loss", _APPLICANT),
+    ("has_ground_truth", "the person has a ground-truth recourse", "0/1", _APPLICANT),
+    ("gtp", "ground-truth proximity of the recourse (empty without recourse)",
+     "range-scaled distance", _APPLICANT),
+    ("gtd", "ground-truth dissimilarity 1 - cos of the recourse", "0..2", _APPLICANT),
+    ("gtp_base", "ground-truth proximity of the base recourse", "range-scaled distance",
+     _APPLICANT),
+    ("gtd_base", "ground-truth dissimilarity of the base recourse", "0..2", _APPLICANT),
+    ("blocked", "the recourse needs a feature the person truly cannot change", "0/1",
+     _APPLICANT),
+    ("blocked_base", "the base recourse needs a feature the person truly cannot change",
+     "0/1", _APPLICANT),
+    ("p_accept", "the person's probability of accepting the recourse (scenario `response`)",
+     "probability", _APPLICANT),
+    ("p_act", "the person's probability of acting on the recourse once accepted", "probability",
+     _APPLICANT),
+]
+
+# What a summary metric is a share or mean of.
+_SUMMARY_METRICS = {
+    "n": ("applicants asking for recourse in one replication", "applicants",
+          "mean over replications"),
+    "validity": ("share whose recourse is approved (no recourse counts as invalid)", "share",
+                 _ASKING),
+    "plausibility": ("share of plausible counterfactuals", "share", _GOT),
+    "hap": ("share of recourses acting on a least-preferred feature (hard-action "
+            "proportion)", "share", _GOT),
+    "cost": ("mean weighted cost", "range-scaled distance", _GOT),
+    "cost_unweighted": ("mean unweighted cost", "range-scaled distance", _GOT),
+    "sparsity": ("mean number of acted-on features", "features", _GOT),
+    "proximity": ("mean proximity", "range-scaled distance", _GOT),
+    "logp_cf": ("mean counterfactual log-density", "nats", _GOT),
+    "no_recourse": ("share for whom the policy found nothing", "share", _ASKING),
+    "violation": ("share of recourses acting on a feature the person cannot act on", "share",
+                  _ASKING),
+}
+
+
+def _summary_entries(paired: bool) -> list[tuple[str, str, str, str]]:
+    what = "difference policy - baseline of the " if paired else ""
+    per_rep = (", per replication; the paired difference averaged over replications" if paired
+               else ", per replication; then the mean over replications")
+    rows = [
+        ("policy", "policy name" + (" (minuend)" if paired else ""), "", ""),
+        ("baseline", "policy the contrast subtracts", "", ""),
+        ("condition", "condition name", "", ""),
+        ("group_by", "grouping column (`all`: everyone)", "", ""),
+        ("group", "value of the grouping column (`all`: everyone)", "", ""),
+        ("replications", "replications averaged", "count", ""),
+    ]
+    for name, (meaning, unit, denominator) in _SUMMARY_METRICS.items():
+        rows.append((name, what + meaning, unit, denominator + per_rep
+                     if name != "n" else denominator))
+    rows += [
+        ("*_ci_low", "lower end of the 95% Student-t interval over replications of the column "
+                     "named before `_ci_low` (empty with one replication)", "as that column",
+         "replications"),
+        ("*_ci_high", "upper end of that interval", "as that column", "replications"),
+        ("*", what + "policy-specific per-applicant column, averaged (see recourse.parquet)",
+         "as in recourse.parquet", _ASKING + per_rep),
+    ]
+    return rows
+
+
+_EVENT_TAG = [("policy", "policy name", "", ""),
+              ("replication", "replication index (0-based)", "", "")]
+
+ENTRIES: dict[str, list[tuple[str, str, str, str]]] = {
+    "recourse.parquet": _RECOURSE_VALUES,
+    "summary.csv": _summary_entries(paired=False),
+    "contrasts.csv": _summary_entries(paired=True),
+    "events.parquet": [
+        ("time", "simulated time of the event", "days", ""),
+        ("applicant", "applicant id in the event world", "", ""),
+        ("attempt", "the applicant's application number (0-based)", "count", ""),
+        ("event", "event type (arrival, decision, recourse, action, dropout, ...)", "", ""),
+        ("model_version", "decision model version in force (retraining increments it)", "",
+         ""),
+        ("value", "event-specific value (for a decision: 1 approved)", "", ""),
+        *_EVENT_TAG],
+    "outcomes.parquet": [
+        ("applicant", "applicant id in the event world", "", ""),
+        ("group", "the applicant's group value", "", ""),
+        ("arrival_time", "time of first application", "days", _APPLICANT),
+        ("state", "final state at the horizon", "", _APPLICANT),
+        ("approved", "approved before the horizon", "0/1", _APPLICANT),
+        ("approval_time", "time of approval (empty if never)", "days", _APPLICANT),
+        ("time_to_approval", "approval time minus arrival time", "days", _APPLICANT),
+        ("applications", "applications made", "count", _APPLICANT),
+        ("recourses", "recourses received", "count", _APPLICANT),
+        ("actions", "actions started", "count", _APPLICANT),
+        ("action_failures", "actions that failed", "count", _APPLICANT),
+        ("dropped_out", "gave up before approval", "0/1", _APPLICANT),
+        ("dropout_time", "time of dropping out (empty if not)", "days", _APPLICANT),
+        ("invalidated", "recourses no longer approved after retraining", "count", _APPLICANT),
+        ("returns", "re-applications after acting", "count", _APPLICANT),
+        ("hidden_mismatch", "a recourse needed a feature the person truly cannot change",
+         "count", _APPLICANT),
+        ("privileged", "group assignment (1 privileged)", "code", ""),
+        ("gender", "gender feature (0 female, 1 male)", "code", ""),
+        ("race", "stylized attribute (1 non-white, 0 white)", "code", ""),
+        *_EVENT_TAG],
+    "actions.parquet": [
+        ("applicant", "applicant id in the event world", "", ""),
+        ("attempt", "the applicant's application number the action follows", "count", ""),
+        ("start", "time the action starts", "days", ""),
+        ("end", "time the action ends", "days", ""),
+        ("fraction", "share of the recommended change carried out", "share", "one action"),
+        ("target_*", "value the action aims the feature at", "feature units", "one action"),
+        *_EVENT_TAG],
+    "models.csv": [
+        ("version", "decision model version", "", ""),
+        ("time", "time the version came into force", "days", ""),
+        ("n_train", "rows it was trained on", "count", ""),
+        ("train_approval_rate", "share of its training rows it approves", "share",
+         "training rows"),
+        ("state_dict_sha256", "sha256 of the version's weights", "", ""),
+        *_EVENT_TAG],
+    "timeline.csv": [
+        ("group", "group value (`all`: everyone)", "", ""),
+        ("day", "day since the start", "days", ""),
+        ("arrived", "applicants arrived by that day", "count", "cumulative"),
+        ("approved", "applicants approved by that day", "count", "cumulative"),
+        ("approved_share", "approved / arrived by that day", "share", "applicants arrived"),
+        ("dropped_out", "applicants dropped out by that day", "count", "cumulative"),
+        *_EVENT_TAG],
+    "sim_summary.csv": [
+        ("kind", "`policy` (a policy's level) or `contrast` (paired difference)", "", ""),
+        ("policy", "policy name", "", ""),
+        ("baseline", "policy subtracted (contrasts only)", "", ""),
+        ("group", "group value (`all`: everyone)", "", ""),
+        ("metric", "event-world metric (sim/outcomes.py OUTCOME_METRICS)", "", ""),
+        ("n_replications", "replications averaged", "count", ""),
+        ("mean", "mean over replications", "as the metric", "replications"),
+        ("sd", "standard deviation over replications", "as the metric", "replications"),
+        ("ci_low", "lower end of the 95% Student-t interval", "as the metric", "replications"),
+        ("ci_high", "upper end of the 95% Student-t interval", "as the metric",
+         "replications")],
+    "power.csv": [
+        ("n", "participants in each simulated study", "participants", ""),
+        ("simulations", "simulated studies at this N", "count", ""),
+        ("significant", "studies whose smooth test gave p < alpha", "count", "simulations"),
+        ("power", "significant / simulations", "share", "simulations"),
+        ("lower", "lower end of the Clopper-Pearson interval of power", "share",
+         "simulations"),
+        ("upper", "upper end of the Clopper-Pearson interval of power", "share",
+         "simulations"),
+        ("median_edf", "median effective degrees of freedom of the fitted smooth", "edf",
+         "simulations"),
+        ("median_F", "median F statistic of the smooth test", "F", "simulations")],
+    "gamm.csv": [
+        ("model", "`response ~ distance` of the analysis document", "", ""),
+        ("n", "ratings fitted", "ratings", ""),
+        ("participants", "participants (random-effect groups)", "participants", ""),
+        ("edf", "effective degrees of freedom of the distance smooth", "edf", ""),
+        ("ref_df", "reference degrees of freedom of the smooth test", "df", ""),
+        ("F", "F statistic of the smooth test (Wood 2013)", "F", ""),
+        ("p", "p-value of the smooth test", "probability", ""),
+        ("intercept", "fixed intercept", "rating points", ""),
+        ("sd_intercept", "SD of participant random intercepts", "rating points",
+         "participants"),
+        ("sd_slope", "SD of participant random slopes in distance", "rating points per "
+                                                                     "distance unit",
+         "participants"),
+        ("sd_resid", "residual SD", "rating points", "ratings"),
+        ("family", "response family", "", ""),
+        ("reml_converged", "the REML optimisation converged", "0/1", ""),
+        ("reml_iterations", "REML iterations", "count", ""),
+        ("reml_starts", "REML starting points tried", "count", ""),
+        ("k", "basis dimension of the smooth", "basis functions", ""),
+        ("ordinal_lr", "likelihood-ratio statistic of the ordinal sensitivity fit", "LR", ""),
+        ("ordinal_df", "its degrees of freedom", "df", ""),
+        ("ordinal_p", "its p-value", "probability", ""),
+        ("pygam_exploratory_p", "pygam's p-value (exploratory: ignores participants)",
+         "probability", ""),
+        ("warnings", "warnings of the fit (`; `-separated)", "", "")],
+    **{name: [
+        ("source", "`recourse` (run tables) or `event world`", "", ""),
+        ("policy", "policy name", "", ""),
+        ("condition", "condition name", "", ""),
+        ("versus", "condition the gap is compared with", "", ""),
+        ("metric", "audited metric (simstudy.metrics.METRICS)", "", ""),
+        ("grouping", "group column(s) compared (`a x b`: their intersection)", "", ""),
+        ("group", "group cell", "", ""),
+        ("comparison", "gap compared (focal - reference)", "", ""),
+        ("focal", "focal group of the gap", "", ""),
+        ("reference", "reference group of the gap", "", ""),
+        ("n", "people in the cell", "people", "summed over replications"),
+        ("gap", "the gap under `condition`", "as the metric", ""),
+        ("gap_versus", "the gap under `versus`", "as the metric", ""),
+        ("estimate", "the group's metric, the gap, or the difference of gaps", "as the metric",
+         "the metric's own denominator (see summary.csv)"),
+        ("ci_low", "lower end of the percentile bootstrap interval", "as the metric",
+         "bootstrap resamples"),
+        ("ci_high", "upper end of the percentile bootstrap interval", "as the metric",
+         "bootstrap resamples"),
+        ("p_value", "permutation p-value of the gap", "probability", "permutations"),
+        ("p_adjusted", "p-value adjusted (Holm or Benjamini-Hochberg) over the family",
+         "probability", ""),
+        ("significant", "p_adjusted < alpha", "0/1", ""),
+        ("baseline_*", "the same figure under the baseline condition", "as the metric", ""),
+        ("highest", "cell with the highest estimate", "", ""),
+        ("highest_estimate", "its estimate", "as the metric", ""),
+        ("runner_up", "cell with the second highest estimate", "", ""),
+        ("runner_up_estimate", "its estimate", "as the metric", ""),
+        ("margin", "highest minus runner-up", "as the metric", ""),
+        ("share_highest", "share of bootstrap resamples in which the highest stays highest",
+         "share", "bootstrap resamples")]
+       for name in ("audit_groups.csv", "audit_gaps.csv", "audit_contrasts.csv",
+                    "audit_extremes.csv", "audit_hidden.csv")},
+}
+_UNDESCRIBED = "NOT DESCRIBED"
+
+
+def describe(table: str, columns: Iterable[str]) -> list[dict[str, str]]:
+    """One row per column: its meaning, unit and denominator (first matching entry)."""
+    entries = ENTRIES.get(table, [])
+    rows = []
+    for column in columns:
+        found = next((e for e in entries if fnmatchcase(column, e[0])), None)
+        meaning, unit, denominator = found[1:] if found else (_UNDESCRIBED, "", "")
+        rows.append({"table": table, "column": column, "meaning": meaning, "unit": unit,
+                     "denominator": denominator})
+    return rows
+
+
+def undescribed(folder: str | Path) -> list[str]:
+    """``table: column`` for every column of the tables under ``folder`` without an entry."""
+    frame = dictionary_table(output_tables(folder))
+    bad = frame[frame["meaning"] == _UNDESCRIBED]
+    return [f"{t}: {c}" for t, c in zip(bad["table"], bad["column"], strict=True)]
+
+
+def _columns(path: Path) -> list[str]:
+    if path.suffix == ".parquet":
+        return list(pq.read_schema(path).names)
+    try:
+        return list(pd.read_csv(path, nrows=0).columns)
+    except pd.errors.EmptyDataError:  # a table with no rows and no header (nothing found)
+        return []
+
+
+def output_tables(folder: str | Path) -> dict[str, list[str]]:
+    """Columns of every known table under ``folder`` (``parts/`` and ``set-aside/`` skipped),
+    by path relative to it."""
+    folder = Path(folder)
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if path.name in ENTRIES and not {"parts", "set-aside"} & set(rel.parts):
+            found[str(rel)] = _columns(path)
+    return found
+
+
+def dictionary_table(tables: Mapping[str, Iterable[str]]) -> pd.DataFrame:
+    """Rows of :func:`describe` for ``{relative path: columns}`` (described by file name)."""
+    rows = []
+    for rel, cols in tables.items():
+        for r in describe(Path(rel).name, cols):
+            rows.append({**r, "table": rel})
+    return pd.DataFrame(rows, columns=["table", "column", "meaning", "unit", "denominator"])
+
+
+def write_dictionary(folder: str | Path) -> Path:
+    """Writes ``data_dictionary.csv`` describing every output table under ``folder``."""
+    path = Path(folder) / "data_dictionary.csv"
+    frame = dictionary_table(output_tables(folder))
+    atomic_write(path, lambda tmp: frame.to_csv(tmp, index=False))
+    return path

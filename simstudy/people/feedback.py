@@ -1,0 +1,127 @@
+"""How simulated people answer questions: pairwise comparisons and accept / reject, with noise.
+
+A person's hidden *loss* of a recourse ``r`` (scaled space) is either its distance to their
+ground truth, ``||r - r_gt||_2``, or their weighted change ``sum_j w_j |r_j - x_j|``. Without
+noise they prefer the candidate with the smaller loss and accept ``r`` when its loss is at most
+their threshold. Noise models (``Δ`` = loss gap, ``δ = ||a - b||_2`` the candidates' separation):
+
+* ``none``: the noiseless answer;
+* ``bernoulli``: the answer is flipped with probability ``p``;
+* ``logistic``: flipped with probability ``1 - σ(scale (δ + offset))`` (HARE's evaluation uses
+  ``scale = 2``, ``offset = 1``): close candidates are confused more often. For accept / reject
+  ``δ`` is the margin ``|loss - threshold|``;
+* ``bradley_terry``: a Bradley-Terry / Luce choice, ``P(a) = σ(-(loss_a - loss_b) / T)``, and
+  ``P(accept) = σ((threshold - loss) / T)`` with temperature ``T``.
+
+Person i's q-th answer in a session uses the uniform keyed by
+``(preference_seed, "feedback", id_i)``,
+draw ``q``, so the luck of an answer depends on who is asked and how many questions they had
+before, never on the batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+import torch
+
+from ..rng import entity_uniforms
+
+if TYPE_CHECKING:
+    from .people import People
+
+__all__ = ["NoiseModel", "PeopleFeedback"]
+
+
+@dataclass(frozen=True)
+class NoiseModel:
+    """How a simulated person's answers deviate from their hidden preference.
+
+    Attributes:
+        kind: ``none``, ``bernoulli``, ``logistic`` or ``bradley_terry``.
+        p: flip probability of ``bernoulli``.
+        scale, offset: the logistic flip curve ``1 - σ(scale (δ + offset))``.
+        temperature: the Bradley-Terry temperature.
+    """
+
+    kind: Literal["none", "bernoulli", "logistic", "bradley_terry"] = "none"
+    p: float = 0.0
+    scale: float = 2.0
+    offset: float = 1.0
+    temperature: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.p <= 1.0:
+            raise ValueError(f"flip probability must be in [0, 1], got {self.p}")
+        if self.temperature <= 0:
+            raise ValueError(f"temperature must be positive, got {self.temperature}")
+
+    def probability(self, gap: torch.Tensor, separation: torch.Tensor) -> torch.Tensor:
+        """Probability of answering "yes" to a question whose noiseless answer is ``gap > 0``.
+
+        Args:
+            gap: how much better "yes" is than "no" under the hidden loss (loss_b - loss_a for a
+                comparison, threshold - loss for accept / reject).
+            separation: ``δ`` of the logistic model.
+        """
+        truth = (gap >= 0).to(torch.float64)
+        if self.kind == "none":
+            return truth
+        if self.kind == "bernoulli":
+            return truth * (1 - self.p) + (1 - truth) * self.p
+        if self.kind == "logistic":
+            flip = 1 - torch.sigmoid(self.scale * (separation + self.offset))
+            return truth * (1 - flip) + (1 - truth) * flip
+        return torch.sigmoid(gap / self.temperature)
+
+
+class PeopleFeedback:
+    """One question session with simulated people: satisfies
+    :class:`~simstudy.primitives.feedback.Feedback`.
+
+    Answers come from the people's hidden loss (:meth:`People.loss`) through their noise
+    model; questions are counted per person from 0 when the session opens (a recourse request),
+    and the q-th answer's luck is draw ``q`` of ``(seed, "feedback", id)``.
+
+    Args:
+        people: who answers.
+        x: ``(len(people), d)`` the people's current features (default: ``people.x``); the
+            loss of a weighted-change preference is measured from them.
+        noise: the answer noise (default: the people's own).
+
+    Attributes:
+        queries: ``(len(people),)`` questions each person answered in this session.
+    """
+
+    def __init__(self, people: People, x: np.ndarray | None = None,
+                 noise: NoiseModel | None = None) -> None:
+        self.people = people
+        self.x = people.x if x is None else np.asarray(x, dtype=np.float64)
+        self.noise = people.noise if noise is None else noise
+        self.queries = np.zeros(len(people), dtype=np.int64)
+
+    def _draw(self, rows: np.ndarray) -> torch.Tensor:
+        q = self.queries[rows]
+        u = entity_uniforms(self.people.preference_seed, "feedback", self.people.ids[rows],
+                            int(q.max()) + 1 if len(q) else 1)
+        self.queries[rows] += 1
+        return torch.from_numpy(u[np.arange(len(rows)), q])
+
+    def _loss(self, rows: np.ndarray, points: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(self.people.loss(points, rows=rows, x=self.x[rows]))
+
+    def prefer(self, ids: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """"Do you prefer ``a`` over ``b``?" (see :class:`~simstudy.primitives.Feedback`)."""
+        rows = self.people.rows(ids)
+        gap = self._loss(rows, b) - self._loss(rows, a)
+        space = self.people.space
+        separation = (space.scale(a) - space.scale(b)).norm(dim=-1)
+        return (self._draw(rows) < self.noise.probability(gap, separation)).numpy()
+
+    def accept(self, ids: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """"Is ``r`` satisfactory?" (see :class:`~simstudy.primitives.Feedback`)."""
+        rows = self.people.rows(ids)
+        gap = self.people.accept_threshold - self._loss(rows, r)
+        return (self._draw(rows) < self.noise.probability(gap, gap.abs())).numpy()

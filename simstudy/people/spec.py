@@ -1,0 +1,256 @@
+"""The documents that describe simulated people: population, users and response sections.
+
+A population document states how individual actionability is assigned::
+
+    actionability: {kind: ranking, bias: uniform, n_actionable: 2}
+    cost: {shape: linear, alpha: 3.0}
+    groups: {rule: income, privileged: {bias: privileged}, non_privileged: {bias: non_privileged}}
+    hidden_mismatch_probability: 0.25   # one reported-actionable feature is in truth not
+
+A scenario's (or a condition's) ``users:`` section states the people's hidden preferences and
+how they answer questions; its ``response:`` section how they accept and act on a recourse
+(a registered kind, see :mod:`simstudy.people.response`). :class:`PeopleSpec` joins the three
+and builds :class:`~simstudy.people.People`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, Union
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from ..documents import StrictModel
+from ..population import (
+    ActionabilityProfiles,
+    AllActionableSampler,
+    CostProfile,
+    GroupAssignment,
+    LikertSampler,
+    RankingSampler,
+    assign_groups,
+)
+from ..primitives.space import ScaledSpace
+from ..registry import RESPONSE_SPECS
+from ..rng import entity_uniforms
+from . import rating as _rating  # noqa: F401 - registers the rating response kind
+from .feedback import NoiseModel
+from .people import People, UserSettings
+from .preferences import GROUND_TRUTH_SCALES
+from .response import LogisticResponseSpec
+
+__all__ = ["ActionabilitySpec", "CostSpec", "GroupsSpec", "PopulationSpec", "NoiseSpec",
+           "UsersSpec", "ResponseSpecs", "PeopleSpec"]
+
+BiasName = Literal["uniform", "causal_order", "reverse_causal_order", "privileged",
+                   "non_privileged"]
+
+
+class ActionabilitySpec(StrictModel):
+    """How each person's individual actionability scores are drawn.
+
+    ``ranking``: a permutation from ``bias`` and a threshold leaving ``n_actionable`` features
+    (``null``: uniform over 1..K). ``likert``: scores uniform in 1..``levels`` (0 included when
+    ``allow_not_actionable``). ``all``: no personalization.
+    """
+
+    kind: Literal["ranking", "likert", "all"] = "ranking"
+    bias: BiasName | list[float] = "uniform"
+    n_actionable: int | None = Field(None, ge=0, le=16)
+    levels: int = Field(4, ge=2, le=10)
+    allow_not_actionable: bool = False
+
+    def sampler(self, bias: Any = None):
+        if self.kind == "ranking":
+            chosen = self.bias if bias is None else bias
+            chosen = tuple(chosen) if isinstance(chosen, list) else chosen
+            return RankingSampler(chosen, self.n_actionable)
+        if self.kind == "likert":
+            return LikertSampler(self.levels, self.allow_not_actionable)
+        return AllActionableSampler()
+
+
+class CostSpec(StrictModel):
+    """Cost profile mapping scores to weights: ``w(s) = 1 + alpha ((s-1)/(S-1))^p``."""
+
+    shape: Literal["constant", "concave", "linear", "convex"] = "constant"
+    alpha: float = Field(3.0, ge=0)
+    power: float | None = Field(None, gt=0)
+
+    def profile(self) -> CostProfile:
+        return CostProfile(self.shape, self.alpha, self.power)
+
+
+class GroupProfileSpec(StrictModel):
+    bias: BiasName | list[float]
+
+
+class GroupsSpec(StrictModel):
+    """Group-correlated assignment of a privileged and a non-privileged ranking distribution."""
+
+    rule: Literal["random", "income", "attribute"]
+    privileged_share: float = Field(0.25, gt=0, lt=1)
+    attribute: str = "race"
+    privileged_if_majority: float = Field(0.9, ge=0, le=1)
+    privileged_if_minority: float = Field(0.05, ge=0, le=1)
+    privileged: GroupProfileSpec = GroupProfileSpec(bias="privileged")
+    non_privileged: GroupProfileSpec = GroupProfileSpec(bias="non_privileged")
+
+    def assignment(self) -> GroupAssignment:
+        return GroupAssignment(self.rule, self.privileged_share, self.attribute,
+                               self.privileged_if_majority, self.privileged_if_minority)
+
+
+class PopulationSpec(StrictModel):
+    """A population document: actionability sampler, cost profile, optional groups.
+
+    Attributes:
+        hidden_mismatch_probability: probability that one feature a person reports as
+            actionable is in truth not actionable for them (their hidden profile).
+    """
+
+    description: str = ""
+    actionability: ActionabilitySpec = ActionabilitySpec()
+    cost: CostSpec = CostSpec()
+    groups: GroupsSpec | None = None
+    stylized_attribute: str | None = Field(
+        None, description="add a stylized binary attribute (equal gender x attribute cells) "
+                          "that affects nothing, for audits")
+    hidden_mismatch_probability: float = Field(0.0, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _groups_need_rankings(self) -> PopulationSpec:
+        if self.groups is not None and self.actionability.kind != "ranking":
+            raise ValueError("groups assign ranking distributions; actionability.kind must be "
+                             "'ranking'")
+        return self
+
+    def group_columns(self) -> list[str]:
+        """The group columns people of this population carry."""
+        out = []
+        if self.stylized_attribute is not None:
+            out.append(self.stylized_attribute)
+        if self.groups is not None:
+            out.append("privileged")
+            if self.groups.rule == "attribute":
+                out.append(self.groups.attribute)
+        return out
+
+    def draw(self, x: np.ndarray, feature_names: Sequence[str], actionable: tuple[str, ...],
+             ids: np.ndarray, seed: int) -> tuple[ActionabilityProfiles, dict[str, np.ndarray]]:
+        """Reported actionability profiles and group columns, keyed by ``(seed, purpose, id)``.
+
+        Two conditions differing only in the cost profile give the same people the same
+        rankings.
+        """
+        ids = np.asarray(ids)
+        groups: dict[str, np.ndarray] = {}
+        if self.stylized_attribute is not None:
+            groups.update({k: v for k, v in assign_groups(
+                GroupAssignment("attribute", attribute=self.stylized_attribute),
+                x, feature_names, ids, seed).items() if k != "privileged"})
+        uniforms = entity_uniforms(seed, "actionability", ids, 8)
+        if self.groups is None:
+            scores, levels = self.actionability.sampler().sample(actionable, uniforms)
+        else:
+            assigned = assign_groups(self.groups.assignment(), x, feature_names, ids, seed)
+            groups.update(assigned)
+            privileged = assigned["privileged"]
+            s_priv, levels = self.actionability.sampler(self.groups.privileged.bias).sample(
+                actionable, uniforms)
+            s_non, _ = self.actionability.sampler(self.groups.non_privileged.bias).sample(
+                actionable, uniforms)
+            scores = np.where(privileged[:, None], s_priv, s_non)
+        weights = self.cost.profile().weights(scores, levels)
+        profiles = ActionabilityProfiles(actionable, scores, levels, weights,
+                                         self.actionability.kind)
+        return profiles, groups
+
+
+class NoiseSpec(StrictModel):
+    """Scenario entry of :class:`~simstudy.people.feedback.NoiseModel`."""
+
+    kind: Literal["none", "bernoulli", "logistic", "bradley_terry"] = "none"
+    p: float = Field(0.0, ge=0.0, le=1.0)
+    scale: float = 2.0
+    offset: float = 1.0
+    temperature: float = Field(0.1, gt=0.0)
+
+    def build(self) -> NoiseModel:
+        return NoiseModel(self.kind, self.p, self.scale, self.offset, self.temperature)
+
+
+class UsersSpec(StrictModel):
+    """The people's hidden preferences and how they answer questions.
+
+    Attributes:
+        preference: ``ground_truth`` (prefer the recourse nearest a hidden ``r_gt``) or
+            ``weights`` (prefer the smaller hidden weighted change).
+        scale: ground-truth perturbation norm or a name of
+            :data:`~simstudy.people.preferences.GROUND_TRUTH_SCALES`.
+        weights: ``centres`` (HARE's hidden weights) or ``profile`` (the person's true cost
+            weights).
+        noise: the answer noise.
+        accept_threshold: the hidden loss at or below which a person accepts a recourse.
+        n_samples, eta: Growing Spheres settings of the ground-truth search.
+    """
+
+    preference: Literal["ground_truth", "weights"] = "ground_truth"
+    scale: Literal["near", "intermediate", "far"] | Annotated[float, Field(gt=0.0)] = "far"
+    weights: Literal["centres", "profile"] = "centres"
+    noise: NoiseSpec = Field(default_factory=NoiseSpec)
+    accept_threshold: float = Field(0.1, ge=0.0)
+    n_samples: int = Field(200, gt=0)
+    eta: float = Field(0.05, gt=0.0)
+
+    def settings(self) -> UserSettings:
+        eps = GROUND_TRUTH_SCALES[self.scale] if isinstance(self.scale, str) else self.scale
+        return UserSettings(self.preference, float(eps), self.weights, self.noise.build(),
+                            self.accept_threshold, self.n_samples, self.eta)
+
+
+def _response_union() -> Any:
+    members = tuple(RESPONSE_SPECS.values())
+    if len(members) == 1:
+        return members[0]
+    return Annotated[Union[members], Field(discriminator="kind")]  # noqa: UP007
+
+
+#: Any registered response-model spec, told apart by ``kind``.
+ResponseSpecs = _response_union()
+
+
+class PeopleSpec(StrictModel):
+    """Everything that describes the simulated people of one condition."""
+
+    population: PopulationSpec = Field(default_factory=PopulationSpec)
+    users: UsersSpec = Field(default_factory=UsersSpec)
+    response: ResponseSpecs = Field(default_factory=LogisticResponseSpec)  # type: ignore[valid-type]
+
+    def build(self, x: np.ndarray, ids: np.ndarray, seed: int, feature_names: Sequence[str],
+              actionable: tuple[str, ...], space: ScaledSpace,
+              reported: ActionabilityProfiles | None = None,
+              preference_seed: int | None = None) -> People:
+        """The people behind rows ``x`` (ids ``ids``), every draw keyed by ``(seed, purpose,
+        id)``.
+
+        Args:
+            x, ids: their features and person ids.
+            seed: the replication's seed.
+            feature_names, actionable: the world's features and its globally actionable ones.
+            space: the replication's scaled space (a hidden ground truth is an approved point
+                of its decision model), e.g. ``ScaledSpace.from_context(context)``.
+            reported: use these reported profiles instead of drawing them from the population
+                document (no group columns then).
+            preference_seed: the stream of hidden preferences and answers (default: ``seed``).
+        """
+        x = np.asarray(x, dtype=np.float64)
+        ids = np.asarray(ids, dtype=np.int64)
+        if reported is None:
+            profiles, groups = self.population.draw(x, feature_names, actionable, ids, seed)
+        else:
+            profiles, groups = reported, {}
+        return People.create(ids, x, tuple(feature_names), profiles, groups, seed, space,
+                             self.users.settings(), self.response.build(),
+                             self.population.hidden_mismatch_probability, preference_seed)

@@ -1,0 +1,50 @@
+"""The recourse type: what a policy recommends to a batch of people.
+
+It sits below both the simulated people and the policies, so either can use it without
+importing the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Recourse"]
+
+
+@dataclass
+class Recourse:
+    """What a policy recommends to ``n`` applicants.
+
+    Attributes:
+        intervened: ``(n, d)`` bool over all world features: the action ``do(X_I := θ_I)``.
+        values: ``(n, d)`` intervention values θ (NaN where not intervened).
+        found: ``(n,)`` bool; false is an explicit "no recourse" for that person.
+        extras: policy-specific per-applicant columns (for example queries asked).
+        counterfactual: optional ``(n, d)`` points proposed directly by a non-causal generator
+            (Wachter, Growing Spheres, HARE). When set, they are the counterfactuals evaluated,
+            instead of propagating the intervention through the world's structural equations.
+        base: for a policy that refines another policy's answer (HARE over its base
+            generator), the recourse it started from, so that both can be measured against the
+            same people.
+    """
+
+    intervened: np.ndarray
+    values: np.ndarray
+    found: np.ndarray
+    extras: dict[str, np.ndarray] = field(default_factory=dict)
+    counterfactual: np.ndarray | None = None
+    base: Recourse | None = None
+
+    def __post_init__(self) -> None:
+        self.intervened = np.asarray(self.intervened, dtype=bool)
+        self.values = np.where(self.intervened, np.asarray(self.values, dtype=np.float64), np.nan)
+        self.found = np.asarray(self.found, dtype=bool)
+
+    def __len__(self) -> int:
+        return self.found.shape[0]
+
+    @classmethod
+    def none(cls, n: int, d: int) -> Recourse:
+        return cls(np.zeros((n, d), bool), np.full((n, d), np.nan), np.zeros(n, bool))

@@ -1,0 +1,135 @@
+"""The Growing Spheres search, batched over people (Laugel et al., 2018, "Comparison-based inverse
+classification for interpretability in machine learning").
+
+For a factual ``x`` (scaled to [0, 1]) the search first halves a radius ``eta`` while the ball
+``B(x, eta)`` still contains approved points, then samples uniformly in growing shells
+``{z : a0 <= ||z - x||_2 <= a1}`` with ``a0 = (s + 1) eta``, ``a1 = (s + 2) eta``, until a shell
+holds an approved point; the approved sample closest to ``x`` is kept. A feature-selection step
+then reverts changed features to the factual, smallest change first, for as long as the point
+stays approved.
+
+Sampling is restricted to each person's actionable subspace (the shell of dimension
+``k_i = #actionable``, radius drawn as ``(a0^k + u (a1^k - a0^k))^(1/k)`` for uniformity) and
+clipped to the feasible box. Every sample is keyed by ``(seed, purpose:step, applicant id)``.
+
+The search is a primitive: the Growing Spheres policy uses it, and so do the simulated people,
+whose hidden ground-truth recourse is found with it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ..rng import entity_normals, entity_uniforms
+from .space import ScaledSpace
+
+__all__ = ["sample_shell", "growing_spheres", "sparsify"]
+
+
+def sample_shell(
+    center: torch.Tensor, mask: torch.Tensor, inner: torch.Tensor, outer: torch.Tensor,
+    ids: np.ndarray, seed: int, purpose: str, n_samples: int,
+) -> torch.Tensor:
+    """Uniform samples in each person's shell, inside their actionable subspace and the box.
+
+    Returns:
+        ``(n, n_samples, d)`` points in [0, 1].
+    """
+    n, d = center.shape
+    z = torch.from_numpy(entity_normals(seed, purpose, ids, n_samples * d)).reshape(n, n_samples, d)
+    z = z * mask[:, None, :]
+    direction = z / z.norm(dim=2, keepdim=True).clamp_min(1e-12)
+    k = mask.sum(dim=1).clamp_min(1).to(torch.float64)[:, None]
+    u = torch.from_numpy(entity_uniforms(seed, purpose + ":radius", ids, n_samples))
+    radius = (inner[:, None] ** k + u * (outer[:, None] ** k - inner[:, None] ** k)) ** (1 / k)
+    return (center[:, None, :] + radius[..., None] * direction).clamp(0.0, 1.0)
+
+
+@torch.no_grad()
+def sparsify(space: ScaledSpace, x: torch.Tensor, r: torch.Tensor,
+             found: torch.Tensor) -> torch.Tensor:
+    """Feature selection: revert changed features to ``x``, smallest change first, while approved.
+
+    Stops for a person at the first reversion that would lose approval (Laugel et al., 2018).
+    """
+    r = r.clone()
+    delta = (r - x).abs()
+    order = delta.argsort(dim=1)
+    rows = torch.arange(x.shape[0])
+    going = found.clone()
+    for j in range(x.shape[1]):
+        f = order[:, j]
+        changed = delta[rows, f] > 0
+        trial = r.clone()
+        trial[rows, f] = x[rows, f]
+        ok = space.approves(trial)
+        r = torch.where((going & changed & ok)[:, None], trial, r)
+        going &= ~changed | ok
+    return r
+
+
+@torch.no_grad()
+def growing_spheres(
+    space: ScaledSpace, x: torch.Tensor, mask: np.ndarray | torch.Tensor, ids: np.ndarray,
+    seed: int, purpose: str = "growing-spheres", n_samples: int = 200, eta: float = 0.05,
+    max_halvings: int = 10, select_features: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Batched Growing Spheres in scaled space.
+
+    Args:
+        space: the scaled decision model.
+        x: ``(n, d)`` scaled starting points.
+        mask: ``(n, d)`` bool, the coordinates each person may move.
+        ids: applicant ids keying the random draws.
+        seed, purpose: the stream.
+        n_samples: samples per sphere or shell.
+        eta: initial radius and shell width.
+        max_halvings: cap on the radius-halving phase.
+        select_features: run the feature-selection step.
+
+    Returns:
+        ``(r, found)``: ``(n, d)`` approved points (``x`` where none was found) and ``(n,)`` bool.
+    """
+    x = torch.as_tensor(x, dtype=torch.float64)
+    mask = torch.as_tensor(np.asarray(mask), dtype=torch.bool)
+    ids = np.asarray(ids)
+    n, d = x.shape
+    width = torch.full((n,), float(eta), dtype=torch.float64)
+    zero = torch.zeros(n, dtype=torch.float64)
+    movable = mask.any(dim=1)
+    halving = movable.clone()
+    for h in range(max_halvings):
+        idx = halving.nonzero().squeeze(1)
+        if idx.numel() == 0:
+            break
+        pts = sample_shell(x[idx], mask[idx], zero[idx], width[idx], ids[idx.numpy()], seed,
+                           f"{purpose}:ball{h}", n_samples)
+        hit = space.approves(pts).any(dim=1)
+        width[idx[hit]] /= 2
+        halving[idx[~hit]] = False
+    r = x.clone()
+    found = torch.zeros(n, dtype=torch.bool)
+    searching = movable.clone()
+    # the feasible box has diameter sqrt(d) in scaled space; beyond it shells add nothing
+    max_shells = math.ceil(math.sqrt(d) / eta) + 1
+    for s in range(max_shells * 2 ** max_halvings):
+        idx = searching.nonzero().squeeze(1)
+        if idx.numel() == 0:
+            break
+        w = width[idx]
+        pts = sample_shell(x[idx], mask[idx], (s + 1) * w, (s + 2) * w, ids[idx.numpy()], seed,
+                           f"{purpose}:shell{s}", n_samples)
+        ok = space.approves(pts)
+        dist = torch.where(ok, (pts - x[idx, None, :]).norm(dim=2), torch.inf)
+        best = dist.argmin(dim=1)
+        hit = ok.any(dim=1)
+        r[idx[hit]] = pts[hit, best[hit]]
+        found[idx[hit]] = True
+        searching[idx[hit]] = False
+        searching[idx[(s + 1) * w > math.sqrt(d)]] = False
+    if select_features:
+        r = sparsify(space, x, r, found)
+    return r, found

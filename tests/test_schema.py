@@ -1,0 +1,51 @@
+"""Document entries derive their fields and defaults from the runtime declarations."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import pytest
+from annotated_types import Gt
+
+from simstudy.documents import StrictModel
+from simstudy.registry import POLICY_SPECS
+from simstudy.schema import constructor_parameters, derive_spec
+
+#: Fields every policy entry has whatever the policy (not constructor parameters).
+_POLICY_ENTRY_FIELDS = {"kind", "name", "personalized"}
+
+
+def _derived_policy_specs():
+    import simstudy.policies  # noqa: F401 - registers the policy kinds
+
+    return {k: s for k, s in POLICY_SPECS.items() if hasattr(s, "runtime")}
+
+
+def test_derived_spec_follows_the_constructor():
+    class Probe:
+        def __init__(self, steps: Annotated[int, Gt(0)] = 10, tag: str = "a"):
+            self.steps, self.tag = steps, tag
+
+    spec = derive_spec(Probe, kind="probe")
+    assert spec(steps=3).build().steps == 3 and spec().build().tag == "a"
+    with pytest.raises(ValueError):
+        spec(steps=0)  # the constraint on the constructor's annotation
+    with pytest.raises(ValueError):
+        spec(unknown=1)
+    optional = derive_spec(Probe, optional=True, base=StrictModel)
+    assert optional().arguments() == {} and optional(tag="b").build().tag == "b"
+
+
+@pytest.mark.parametrize("kind", ["wachter"])
+def test_policy_entries_are_derived(kind):
+    assert kind in _derived_policy_specs()
+
+
+def test_every_derived_policy_entry_matches_its_runtime_signature():
+    for kind, spec in _derived_policy_specs().items():
+        params = constructor_parameters(spec.runtime)
+        own = set(spec.model_fields) - _POLICY_ENTRY_FIELDS
+        assert own == set(spec.parameters) <= set(params), kind
+        for name in spec.parameters:
+            default = spec.model_fields[name].get_default(call_default_factory=True)
+            assert default is None or default == params[name][1], (kind, name)
