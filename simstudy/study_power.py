@@ -31,7 +31,13 @@ from .plotting import plt, save_figure
 from .rng import derive_seed
 from .runner import run_scenario
 from .scenario import load_scenario, policy_name
-from .scenario_study import POWER_COLUMNS, StudyPowerTask, power_curve, simulate_power_study
+from .scenario_study import (
+    POWER_COLUMNS,
+    StudyPowerTask,
+    eligible,
+    power_curve,
+    simulate_power_study,
+)
 
 __all__ = ["run_study_power"]
 
@@ -69,7 +75,8 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
     summary = {"target_power": spec.target_power, "read_from": spec.read_from,
                "confidence": spec.confidence, "alpha": spec.alpha, "simulations": sims,
                "tests": {"policy": what, "smooth": f"{spec.outcome} ~ s({spec.distance})"},
-               "smallest_n": smallest, "pool_applicants": int(pool["applicant_id"].nunique()),
+               "smallest_n": smallest,
+               "eligible_applicants": int(eligible(pool, policies)["applicant_id"].nunique()),
                "table": table.to_dict(orient="records")}
     (out / "power.json").write_text(json.dumps(summary, indent=2))
     _plot(table, spec, summary["tests"], out / "power.png")

@@ -55,7 +55,8 @@ class StudySectionSpec(StrictModel):
     """A scenario's ``study:`` section (see the module docstring).
 
     Attributes:
-        participants: rejected applicants who take part (all of them if fewer are rejected).
+        participants: rejected applicants who take part, among those every study policy found
+            a recourse for (all of them if fewer are eligible).
         condition: the condition whose people take part (default: the first).
         replication: the replication whose people take part.
         policies: the policies whose recourses are rated (default: all).

@@ -32,8 +32,19 @@ def cache(tmp_path_factory):
 
 @pytest.mark.parametrize("kind", KINDS["world"])
 def test_world_contract(kind, cache):
-    world, data, _ = example_spec("world", kind).build(0, cache, base_dir=".")
-    check_world(world, data.x_test[:100], name=kind)
+    spec = example_spec("world", kind)
+    world, data, _ = spec.build(0, cache, base_dir=".")
+    labels = bool(getattr(type(spec), "labels", False))
+    check_world(world, data.x_test[:100], name=kind, needs_label=labels)
+    if not labels:  # then retraining, which needs labels, must be refused at validation
+        from simstudy.scenario import Scenario
+
+        with pytest.raises(ValueError, match="retraining"):
+            Scenario.model_validate({
+                "name": "x", "world": spec.model_dump(), "policies": [{"kind": "oracle"}],
+                "conditions": [{"name": "c", "population": {}}],
+                "simulation": {"arrivals": {"kind": "poisson", "rate_per_day": 1},
+                               "retraining": {"every_days": 7, "window_days": 7}}})
 
 
 @pytest.fixture(scope="module")
