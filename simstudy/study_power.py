@@ -19,14 +19,15 @@ which value it is read from) and ``power.png``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from .analysis.power import run_simulations
-from .documents import UsageError
+from .analysis.power import plan_key, run_simulations
+from .documents import UsageError, with_overrides
 from .plotting import plt, save_figure
 from .rng import derive_seed
 from .runner import run_scenario
@@ -38,6 +39,7 @@ from .scenario_study import (
     power_curve,
     simulate_power_study,
 )
+from .store import check_output_dir
 
 __all__ = ["run_study_power"]
 
@@ -53,8 +55,9 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
     study = scenario.study
     if study is None or study.power is None:
         raise UsageError(f"{path}: study.power: the scenario has no study power section")
-    spec = study.power
-    out = Path(out)
+    spec = with_overrides(study.power, {"simulations": ("--simulations", simulations),
+                                        "workers": ("--workers", workers)}, str(path))
+    out = check_output_dir(out)
     result = run_scenario(path, out / "run", progress=progress)
     pool = pd.read_parquet(out / "run" / "study_pool.parquet")
     names = [policy_name(p) for p in scenario.policies]
@@ -63,11 +66,17 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
     response = study.response.build()
     seed = derive_seed(result.manifest["base_seed"], "study-power")
     grid = sorted(set(spec.participants))
-    sims = simulations or spec.simulations
+    sims = spec.simulations
     tasks = [StudyPowerTask(seed, n, r, pool, policies, baseline, response, spec,
                             study.exclude_blocked) for n in grid for r in range(sims)]
+    # rows made for another pool, design or test are run again
+    key = plan_key(seed=seed, pool=hashlib.sha256(
+        pd.util.hash_pandas_object(pool, index=False).to_numpy().tobytes()).hexdigest(),
+        policies=policies, baseline=baseline, response=response,
+        exclude_blocked=study.exclude_blocked,
+        test=spec.model_dump(include={"outcome", "distance", "contrast", "alpha"}))
     rows = run_simulations(tasks, simulate_power_study, grid, sims, out, POWER_COLUMNS,
-                           workers or spec.workers, progress)
+                           spec.workers, progress, key)
     table, smallest = power_curve(rows, spec)
     table.to_csv(out / "power.csv", index=False)
     what = (f"{spec.outcome}: {spec.contrast} vs {baseline}" if spec.contrast
