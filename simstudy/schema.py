@@ -74,10 +74,12 @@ def derive_spec(runtime: type, *, kind: str | None = None, base: type[BaseModel]
 
     Returns:
         A pydantic model class with ``runtime``, ``parameters`` (the derived field names),
+        ``replaced`` (those given by ``replace``), ``optional``,
         ``arguments()`` (the derived fields' values, ``None`` dropped when ``optional``) and a
         ``build()`` that calls ``runtime(**arguments())``; subclass it to add methods.
     """
     replace = dict(replace or {})
+    replaced = tuple(replace)
     annotations: dict[str, Any] = {}
     namespace: dict[str, Any] = {}
     if kind is not None:
@@ -107,10 +109,13 @@ def derive_spec(runtime: type, *, kind: str | None = None, base: type[BaseModel]
 
     annotations["runtime"] = ClassVar[type]
     annotations["parameters"] = ClassVar[tuple[str, ...]]
+    annotations["replaced"] = ClassVar[tuple[str, ...]]
+    annotations["optional"] = ClassVar[bool]
     namespace.update({
         "__module__": runtime.__module__, "__qualname__": name or f"{runtime.__name__}Spec",
         "__doc__": doc or f"Document entry of :class:`{runtime.__name__}` (fields and defaults "
                           "are its constructor's).",
         "__annotations__": annotations, "runtime": runtime, "parameters": tuple(parameters),
+        "replaced": replaced, "optional": optional,
         "arguments": arguments, "build": build})
     return type(base)(name or f"{runtime.__name__}Spec", (base,), namespace)

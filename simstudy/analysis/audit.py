@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import Metric, metrics_of
-from ..rng import generator
+from .resampling import CellSums, accumulate, mean_over_reps, percentile_interval
 
 __all__ = [
     "GROUP_LABELS",
@@ -187,39 +187,37 @@ def _groupings(by: Sequence[str], levels: Mapping[str, list[int]],
             yield " x ".join(by), _cell_name(by, cell), np.array([i])
 
 
-def _ratio(s: np.ndarray, n: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, s / np.where(n > 0, n, 1), np.nan)
+def _sources(recourse: pd.DataFrame, outcomes: pd.DataFrame | None, by: Sequence[str],
+             metrics: Sequence[str] | None) -> list[tuple[str, pd.DataFrame, dict, str]]:
+    # (source name, table, metrics it has, id column) for the recourse rows and the outcomes.
+    chosen = set(metrics) if metrics is not None else None
+    known = {**metrics_of("recourse"), **metrics_of("outcomes")}
+    unknown = (chosen or set()) - set(known)
+    if unknown:
+        raise ValueError(f"unknown metrics {sorted(unknown)}; choose from {sorted(known)}")
+
+    def pick(table: pd.DataFrame, kind: str) -> dict[str, Metric]:
+        defs = metrics_of(kind) if chosen is not None else metrics_of(kind, audited=True)
+        return {k: m for k, m in defs.items()
+                if (chosen is None or k in chosen) and m.column in table.columns}
+
+    sources = [("recourse", recourse, pick(recourse, "recourse"), "applicant_id")]
+    if outcomes is not None and len(outcomes):
+        sources.append(("event world", outcomes, pick(outcomes, "outcomes"), "applicant"))
+    for name, table, _, _ in sources:
+        missing = [c for c in by if c not in table.columns]
+        if missing:
+            raise ValueError(f"{name} table has no column {missing}; it has "
+                             f"{sorted(c for c in table.columns if c[:2] not in ('x_', 'xc'))}")
+    return sources
 
 
-def _mean_over_reps(x: np.ndarray) -> np.ndarray:
-    # x: (R, ...) per-replication values; NaN where a replication had nobody.
-    with np.errstate(invalid="ignore"):
-        cnt = np.isfinite(x).sum(axis=0)
-        tot = np.where(np.isfinite(x), x, 0.0).sum(axis=0)
-    return np.where(cnt > 0, tot / np.maximum(cnt, 1), np.nan)
-
-
-def _interval(boot: np.ndarray, alpha: float) -> tuple[float, float]:
-    b = boot[np.isfinite(boot)]
-    if len(b) < 2:
-        return np.nan, np.nan
-    lo, hi = np.quantile(b, [alpha / 2, 1 - alpha / 2])
-    return float(lo), float(hi)
-
-
-def _defined(block: pd.DataFrame, metric: Metric) -> tuple[np.ndarray, np.ndarray]:
-    v = pd.to_numeric(block[metric.column], errors="coerce").to_numpy(dtype=float)
-    d = metric.defined(block)
-    return np.where(d, v, 0.0), d.astype(float)
-
-
-def _random_subsets(rng: np.random.Generator, n: int, k: int, reps: int) -> np.ndarray:
-    # reps uniformly random k-subsets of range(n) (rows of positions).
-    if k == 0:
-        return np.zeros((reps, 0), dtype=np.int64)
-    keys = rng.random((reps, n))
-    return np.argpartition(keys, k - 1, axis=1)[:, :k]
+@dataclass
+class _Tables:
+    groups: list = field(default_factory=list)
+    gaps: list = field(default_factory=list)
+    contrasts: list = field(default_factory=list)
+    extremes: list = field(default_factory=list)
 
 
 def audit(
@@ -257,31 +255,25 @@ def audit(
 
     Returns:
         An :class:`AuditResult`.
+
+    References:
+        Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13; Good (2005),
+        *Permutation, Parametric and Bootstrap Tests of Hypotheses*, ch. 3; Holm (1979),
+        Scand. J. Statist. 6:65-70; Benjamini & Hochberg (1995), JRSS B 57:289-300.
+
+    Example:
+        >>> import numpy as np, pandas as pd
+        >>> rng = np.random.default_rng(0)
+        >>> rows = pd.DataFrame({"replication": 0, "condition": "c", "policy": "p",
+        ...     "applicant_id": np.arange(40), "gender": np.arange(40) % 2,
+        ...     "found": True, "valid": rng.random(40) < 0.6})
+        >>> result = audit(rows, by=["gender"], n_bootstrap=50, n_permutations=50)
+        >>> list(result.gaps["comparison"])
+        ['gender: female - male']
     """
     by = list(by)
-    sources: list[tuple[str, pd.DataFrame, dict[str, Metric], str]] = []
-    chosen = set(metrics) if metrics is not None else None
-    known = {**metrics_of("recourse"), **metrics_of("outcomes")}
-    unknown = (chosen or set()) - set(known)
-    if unknown:
-        raise ValueError(f"unknown metrics {sorted(unknown)}; choose from {sorted(known)}")
-
-    def pick(table: pd.DataFrame, kind: str) -> dict[str, Metric]:
-        defs = metrics_of(kind) if chosen is not None else metrics_of(kind, audited=True)
-        return {k: m for k, m in defs.items()
-                if (chosen is None or k in chosen) and m.column in table.columns}
-
-    sources.append(("recourse", recourse, pick(recourse, "recourse"), "applicant_id"))
-    if outcomes is not None and len(outcomes):
-        sources.append(("event world", outcomes, pick(outcomes, "outcomes"), "applicant"))
-    for name, table, _, _ in sources:
-        missing = [c for c in by if c not in table.columns]
-        if missing:
-            raise ValueError(f"{name} table has no column {missing}; it has "
-                             f"{sorted(c for c in table.columns if c[:2] not in ('x_', 'xc'))}")
-
-    group_rows, gap_rows, contrast_rows, extreme_rows = [], [], [], []
-    for source, table, defs, id_col in sources:
+    tables = _Tables()
+    for source, table, defs, id_col in _sources(recourse, outcomes, by, metrics):
         if not defs:
             continue
         # A condition without the attribute (no ``privileged`` under the baseline) is left out.
@@ -291,152 +283,98 @@ def audit(
         levels = {a: sorted(int(v) for v in pd.unique(table[a].dropna())) for a in by}
         cells = list(itertools.product(*(levels[a] for a in by)))
         comps = _comparisons(by, levels, cells)
-        cell_index = {c: i for i, c in enumerate(cells)}
-        reps = sorted(int(r) for r in table["replication"].unique())
-        blocks = list(table.groupby(["policy", "condition"], sort=False).groups)
-        C, B, P, R = len(cells), n_bootstrap, n_permutations, len(reps)
-        # Per block and metric: observed (R, C) sums / counts, bootstrap (R, B, C).
-        obs_s = {k: {m: np.zeros((R, C)) for m in defs} for k in blocks}
-        obs_n = {k: {m: np.zeros((R, C)) for m in defs} for k in blocks}
-        boot_s = {k: {m: np.zeros((R, B, C)) for m in defs} for k in blocks}
-        boot_n = {k: {m: np.zeros((R, B, C)) for m in defs} for k in blocks}
-        perm_t = {k: {m: np.full((len(comps), R, P), np.nan) for m in defs} for k in blocks}
-        obs_t = {k: {m: np.full((len(comps), R), np.nan) for m in defs} for k in blocks}
-        for ri, r in enumerate(reps):
-            sub = table[table["replication"] == r]
-            draws: dict[tuple, np.ndarray] = {}
-            subsets: dict[tuple, np.ndarray] = {}
-            for key in blocks:
-                block = sub[(sub["policy"] == key[0]) & (sub["condition"] == key[1])]
-                block = block.sort_values(id_col, kind="stable")
-                ids = block[id_col].to_numpy(np.int64)
-                code = np.array([cell_index[tuple(int(v) for v in row)]
-                                 for row in block[by].to_numpy()], dtype=np.int64)
-                vals = {m: _defined(block, d) for m, d in defs.items()}
-                for c in range(C):
-                    pos = np.flatnonzero(code == c)
-                    if len(pos) == 0:
-                        continue
-                    # Keyed by cell and replication only: every condition and policy facing
-                    # the same people draws the same resample (paired contrasts).
-                    bk = (r, c, len(pos), hash(ids[pos].tobytes()))
-                    if bk not in draws:
-                        rng = generator(seed, "audit-bootstrap", source, r, *cells[c])
-                        draws[bk] = rng.integers(0, len(pos), size=(B, len(pos)))
-                    idx = pos[draws[bk]]
-                    for m, (v, d) in vals.items():
-                        obs_s[key][m][ri, c] = v[pos].sum()
-                        obs_n[key][m][ri, c] = d[pos].sum()
-                        boot_s[key][m][ri, :, c] = v[idx].sum(axis=1)
-                        boot_n[key][m][ri, :, c] = d[idx].sum(axis=1)
-                for q, comp in enumerate(comps):
-                    fpos = np.flatnonzero(np.isin(code, comp.focal_cells))
-                    rpos = np.flatnonzero(np.isin(code, comp.reference_cells))
-                    if len(fpos) == 0 or len(rpos) == 0:
-                        continue
-                    pool = np.concatenate([fpos, rpos])
-                    # The same people in every condition give the same draws: compute once.
-                    ck = (r, q, len(fpos), len(pool), hash(ids[pool].tobytes()))
-                    if ck not in subsets:
-                        rng = generator(seed, "audit-permutation", source, r, comp.name)
-                        subsets[ck] = _random_subsets(rng, len(pool), len(fpos), P)
-                    sel = pool[subsets[ck]]
-                    for m, (v, d) in vals.items():
-                        s_tot, n_tot = v[pool].sum(), d[pool].sum()
-                        s_f, n_f = v[sel].sum(axis=1), d[sel].sum(axis=1)
-                        perm_t[key][m][q, ri] = (_ratio(s_f, n_f)
-                                                 - _ratio(s_tot - s_f, n_tot - n_f))
-                        obs_t[key][m][q, ri] = (
-                            _ratio(v[fpos].sum(), d[fpos].sum())
-                            - _ratio(v[rpos].sum(), d[rpos].sum()))
-
+        sums = accumulate(table, defs, by, cells, comps, id_col, source, n_bootstrap,
+                          n_permutations, seed)
         boot_gap: dict[tuple, np.ndarray] = {}
-        for key in blocks:
-            policy, condition = key
-            for m in defs:
-                os_, on_ = obs_s[key][m], obs_n[key][m]
-                bs_, bn_ = boot_s[key][m], boot_n[key][m]
-
-                def est(cset, os_=os_, on_=on_):
-                    return float(_mean_over_reps(_ratio(os_[:, cset].sum(1),
-                                                        on_[:, cset].sum(1))))
-
-                def boot(cset, bs_=bs_, bn_=bn_):
-                    return _mean_over_reps(_ratio(bs_[:, :, cset].sum(2), bn_[:, :, cset].sum(2)))
-
+        for (policy, condition), per_metric in sums.items():
+            for m, cs in per_metric.items():
                 base = {"source": source, "policy": policy, "condition": condition, "metric": m}
-                for grouping, label, cset in _groupings(by, levels, cells):
-                    lo, hi = _interval(boot(cset), alpha)
-                    group_rows.append({**base, "grouping": grouping, "group": label,
-                                       "n": float(on_[:, cset].sum(1).mean()),
-                                       "estimate": est(cset), "ci_low": lo, "ci_high": hi})
-                for q, comp in enumerate(comps):
-                    t_obs = obs_t[key][m][q]
-                    gap = float(_mean_over_reps(t_obs))
-                    bgap = boot(comp.focal_cells) - boot(comp.reference_cells)
-                    boot_gap[(policy, condition, m, comp.name)] = bgap
-                    t_perm = _mean_over_reps(perm_t[key][m][q])
-                    fin = np.isfinite(t_perm)
-                    p = (float((1 + np.sum(np.abs(t_perm[fin]) >= abs(gap) - 1e-12))
-                               / (1 + fin.sum())) if np.isfinite(gap) and fin.any() else np.nan)
-                    lo, hi = _interval(bgap, alpha)
-                    gap_rows.append({**base, "grouping": comp.grouping,
-                                     "comparison": comp.name, "focal": comp.focal,
-                                     "reference": comp.reference, "estimate": gap,
-                                     "ci_low": lo, "ci_high": hi, "p_value": p})
-                if len(by) >= 2:
-                    ests = np.array([est(np.array([c])) for c in range(C)])
-                    if np.isfinite(ests).sum() >= 2:
-                        order = np.argsort(np.where(np.isfinite(ests), -ests, np.inf))
-                        top, second = order[0], order[1]
-                        cb = np.stack([boot(np.array([c])) for c in range(C)], axis=1)
-                        others = np.delete(cb, top, axis=1)
-                        margin = cb[:, top] - np.nanmax(others, axis=1)
-                        lo, hi = _interval(margin, alpha)
-                        extreme_rows.append({**base, "grouping": " x ".join(by),
-                                             "highest": _cell_name(by, cells[top]),
-                                             "highest_estimate": float(ests[top]),
-                                             "runner_up": _cell_name(by, cells[second]),
-                                             "runner_up_estimate": float(ests[second]),
-                                             "margin": float(ests[top] - ests[second]),
-                                             "ci_low": lo, "ci_high": hi,
-                                             "share_highest": float(np.mean(margin > 0))})
-        conditions = list(dict.fromkeys(c for _, c in blocks))
-        policies = list(dict.fromkeys(p for p, _ in blocks))
-        for policy, m, comp in itertools.product(policies, defs, comps):
-            for a, b in itertools.permutations(conditions, 2):
-                if a == baseline or (conditions.index(a) < conditions.index(b)
-                                     and b != baseline):
-                    continue  # each unordered pair once; the baseline is always 'versus'
-                ka, kb = (policy, a, m, comp.name), (policy, b, m, comp.name)
-                if ka not in boot_gap or kb not in boot_gap:
-                    continue
-                ga = _row_estimate(gap_rows, source, policy, a, m, comp.name)
-                gb = _row_estimate(gap_rows, source, policy, b, m, comp.name)
-                lo, hi = _interval(boot_gap[ka] - boot_gap[kb], alpha)
-                contrast_rows.append({"source": source, "policy": policy, "metric": m,
-                                      "comparison": comp.name, "condition": a, "versus": b,
-                                      "gap": ga, "gap_versus": gb, "estimate": ga - gb,
-                                      "ci_low": lo, "ci_high": hi})
-
-    gaps = pd.DataFrame(gap_rows)
-    if len(gaps):
-        if family == "audit":
-            gaps["p_adjusted"] = adjust_pvalues(gaps["p_value"].to_numpy(), correction)
-        else:
-            gaps["p_adjusted"] = np.nan
-            for _, idx in gaps.groupby(["source", "policy", "condition", "metric"]).groups.items():
-                gaps.loc[idx, "p_adjusted"] = adjust_pvalues(
-                    gaps.loc[idx, "p_value"].to_numpy(), correction)
-        gaps["significant"] = ((gaps["p_adjusted"] < alpha)
-                               & ((gaps["ci_low"] > 0) | (gaps["ci_high"] < 0)))
-    hidden = _hidden(gaps, baseline, alpha)
+                _estimate_rows(tables, base, cs, by, levels, cells, comps, alpha, boot_gap)
+        _contrast_rows(tables, source, list(sums), list(defs), comps, baseline, boot_gap, alpha)
+    gaps = _adjust(pd.DataFrame(tables.gaps), family, correction, alpha)
     settings = {"by": by, "baseline": baseline, "n_bootstrap": n_bootstrap,
                 "n_permutations": n_permutations, "alpha": alpha, "correction": correction,
                 "family": family,
                 "seed": seed, "tests": int(gaps["p_value"].notna().sum()) if len(gaps) else 0}
-    return AuditResult(pd.DataFrame(group_rows), gaps, pd.DataFrame(contrast_rows),
-                       pd.DataFrame(extreme_rows), hidden, settings)
+    return AuditResult(pd.DataFrame(tables.groups), gaps, pd.DataFrame(tables.contrasts),
+                       pd.DataFrame(tables.extremes), _hidden(gaps, baseline, alpha), settings)
+
+
+def _estimate_rows(tables: _Tables, base: dict, cs: CellSums, by: list[str], levels: Mapping,
+                   cells: list, comps: list[_Comparison], alpha: float, boot_gap: dict) -> None:
+    # Group estimates, gaps with permutation p-values, and the highest intersection cell.
+    for grouping, label, cset in _groupings(by, levels, cells):
+        lo, hi = percentile_interval(cs.bootstrap(cset), alpha)
+        tables.groups.append({**base, "grouping": grouping, "group": label,
+                              "n": float(cs.n[:, cset].sum(1).mean()),
+                              "estimate": cs.estimate(cset), "ci_low": lo, "ci_high": hi})
+    for q, comp in enumerate(comps):
+        gap = float(mean_over_reps(cs.gap[q]))
+        bgap = cs.bootstrap(comp.focal_cells) - cs.bootstrap(comp.reference_cells)
+        boot_gap[(base["policy"], base["condition"], base["metric"], comp.name)] = bgap
+        t_perm = mean_over_reps(cs.perm_gap[q])
+        fin = np.isfinite(t_perm)
+        p = (float((1 + np.sum(np.abs(t_perm[fin]) >= abs(gap) - 1e-12)) / (1 + fin.sum()))
+             if np.isfinite(gap) and fin.any() else np.nan)
+        lo, hi = percentile_interval(bgap, alpha)
+        tables.gaps.append({**base, "grouping": comp.grouping, "comparison": comp.name,
+                            "focal": comp.focal, "reference": comp.reference, "estimate": gap,
+                            "ci_low": lo, "ci_high": hi, "p_value": p})
+    if len(by) < 2:
+        return
+    ests = np.array([cs.estimate(np.array([c])) for c in range(len(cells))])
+    if np.isfinite(ests).sum() < 2:
+        return
+    order = np.argsort(np.where(np.isfinite(ests), -ests, np.inf))
+    top, second = order[0], order[1]
+    cb = np.stack([cs.bootstrap(np.array([c])) for c in range(len(cells))], axis=1)
+    margin = cb[:, top] - np.nanmax(np.delete(cb, top, axis=1), axis=1)
+    lo, hi = percentile_interval(margin, alpha)
+    tables.extremes.append({**base, "grouping": " x ".join(by),
+                            "highest": _cell_name(by, cells[top]),
+                            "highest_estimate": float(ests[top]),
+                            "runner_up": _cell_name(by, cells[second]),
+                            "runner_up_estimate": float(ests[second]),
+                            "margin": float(ests[top] - ests[second]), "ci_low": lo,
+                            "ci_high": hi, "share_highest": float(np.mean(margin > 0))})
+
+
+def _contrast_rows(tables: _Tables, source: str, blocks: list[tuple], metrics: list[str],
+                   comps: list[_Comparison], baseline: str | None, boot_gap: dict,
+                   alpha: float) -> None:
+    # Differences of a gap between two conditions, with a paired bootstrap interval.
+    conditions = list(dict.fromkeys(c for _, c in blocks))
+    policies = list(dict.fromkeys(p for p, _ in blocks))
+    for policy, m, comp in itertools.product(policies, metrics, comps):
+        for a, b in itertools.permutations(conditions, 2):
+            if a == baseline or (conditions.index(a) < conditions.index(b) and b != baseline):
+                continue  # each unordered pair once; the baseline is always 'versus'
+            ka, kb = (policy, a, m, comp.name), (policy, b, m, comp.name)
+            if ka not in boot_gap or kb not in boot_gap:
+                continue
+            ga = _row_estimate(tables.gaps, source, policy, a, m, comp.name)
+            gb = _row_estimate(tables.gaps, source, policy, b, m, comp.name)
+            lo, hi = percentile_interval(boot_gap[ka] - boot_gap[kb], alpha)
+            tables.contrasts.append({"source": source, "policy": policy, "metric": m,
+                                     "comparison": comp.name, "condition": a, "versus": b,
+                                     "gap": ga, "gap_versus": gb, "estimate": ga - gb,
+                                     "ci_low": lo, "ci_high": hi})
+
+
+def _adjust(gaps: pd.DataFrame, family: str, correction: str, alpha: float) -> pd.DataFrame:
+    # Multiple-comparison adjustment over the family, and the significance verdict.
+    if not len(gaps):
+        return gaps
+    if family == "audit":
+        gaps["p_adjusted"] = adjust_pvalues(gaps["p_value"].to_numpy(), correction)
+    else:
+        gaps["p_adjusted"] = np.nan
+        for _, idx in gaps.groupby(["source", "policy", "condition", "metric"]).groups.items():
+            gaps.loc[idx, "p_adjusted"] = adjust_pvalues(
+                gaps.loc[idx, "p_value"].to_numpy(), correction)
+    gaps["significant"] = ((gaps["p_adjusted"] < alpha)
+                           & ((gaps["ci_low"] > 0) | (gaps["ci_high"] < 0)))
+    return gaps
 
 
 def _row_estimate(rows: list[dict], source: str, policy: str, condition: str, metric: str,

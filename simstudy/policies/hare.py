@@ -39,10 +39,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar
 
 import numpy as np
 import torch
+from annotated_types import Ge, Gt
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from ..documents import StrictModel
@@ -51,6 +52,7 @@ from ..population import ActionabilityProfiles
 from ..primitives.feedback import Feedback
 from ..registry import POLICY_SPECS, register_policy_spec
 from ..rng import entity_normals, entity_uniforms
+from ..schema import derive_spec
 from .base import PolicySpec, RecoursePolicy
 from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
 from .wachter import WachterSpec
@@ -232,10 +234,11 @@ class HARE(ScaledSpacePolicy):
     asks_questions = True
 
     def __init__(
-        self, base: RecoursePolicy, budget: int = 30,
-        iterations: int = 1, gamma: float = 1.0, lam: float = 10.0, steps: int = 100,
-        lr: float = 0.1, tolerance: float = 1e-6, early_stop: bool = True,
-        keep_best: bool = False,
+        self, base: RecoursePolicy, budget: Annotated[int, Gt(0)] = 30,
+        iterations: Annotated[int, Gt(0)] = 1, gamma: Annotated[float, Gt(0.0)] = 1.0,
+        lam: Annotated[float, Ge(0.0)] = 10.0, steps: Annotated[int, Ge(0)] = 100,
+        lr: Annotated[float, Gt(0.0)] = 0.1, tolerance: Annotated[float, Gt(0.0)] = 1e-6,
+        early_stop: bool = True, keep_best: bool = False,
     ) -> None:
         self.base = base
         self.budget = budget
@@ -349,22 +352,12 @@ class HARE(ScaledSpacePolicy):
 
 
 @register_policy_spec
-class HARESpec(PolicySpec):
-    """Scenario entry of :class:`HARE`; ``iterations > 1`` is Multi-HARE."""
+class HARESpec(derive_spec(HARE, kind="hare", base=PolicySpec, replace={
+        "base": (SerializeAsAny[StrictModel], Field(default_factory=WachterSpec))})):
+    """Scenario entry of :class:`HARE`; ``iterations > 1`` is Multi-HARE. Fields and defaults
+    are the constructor's; ``base`` is the base generator's own entry."""
 
     needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
-
-    kind: Literal["hare"] = "hare"
-    base: SerializeAsAny[StrictModel] = Field(default_factory=WachterSpec)
-    budget: int = Field(30, gt=0)
-    iterations: int = Field(1, gt=0)
-    gamma: float = Field(1.0, gt=0.0)
-    lam: float = Field(10.0, ge=0.0)
-    steps: int = Field(100, ge=0)
-    lr: float = Field(0.1, gt=0.0)
-    tolerance: float = Field(1e-6, gt=0.0)
-    early_stop: bool = True
-    keep_best: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -397,6 +390,4 @@ class HARESpec(PolicySpec):
         return POLICY_SPECS[kind].model_validate(value)
 
     def build(self) -> HARE:
-        return HARE(self.base.build(), self.budget, self.iterations,
-                    self.gamma, self.lam, self.steps, self.lr, self.tolerance, self.early_stop,
-                    self.keep_best)
+        return HARE(**{**self.arguments(), "base": self.base.build()})

@@ -22,16 +22,17 @@ together. Memory is bounded by the chunk size.
 from __future__ import annotations
 
 import itertools
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 import torch
-from pydantic import Field
+from annotated_types import Ge, Le
 
 from ..metrics import Recourse, weighted_cost
 from ..population import ActionabilityProfiles
 from ..progress import progress as show_progress
 from ..registry import register_policy_spec
+from ..schema import derive_spec
 from .base import PolicySpec, RecourseContext, RecoursePolicy
 
 __all__ = ["CausalOracle", "OracleSpec", "oracle_grid", "enumerate_one_by_one"]
@@ -84,8 +85,9 @@ class CausalOracle(RecoursePolicy):
 
     kind = "oracle"
 
-    def __init__(self, n_values: int = 25, span: Literal["published", "range"] = "published",
-                 plausibility: bool = True, chunk_size: int = 128, progress: bool = False):
+    def __init__(self, n_values: Annotated[int, Ge(2), Le(200)] = 25,
+                 span: Literal["published", "range"] = "published", plausibility: bool = True,
+                 chunk_size: Annotated[int, Ge(1)] = 128, progress: bool = False):
         self.n_values = n_values
         self.span = span
         self.plausibility = plausibility
@@ -294,19 +296,11 @@ def enumerate_one_by_one(
 
 
 @register_policy_spec
-class OracleSpec(PolicySpec):
-    """Scenario entry for the causal oracle."""
-
-    kind: Literal["oracle"]
-    n_values: int = Field(25, ge=2, le=200, description="grid values per feature")
-    span: Literal["published", "range"] = "published"
-    plausibility: bool = True
-    chunk_size: int = Field(128, ge=1)
+class OracleSpec(derive_spec(CausalOracle, kind="oracle", base=PolicySpec, exclude=("progress",))):
+    """Scenario entry of :class:`CausalOracle` (fields and defaults are its constructor's; the
+    progress display follows the run's ``--quiet``)."""
 
     @classmethod
     def check_example(cls) -> dict:
         """A coarse grid for the contract checks (:mod:`simstudy.checks`)."""
         return {"kind": "oracle", "n_values": 8}
-
-    def build(self) -> CausalOracle:
-        return CausalOracle(self.n_values, self.span, self.plausibility, self.chunk_size)
