@@ -11,7 +11,7 @@ A scenario names the world, the decision model, the policies and the conditions 
       - {kind: oracle}
     conditions:
       - name: all-4
-        population: ../populations/hard_all4.yaml   # relative to this file, or inline
+        population: ../populations/hard_k4.yaml   # relative to this file, or inline
 
 An optional ``contrasts:`` list of ``{policy, baseline}`` pairs (policy names) asks for paired
 differences of every metric, written to ``contrasts.csv``; a pair may also name two conditions
