@@ -85,9 +85,6 @@ class DecisionModel(nn.Module):
         z = (x.to(torch.float32) - self.mean) / self.std
         return self.net(z).squeeze(-1)
 
-    def approve_probability(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.sigmoid(self(x))
-
     @torch.no_grad()
     def approves(self, x: torch.Tensor) -> torch.Tensor:
         """Boolean decision: approval probability at least 0.5 (logit >= 0)."""
