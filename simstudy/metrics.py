@@ -124,7 +124,15 @@ METRICS: dict[str, Metric] = {
 
 def register_metric(name: str, metric: Metric) -> Metric:
     """Adds (or replaces) a population metric; it then appears in summaries, audits and
-    reports. Its column must be a per-applicant column of its table."""
+    reports. Its column must be a per-applicant column of its table.
+
+    Example:
+        >>> m = register_metric("sparsity_valid", Metric("sparsity", "valid", "sparsity of "
+        ...                     "valid recourses", higher_is_better=False))
+        >>> "sparsity_valid" in metrics_of("recourse", summarized=True)
+        True
+        >>> _ = METRICS.pop("sparsity_valid")
+    """
     METRICS[name] = metric
     return metric
 

@@ -148,16 +148,6 @@ class ActionabilityProfiles:
         return ActionabilityProfiles(self.features, self.scores[rows], self.levels,
                                      self.weights[rows], self.kind)
 
-    def with_cost_profile(self, cost: CostProfile) -> ActionabilityProfiles:
-        return ActionabilityProfiles(self.features, self.scores, self.levels,
-                                     cost.weights(self.scores, self.levels), self.kind)
-
-    @classmethod
-    def concatenate(cls, parts: Sequence[ActionabilityProfiles]) -> ActionabilityProfiles:
-        first = parts[0]
-        return cls(first.features, np.concatenate([p.scores for p in parts]), first.levels,
-                   np.concatenate([p.weights for p in parts]), first.kind)
-
 
 def permutation_distribution(
     features: Sequence[str], bias: str | Sequence[float] = "uniform"

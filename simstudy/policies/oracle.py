@@ -96,8 +96,6 @@ class CausalOracle(RecoursePolicy):
 
     def fit(self, context: RecourseContext) -> CausalOracle:
         self.context_ = context
-        self.actionable_index_ = [context.feature_names.index(f)
-                                  for f in context.world.roles.actionable]
         return self
 
     # -- feasibility of a batch of candidate actions --------------------------------------
