@@ -36,6 +36,7 @@ from .primitives.space import ScaledSpace
 from .progress import progress as show_progress
 from .rng import derive_seed
 from .scenario import load_scenario, people_specs, policy_name
+from .scenario_study import write_study_files
 from .sim.experiment import SIM_FILES, run_event_world
 from .store import (
     RunLock,
@@ -272,6 +273,9 @@ def _run_locked(path: str | Path, scenario: Any, populations: dict, out: Path, p
              for c in scenario.conditions for p in scenario.policies]
     bar = show_progress(len(units), desc=scenario.name, unit="unit", enabled=progress)
     started = time.time()
+    study = scenario.study
+    study_condition = None if study is None else (study.condition or scenario.conditions[0].name)
+    study_people = None
     for r in range(scenario.replications):
         try:
             rep = prepare_replication(scenario, r, base_seed, cache, progress=progress,
@@ -287,6 +291,8 @@ def _run_locked(path: str | Path, scenario: Any, populations: dict, out: Path, p
                 rep.x, rep.ids, rep.seed, rep.context.feature_names,
                 rep.context.world.roles.actionable, space,
                 preference_seed=derive_seed(rep.seed, "policies"))
+            if study is not None and (r, cond.name) == (study.replication, study_condition):
+                study_people = (people, rep.context)
             for spec in scenario.policies:
                 name = policy_name(spec)
                 part = parts_dir / f"rep{r:03d}__{cond.name}__{name}.parquet"
@@ -331,6 +337,9 @@ def _run_locked(path: str | Path, scenario: Any, populations: dict, out: Path, p
         write_csv(summarize_contrasts(recourse, pairs, group_columns), out / "contrasts.csv",
                   digits=SUMMARY_DIGITS)
         outputs.append("contrasts.csv")
+    if study_people is not None:
+        outputs += write_study_files(scenario, recourse, *study_people,
+                                     [policy_name(p) for p in scenario.policies], out)
     if scenario.simulation is not None:
         _run_event_world(scenario, specs, base_seed, cache, out, progress, Path(path).parent)
         outputs += SIM_FILES

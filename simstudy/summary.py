@@ -4,9 +4,9 @@ Population-level metrics follow the individual-actionability study (2026, Sectio
 is declared once, with its column and denominator, in :data:`simstudy.metrics.METRICS`:
 
 * ``validity``: share of applicants whose recourse is approved (no recourse counts as invalid);
-* ``plausibility``, ``hap``: shares among applicants who received a recourse;
-* ``cost``, ``cost_unweighted``, ``sparsity``, ``proximity``, ``logp_cf``: means among
-  applicants who received a recourse;
+* ``plausibility``, ``hap``, ``logp_cf``: among applicants who received a recourse;
+* ``cost``, ``cost_unweighted``, ``sparsity``, ``proximity``: means among applicants whose
+  recourse is valid, as published; the ``*_found`` twins average over every recourse found;
 * ``no_recourse``: share for whom the policy found nothing; ``violation``: share of recourses
   acting on a feature the person cannot change.
 

@@ -6,7 +6,8 @@ person, each individually actionable feature ``k`` takes one of the values
     ``clip(linspace(2 min_k - x_k, 2 max_k - x_k, 25), min_k, max_k)`` (duplicates removed)
 
 or "no action"; every combination is an action ``do(X_I := θ_I)``. The oracle returns the
-cheapest action (individually weighted cost, see :mod:`simstudy.metrics`) whose counterfactual
+cheapest action (individually weighted cost, see :func:`simstudy.metrics.weighted_cost`; the
+weight placement comes with the people's profiles) whose counterfactual
 the decision model approves and, unless switched off, is plausible
 (``log p(x_cf) >= log p(x)``). Ties go to the first action in enumeration order
 (``itertools.product`` over features in the world's order, "no action" first, then the grid in
@@ -28,7 +29,7 @@ import numpy as np
 import torch
 from annotated_types import Ge, Le
 
-from ..metrics import Recourse, weighted_cost
+from ..metrics import Recourse, cost_terms, finish_cost, weighted_cost
 from ..population import ActionabilityProfiles
 from ..progress import progress as show_progress
 from ..registry import register_policy_spec
@@ -147,13 +148,14 @@ class CausalOracle(RecoursePolicy):
             for start in range(0, len(members), self.chunk_size):
                 rows = members[start:start + self.chunk_size]
                 res = self._solve_chunk(x[rows], cols, feat_idx, grid[rows], usable[rows],
-                                        profiles.weights[rows], scale)
+                                        profiles.weights[rows], scale,
+                                        profiles.cost_placement)
                 intervened[rows], values[rows], found[rows], evaluated[rows] = res
                 bar.update(len(rows))
         bar.close()
         return Recourse(intervened, values, found, extras={"candidates_evaluated": evaluated})
 
-    def _solve_chunk(self, x, cols, feat_idx, grid, usable, weights, scale):
+    def _solve_chunk(self, x, cols, feat_idx, grid, usable, weights, scale, placement):
         p, d = x.shape
         m = len(cols)
         # Option 0 is "no action"; then each person's distinct grid values in ascending order,
@@ -166,16 +168,16 @@ class CausalOracle(RecoursePolicy):
         packed_ok = np.take_along_axis(sub_usable, order, axis=2)
         opt_values = np.concatenate([np.full((p, m, 1), np.nan), packed], axis=2)
         opt_ok = np.concatenate([np.ones((p, m, 1), bool), packed_ok], axis=2)
-        cost_sq = None
+        total = None
         for j, k in enumerate(cols):
             delta = (opt_values[:, j] - x[:, feat_idx[k], None]) / scale[k]
-            term = np.where(delta == 0, 0.0, weights[:, k, None] * delta) ** 2
+            term = cost_terms(delta, weights[:, k, None], placement)
             term[:, 0] = 0.0
             term = np.where(opt_ok[:, j], term, np.inf)
             shape = (p,) + (1,) * j + (n_opt,) + (1,) * (m - j - 1)
             term = term.reshape(shape)
-            cost_sq = term if cost_sq is None else cost_sq + term
-        cost = np.sqrt(cost_sq.reshape(p, -1))
+            total = term if total is None else total + term
+        cost = finish_cost(total.reshape(p, -1), len(feat_idx), placement)
         cost[:, 0] = np.inf  # doing nothing is not an action
         n_cand = cost.shape[1]
 
@@ -280,7 +282,7 @@ def enumerate_one_by_one(
                     vals[0, feat_idx[k]] = v
                     delta[0, k] = (v - x[i, feat_idx[k]]) / scale[k]
             w = np.where(profiles.actionable[i:i + 1], profiles.weights[i:i + 1], 1.0)
-            c = float(weighted_cost(delta, w)[0])
+            c = float(weighted_cost(delta, w, profiles.cost_placement)[0])
             feasible = oracle._feasible(ui, lpi, torch.from_numpy(inter),
                                         torch.from_numpy(vals))[0]
             if feasible and c < best_cost:
