@@ -3,12 +3,17 @@
 Trains iCARMA once per training seed (cached by content hash), then evaluates every condition on
 the deployment applicants the decision model rejects: hard constraints (all 4 / 3 / 2 / 1 /
 random actionable features, constant cost), soft rankings under the four cost profiles, and
-Likert scores under the four cost profiles. Prints a JSON document and a markdown table with the
-mean over seeds, the best-on-validation model and the published value.
+Likert scores under the four cost profiles. The people's cost profiles use the same ``alpha``
+and weight placement the model was trained with. Prints a JSON document and a markdown table with
+the mean over seeds and its 95% Student-t interval, the best-on-validation model and the
+published value. Cost is averaged over valid recourses (as published).
 
 Usage::
 
-    python -m benchmarks.icarma_tables --seeds 0 1 2 [--world scm|flow] [--epochs N]
+    python -m benchmarks.icarma_tables --seeds 0 1 2 3 4 [--preferences ranking|likert]
+        [--world scm|flow] [--alpha A] [--cost-placement outside|inside]
+        [--hinge-on probability|logit] [--validity multiplier|penalty] [--epochs N]
+        [--action-space value|latent]
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import torch
 
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies.base import RecourseContext
-from simstudy.policies.icarma import ICARMA, ICARMAConfig
+from simstudy.policies.icarma import ICARMA, ICARMAConfig, best_check
 from simstudy.population import (
     ActionabilityProfiles,
     CostProfile,
@@ -31,6 +36,7 @@ from simstudy.population import (
     RankingSampler,
 )
 from simstudy.rng import entity_uniforms, generator
+from simstudy.summary import mean_ci
 from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, ModelCache
 from simstudy.world.flow import FlowConfig, cached_causal_flow
@@ -47,22 +53,27 @@ PUBLISHED = {
 }
 
 
-def conditions(features, ids, seed):
+def conditions(features, ids, seed, preferences="ranking", alpha=3.0, placement="outside"):
     """Condition name -> profiles of the rejected deployment applicants."""
     out = {}
     u = entity_uniforms(seed, "actionability", ids, 8)
-    for label, n in (("all4", 4), ("3", 3), ("2", 2), ("1", 1), ("random", None)):
-        scores, levels = RankingSampler(n_actionable=n).sample(features, u)
-        out[f"hard_{label}"] = ActionabilityProfiles(
-            features, scores, levels, CostProfile("constant").weights(scores, levels))
-    scores, levels = RankingSampler(n_actionable=4).sample(features, u)
-    for shape in ("constant", "concave", "linear", "convex"):
-        out[f"rank_{shape}"] = ActionabilityProfiles(
-            features, scores, levels, CostProfile(shape).weights(scores, levels))
-    scores, levels = LikertSampler(levels=4).sample(features, u)
-    for shape in ("constant", "concave", "linear", "convex"):
-        out[f"likert_{shape}"] = ActionabilityProfiles(
-            features, scores, levels, CostProfile(shape).weights(scores, levels), "likert")
+
+    def profiles(scores, levels, shape, kind="ranking"):
+        cost = CostProfile(shape, alpha=alpha, placement=placement)
+        return ActionabilityProfiles(features, scores, levels, cost.weights(scores, levels),
+                                     kind, placement)
+
+    if preferences == "ranking":
+        for label, n in (("all4", 4), ("3", 3), ("2", 2), ("1", 1), ("random", None)):
+            scores, levels = RankingSampler(n_actionable=n).sample(features, u)
+            out[f"hard_{label}"] = profiles(scores, levels, "constant")
+        scores, levels = RankingSampler(n_actionable=4).sample(features, u)
+        for shape in ("constant", "concave", "linear", "convex"):
+            out[f"rank_{shape}"] = profiles(scores, levels, shape)
+    else:
+        scores, levels = LikertSampler(levels=4).sample(features, u)
+        for shape in ("constant", "concave", "linear", "convex"):
+            out[f"likert_{shape}"] = profiles(scores, levels, shape, "likert")
     return out
 
 
@@ -73,10 +84,12 @@ def evaluate(policy, context, x, ids, profiles_by_condition, true_world):
         # the true SCM judges the outcome even when the policy planned on a learned flow
         r = evaluate_recourse(true_world, context.model, x, rec, profiles,
                               context.feature_range)
-        rows[name] = {"validity": float(r["valid"].mean()),
-                      "plausibility": float(r["plausible"].mean()),
-                      "hap": float(r["hard_action"].mean()),
-                      "cost": float(np.nanmean(r["cost"])),
+        found, valid = r["found"], r["valid"]
+        rows[name] = {"validity": float(valid.mean()),
+                      "plausibility": float(r["plausible"][found].mean()),
+                      "hap": float(r["hard_action"][found].mean()),
+                      "cost": float(np.mean(r["cost"][valid])),
+                      "no_recourse": float(1 - found.mean()),
                       "violations": int(r["violation"].sum())}
     return rows
 
@@ -88,6 +101,12 @@ def main() -> None:
     parser.add_argument("--preferences", choices=("ranking", "likert"), default="ranking")
     parser.add_argument("--epochs", type=int, default=None)
     parser.add_argument("--plausibility-weight", type=float, default=None)
+    parser.add_argument("--alpha", type=float, default=3.0)
+    parser.add_argument("--cost-placement", choices=("outside", "inside"), default="outside")
+    parser.add_argument("--hinge-on", choices=("probability", "logit"), default=None)
+    parser.add_argument("--validity", choices=("multiplier", "penalty"), default=None)
+    parser.add_argument("--margin", type=float, default=None)
+    parser.add_argument("--action-space", choices=("value", "latent"), default=None)
     parser.add_argument("--data-seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -102,41 +121,49 @@ def main() -> None:
                                       seed=0, progress=True)
     context = RecourseContext(world, model, data, seed=args.data_seed)
     config = ICARMAConfig() if args.preferences == "ranking" else ICARMAConfig.score_based()
-    if args.epochs is not None:
-        config = replace(config, epochs=args.epochs)
-    if args.plausibility_weight is not None:
-        config = replace(config, plausibility_weight=args.plausibility_weight)
+    overrides = {"epochs": args.epochs, "plausibility_weight": args.plausibility_weight,
+                 "hinge_on": args.hinge_on, "validity": args.validity, "margin": args.margin,
+                 "action_space": args.action_space}
+    config = replace(config, alpha=args.alpha, cost_placement=args.cost_placement,
+                     **{k: v for k, v in overrides.items() if v is not None})
 
     x = data.x_test[~model.approves(data.x_test)]
     ids = np.arange(len(x))
-    profiles = conditions(true_world.roles.actionable, ids, args.data_seed)
+    profiles = conditions(true_world.roles.actionable, ids, args.data_seed, args.preferences,
+                          args.alpha, args.cost_placement)
     per_seed, metas = {}, {}
     for s in args.seeds:
         t0 = time.perf_counter()
         policy = ICARMA(config, seeds=[s], cache=cache).fit(context)
-        metas[s] = {k: policy.meta_[k] for k in ("best_val_loss", "best_epoch", "train_seconds",
-                                                  "cached", "state_dict_sha256")}
+        metas[s] = {k: policy.meta_[k] for k in ("deployed_check", "best_epoch", "train_seconds",
+                                                  "final_multiplier", "cached",
+                                                  "state_dict_sha256")}
         metas[s]["wall_seconds"] = time.perf_counter() - t0
         per_seed[s] = evaluate(policy, context, x, ids, profiles, true_world)
-    best = min(args.seeds, key=lambda s: metas[s]["best_val_loss"])
+        print(json.dumps({"seed": s, **metas[s], "table": per_seed[s]}), flush=True)
+    best = args.seeds[best_check([metas[s]["deployed_check"] for s in args.seeds])]
     table = {}
     for name in profiles:
         vals = {m: [per_seed[s][name][m] for s in args.seeds]
-                for m in ("validity", "plausibility", "hap", "cost", "violations")}
-        table[name] = {"mean": {m: float(np.mean(v)) for m, v in vals.items()},
+                for m in ("validity", "plausibility", "hap", "cost", "no_recourse",
+                          "violations")}
+        table[name] = {"mean_ci": {m: mean_ci(v) for m, v in vals.items()},
                        "best": per_seed[best][name], "published": PUBLISHED.get(name)}
     print(json.dumps({"config": config.to_json(), "world": args.world, "seeds": metas,
                       "best_seed": best, "n_applicants": len(x), "table": table}, indent=1))
-    print("\n| condition | validity mean / best / published | plausibility mean / best / "
-          "published | hap mean / best / published | violations |")
-    print("|---|---|---|---|---|")
+    print(f"\n{len(args.seeds)} training seeds; mean [95% interval] (best seed) published")
+    print("\n| condition | validity | plausibility | hap | cost (valid) | violations |")
+    print("|---|---|---|---|---|---|")
     for name, row in table.items():
         pub = row["published"] or (None, None, None)
         cells = []
         for i, m in enumerate(("validity", "plausibility", "hap")):
+            mean, lo, hi = row["mean_ci"][m]
             p = "-" if pub[i] is None else f"{pub[i]:.3f}"
-            cells.append(f"{row['mean'][m]:.3f} / {row['best'][m]:.3f} / {p}")
-        print(f"| {name} | " + " | ".join(cells) + f" | {int(row['mean']['violations'])} |")
+            cells.append(f"{mean:.3f} [{lo:.3f}, {hi:.3f}] ({row['best'][m]:.3f}) {p}")
+        cost = row["mean_ci"]["cost"][0]
+        viol = int(sum(per_seed[s][name]["violations"] for s in args.seeds))
+        print(f"| {name} | " + " | ".join(cells) + f" | {cost:.4f} | {viol} |")
 
 
 if __name__ == "__main__":

@@ -85,10 +85,13 @@ def _fail(what: str, message: str) -> None:
 
 # -- worlds ------------------------------------------------------------------------------------
 @torch.no_grad()
-def check_world(world: Any, x: torch.Tensor, name: str = "world", atol: float = 1e-6) -> None:
+def check_world(world: Any, x: torch.Tensor, name: str = "world", atol: float = 1e-6,
+                needs_label: bool = False) -> None:
     """Checks the causal-world protocol on factual rows ``x`` (``(n, d)``, the world's data).
 
     ``atol`` is in units of each feature's spread in ``x`` (numerical inverses are not exact).
+    ``needs_label``: the world's kind declares a label rule (retraining may use it), so
+    ``label`` must exist.
     """
     x = torch.as_tensor(x, dtype=torch.float64)
     n, d = x.shape
@@ -125,6 +128,8 @@ def check_world(world: Any, x: torch.Tensor, name: str = "world", atol: float = 
         _fail(name, f"log_prob is not finite on {int((~np.isfinite(logp)).sum())} of its own "
                     "data rows")
     label = getattr(world, "label", None)
+    if needs_label and label is None:
+        _fail(name, "the kind declares labels but the world has no label(x)")
     if label is not None:
         y = np.asarray(label(x, np.random.default_rng(0)))
         if y.shape != (n,) or not np.isin(y, (0, 1)).all():

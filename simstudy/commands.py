@@ -8,7 +8,8 @@ from pathlib import Path
 
 from .documents import DocumentError, load_yaml
 
-__all__ = ["register", "validate_files", "add_executor_arguments", "executor_from_args"]
+__all__ = ["register", "validate_files", "document_kind", "DOCUMENT_KINDS",
+           "add_executor_arguments", "executor_from_args"]
 
 
 def add_executor_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,44 +38,69 @@ def executor_from_args(args: argparse.Namespace):
     return make_executor(args.executor, args.workers, args.address)
 
 
-def validate_files(paths: list[str]) -> list[str]:
+#: Document kinds ``validate`` reads, and the folders whose documents are of one kind.
+DOCUMENT_KINDS = ("scenario", "population", "audit", "analysis", "study", "power", "sweep")
+_FOLDER_KINDS = {"scenarios": "scenario", "populations": "population", "sweeps": "sweep"}
+
+
+def document_kind(path: str | Path, data: object, declared: str | None = None) -> str:
+    """The kind of a document: ``declared`` (``validate --as``), else its folder
+    (``scenarios/``, ``populations/``), else its distinctive top-level key: ``policies``
+    (scenario), ``run`` (audit), ``models`` (GAMM analysis), ``participants`` (a list: power
+    plan; a number: simulated study), ``scenario`` with ``grid`` or ``variants`` (sweep);
+    anything else is read as a population document."""
+    if declared is not None:
+        return declared
+    folder = Path(path).resolve().parent.name
+    if folder in _FOLDER_KINDS:
+        return _FOLDER_KINDS[folder]
+    keys = data if isinstance(data, dict) else {}
+    if "scenario" in keys and ("grid" in keys or "variants" in keys):
+        return "sweep"
+    if "policies" in keys:
+        return "scenario"
+    if "run" in keys:
+        return "audit"
+    if "models" in keys:
+        return "analysis"
+    if "participants" in keys:
+        return "power" if isinstance(keys["participants"], list) else "study"
+    return "population"
+
+
+def validate_files(paths: list[str], kind: str | None = None) -> list[str]:
     """Validates scenario, population and analysis documents; returns one line per problem.
 
-    The kind of document is told by its distinctive top-level key: ``policies`` (scenario, with
-    the population files it names), ``run`` (audit), ``models`` (GAMM analysis),
-    ``participants`` (a list: power plan; a number: simulated study), ``scenario`` (sweep, with
-    every cell's scenario); anything else is read as a population document.
+    Each document's kind comes from :func:`document_kind`; a scenario is checked with the
+    population files it names.
     """
     from .analysis.documents import AnalysisSpec, AuditSpec, PowerPlan, StudySpec
     from .documents import validate_data
     from .scenario import load_population, load_scenario
     from .sweep import load_sweep
 
+    models = {"audit": AuditSpec, "analysis": AnalysisSpec, "power": PowerPlan,
+              "study": StudySpec}
     lines: list[str] = []
     for path in paths:
         try:
             data = load_yaml(path)
-            keys = data if isinstance(data, dict) else {}
-            if "policies" in keys:
+            found = document_kind(path, data, kind)
+            if found == "scenario":
                 load_scenario(path)
-            elif "run" in keys:
-                validate_data(data, AuditSpec, str(path))
-            elif "models" in keys:
-                validate_data(data, AnalysisSpec, str(path))
-            elif "scenario" in keys:
+            elif found == "sweep":
                 load_sweep(path)
-            elif "participants" in keys:
-                model = PowerPlan if isinstance(keys["participants"], list) else StudySpec
-                validate_data(data, model, str(path))
-            else:
+            elif found == "population":
                 load_population(path)
+            else:
+                validate_data(data, models[found], str(path))
         except DocumentError as exc:
             lines.extend(str(p) for p in exc.problems)
     return lines
 
 
 def _validate(args: argparse.Namespace) -> int:
-    problems = validate_files(args.files)
+    problems = validate_files(args.files, args.kind)
     for line in problems:
         print(line, file=sys.stderr)
     if not problems:
@@ -110,6 +136,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("validate",
                               help="check scenario, population and analysis documents")
     p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--as", dest="kind", choices=DOCUMENT_KINDS, default=None,
+                   help="read every FILE as this kind of document (default: by folder, "
+                        "then by its distinctive key)")
     p.set_defaults(handler=_validate)
 
     p = subparsers.add_parser("run", help="run a scenario and write its results")

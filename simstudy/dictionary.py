@@ -245,7 +245,8 @@ ENTRIES: dict[str, list[tuple[str, str, str, str]]] = {
         ("ref_df", "reference degrees of freedom of the smooth test", "df", ""),
         ("F", "F statistic of the smooth test (Wood 2013)", "F", ""),
         ("p", "p-value of the smooth test", "probability", ""),
-        ("intercept", "fixed intercept", "rating points", ""),
+        ("intercept", "fixed intercept (log-odds or latent scale for binomial / ocat)",
+         "rating points", ""),
         ("sd_intercept", "SD of participant random intercepts", "rating points",
          "participants"),
         ("sd_slope", "SD of participant random slopes in distance", "rating points per "
@@ -260,6 +261,7 @@ ENTRIES: dict[str, list[tuple[str, str, str, str]]] = {
         ("ordinal_lr", "likelihood-ratio statistic of the ordinal sensitivity fit", "LR", ""),
         ("ordinal_df", "its degrees of freedom", "df", ""),
         ("ordinal_p", "its p-value", "probability", ""),
+        ("ordinal_converged", "the ordinal sensitivity fit converged", "0/1", ""),
         ("pygam_exploratory_p", "pygam's p-value (exploratory: ignores participants)",
          "probability", ""),
         ("warnings", "warnings of the fit (`; `-separated)", "", "")],

@@ -4,9 +4,19 @@ Definitions (``Δ = θ - x`` on the intervened features ``I``, ``r`` = training 
 ``w`` = the person's cost weights):
 
 * **validity**: the decision model approves the counterfactual ``x_cf``.
-* **cost** (weighted): ``|| w_I ⊙ Δ_I / r_I ||_2`` — only the intervened features count;
-  their causal descendants change for free. **cost_unweighted** sets every ``w = 1`` so that
-  conditions with different cost profiles compare.
+* **cost** (weighted): only the intervened features count; their causal descendants change for
+  free. With ``δ_k = Δ_k / r_k`` and ``K`` the globally actionable features, the default
+  ``placement="outside"`` is the weighted squared L2 distance of the individual-actionability
+  study (2026, App. A.5-B.1, Eq. 7 and 10) as CARMA's public code computes it
+  (``recourse_model/loss.py``, ``compute_l2_cost``): the weight multiplies the squared change,
+
+      ``c(Δ) = (1/K) sum_k w_k δ_k^2``;
+
+  ``placement="inside"`` is the earlier form ``sqrt(sum_k (w_k δ_k)^2)``, whose weights are
+  squared (1 to 16 at alpha = 3). CARMA divides ``Δ^2`` by the range on standardized data,
+  i.e. ``Δ^2 / (σ r)``; here ``Δ^2 / r^2`` keeps the cost free of the data's spread (on Loan the
+  two differ per feature by the factor ``r / σ``, 6.9-7.6). **cost_unweighted** sets every
+  ``w = 1`` so that conditions with different cost profiles compare.
 * **plausibility**: ``log p(x_cf) >= log p(x)`` under the world's density.
 * **hard action** (its population share is *hap*): the recourse acts on at least one of the
   person's least-preferred individually actionable features.
@@ -27,12 +37,16 @@ from .population import ActionabilityProfiles
 from .primitives.recourse import Recourse
 from .world.base import CausalWorld
 
-__all__ = ["Recourse", "weighted_cost", "evaluate_recourse", "RECOURSE_COLUMNS", "Metric",
-           "METRICS", "register_metric", "metrics_of"]
+__all__ = ["Recourse", "weighted_cost", "cost_terms", "finish_cost", "evaluate_recourse",
+           "RECOURSE_COLUMNS", "COST_PLACEMENTS", "Metric", "METRICS", "register_metric",
+           "metrics_of"]
 
 #: Per-applicant columns written by :func:`evaluate_recourse`.
 RECOURSE_COLUMNS = ("found", "valid", "plausible", "cost", "cost_unweighted", "hard_action",
                     "sparsity", "proximity", "violation", "logp", "logp_cf")
+
+#: Where the cost weight sits: ``outside`` the square (the paper and CARMA) or ``inside``.
+COST_PLACEMENTS = ("outside", "inside")
 
 #: Who a metric's mean runs over (see :class:`Metric`).
 DENOMINATORS = ("all", "found", "valid", "finite")
@@ -99,17 +113,25 @@ class Metric:
 
 
 #: Every population metric, in the order of the summaries and the report. Cost-type figures
-#: and log-densities are means among applicants given a recourse; the audit compares groups on
-#: unweighted cost so that conditions with different cost profiles compare.
+#: (cost, unweighted cost, sparsity, proximity) are means among applicants whose recourse is
+#: valid, as the individual-actionability study reports them; their ``*_found`` twins average
+#: over every recourse found, valid or not. Log-densities are means among applicants given a
+#: recourse. The audit compares groups on unweighted cost so that conditions with different
+#: cost profiles compare.
 METRICS: dict[str, Metric] = {
     "validity": Metric("valid", "all", "validity", True, audited=True),
     "plausibility": Metric("plausible", "found", "plausibility", True, audited=True),
     "hap": Metric("hard_action", "found", "hap", False, audited=True),
-    "cost": Metric("cost", "found", "cost", False),
-    "cost_unweighted": Metric("cost_unweighted", "found", "cost (unweighted)", False,
+    "cost": Metric("cost", "valid", "cost", False),
+    "cost_unweighted": Metric("cost_unweighted", "valid", "cost (unweighted)", False,
                               audited=True),
-    "sparsity": Metric("sparsity", "found", "sparsity", False),
-    "proximity": Metric("proximity", "found", "proximity", False),
+    "sparsity": Metric("sparsity", "valid", "sparsity", False),
+    "proximity": Metric("proximity", "valid", "proximity", False),
+    "cost_found": Metric("cost", "found", "cost (among found)", False),
+    "cost_unweighted_found": Metric("cost_unweighted", "found",
+                                    "cost (unweighted, among found)", False),
+    "sparsity_found": Metric("sparsity", "found", "sparsity (among found)", False),
+    "proximity_found": Metric("proximity", "found", "proximity (among found)", False),
     "logp_cf": Metric("logp_cf", "found", "counterfactual log-density", True, audited=True),
     "no_recourse": Metric("found", "all", "no recourse", False, complement=True),
     "violation": Metric("violation", "all", "violation", False),
@@ -124,7 +146,15 @@ METRICS: dict[str, Metric] = {
 
 def register_metric(name: str, metric: Metric) -> Metric:
     """Adds (or replaces) a population metric; it then appears in summaries, audits and
-    reports. Its column must be a per-applicant column of its table."""
+    reports. Its column must be a per-applicant column of its table.
+
+    Example:
+        >>> m = register_metric("sparsity_valid", Metric("sparsity", "valid", "sparsity of "
+        ...                     "valid recourses", higher_is_better=False))
+        >>> "sparsity_valid" in metrics_of("recourse", summarized=True)
+        True
+        >>> _ = METRICS.pop("sparsity_valid")
+    """
     METRICS[name] = metric
     return metric
 
@@ -137,17 +167,51 @@ def metrics_of(table: str = "recourse", *, summarized: bool | None = None,
             and (audited is None or m.audited == audited)}
 
 
-def weighted_cost(delta_scaled: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``sqrt(sum_k (w_k Δ_k / r_k)^2)`` over the last axis (zero where Δ is zero).
+def cost_terms(delta_scaled, weights, placement: str = "outside"):
+    """Per-feature cost terms ``w δ^2`` (``outside``) or ``(w δ)^2`` (``inside``).
+
+    Works on numpy arrays and torch tensors alike; a zero change costs nothing even where the
+    weight is infinite (a feature the person cannot act on).
+    """
+    if placement not in COST_PLACEMENTS:
+        raise ValueError(f"unknown cost placement {placement!r}; use one of {COST_PLACEMENTS}")
+    where = torch.where if isinstance(delta_scaled, torch.Tensor) else np.where
+    if placement == "outside":
+        return where(delta_scaled == 0, 0.0, weights * delta_scaled**2)
+    return where(delta_scaled == 0, 0.0, weights * delta_scaled) ** 2
+
+
+def finish_cost(total, n_features: int, placement: str = "outside"):
+    """From the sum of :func:`cost_terms` to the cost: the mean over the ``K`` globally
+    actionable features (``outside``) or the square root (``inside``)."""
+    if placement == "outside":
+        return total / n_features
+    return total.sqrt() if isinstance(total, torch.Tensor) else np.sqrt(total)
+
+
+def weighted_cost(delta_scaled: np.ndarray, weights: np.ndarray,
+                  placement: str = "outside") -> np.ndarray:
+    """The individually weighted cost over the last axis (the ``K`` globally actionable
+    features; ``δ = Δ / r``):
+
+        ``outside`` (default): ``(1/K) sum_k w_k δ_k^2``;  ``inside``: ``sqrt(sum_k (w_k δ_k)^2)``.
 
     The sum runs over the last axis in index order so that the vectorized oracle and a
     one-by-one enumeration compute bit-identical costs.
+
+    References:
+        Majumdar & Valera, "CARMA: A practical framework to generate recommendations for
+        causal algorithmic recourse at scale", FAccT 2024 (code: ayanmaj92/carma-recourse).
+
+    Example:
+        >>> weighted_cost(np.array([[0.2, 0.0, -0.1, 0.0]]), np.array([[1.0, 2.0, 4.0, 1.0]]))
+        array([0.02])
     """
-    terms = np.where(delta_scaled == 0, 0.0, weights * delta_scaled) ** 2
+    terms = cost_terms(delta_scaled, weights, placement)
     total = terms[..., 0].copy()
     for k in range(1, terms.shape[-1]):
         total += terms[..., k]
-    return np.sqrt(total)
+    return finish_cost(total, terms.shape[-1], placement)
 
 
 def evaluate_recourse(
@@ -183,6 +247,7 @@ def evaluate_recourse(
     delta_scaled = np.where(intervened, (values - x_np) / rng_, 0.0)
     d_act = delta_scaled[:, act_idx]
     w = np.where(profiles.actionable, profiles.weights, 1.0)
+    placement = profiles.cost_placement
     acted = intervened[:, act_idx]
     outside = intervened.copy()
     outside[:, act_idx] = False
@@ -193,10 +258,11 @@ def evaluate_recourse(
         "found": found,
         "valid": found & approved,
         "plausible": found & (logp_cf >= logp),
-        "cost": np.where(found, weighted_cost(d_act, w), np.nan),
-        "cost_unweighted": np.where(found, weighted_cost(d_act, np.ones_like(w)), np.nan),
+        "cost": np.where(found, weighted_cost(d_act, w, placement), np.nan),
+        "cost_unweighted": np.where(found, weighted_cost(d_act, np.ones_like(w), placement),
+                                    np.nan),
         "hard_action": found & (acted & profiles.least_preferred).any(axis=1),
-        "sparsity": intervened.sum(axis=1),
+        "sparsity": np.where(found, intervened.sum(axis=1), 0),
         "proximity": np.where(found, np.linalg.norm((x_cf - x_np) / rng_, axis=1), np.nan),
         "violation": violation,
         "logp": logp,

@@ -69,17 +69,21 @@ class CostProfile:
     Attributes:
         shape: ``constant``, ``concave``, ``linear`` or ``convex``.
         alpha: weight added at the least-preferred score (``w(S) = 1 + alpha``). The paper's
-            value was lost from its text; the default 3 (weights 1..4) is the one value tried
-            that reproduces both published hap patterns on Loan: the causal oracle's hap within
-            0.10 of 0.614 / 0.492 / 0.443 / 0.387 (constant / concave / linear / convex) and
-            iCARMA's hap under non-constant profiles far below its constant-profile hap.
-            With alpha = 1 the oracle is closer (within 0.08) but iCARMA barely prefers.
+            value was lost from its text. The default 3 is ``S - 1`` for the 4-level schemes
+            used on Loan (4 ranks, Likert 1..4): with it the linear profile's weight *is* the
+            score, ``w(s) = s`` (the least-preferred feature costs ``S`` times the most
+            preferred), the simplest reading of "weights determined by the scores". The value
+            is fixed by this argument, not by agreement with published figures; how results
+            move with alpha in {1, 2, 3} is tabulated in ``benchmarks/ICARMA_RESULTS.md``.
         power: overrides the shape's exponent when given.
+        placement: where the weight enters the cost (:func:`simstudy.metrics.weighted_cost`):
+            ``outside`` the square (the paper and CARMA; default) or ``inside``.
     """
 
     shape: Literal["constant", "concave", "linear", "convex"] = "constant"
     alpha: float = 3.0
     power: float | None = None
+    placement: Literal["outside", "inside"] = "outside"
 
     @property
     def exponent(self) -> float | None:
@@ -106,6 +110,8 @@ class ActionabilityProfiles:
         levels: ``S``, the number of score levels.
         weights: ``(n, K)`` cost weights (``inf`` where not actionable).
         kind: how the scores were elicited (``ranking``, ``likert`` or ``all``).
+        cost_placement: where the weights enter the cost (``outside`` or ``inside`` the
+            square, see :func:`simstudy.metrics.weighted_cost`).
     """
 
     features: tuple[str, ...]
@@ -113,6 +119,7 @@ class ActionabilityProfiles:
     levels: int
     weights: np.ndarray
     kind: str = "ranking"
+    cost_placement: str = "outside"
 
     def __post_init__(self) -> None:
         self.scores = np.asarray(self.scores, dtype=np.int64)
@@ -142,21 +149,12 @@ class ActionabilityProfiles:
         """The same people without personalization: every globally actionable feature is
         actionable for everyone, with score 1 and unit cost weight."""
         ones = np.ones(self.scores.shape, dtype=np.int64)
-        return ActionabilityProfiles(self.features, ones, 1, ones.astype(np.float64), "universal")
+        return ActionabilityProfiles(self.features, ones, 1, ones.astype(np.float64), "universal",
+                                     self.cost_placement)
 
     def subset(self, rows: np.ndarray | slice) -> ActionabilityProfiles:
         return ActionabilityProfiles(self.features, self.scores[rows], self.levels,
-                                     self.weights[rows], self.kind)
-
-    def with_cost_profile(self, cost: CostProfile) -> ActionabilityProfiles:
-        return ActionabilityProfiles(self.features, self.scores, self.levels,
-                                     cost.weights(self.scores, self.levels), self.kind)
-
-    @classmethod
-    def concatenate(cls, parts: Sequence[ActionabilityProfiles]) -> ActionabilityProfiles:
-        first = parts[0]
-        return cls(first.features, np.concatenate([p.scores for p in parts]), first.levels,
-                   np.concatenate([p.weights for p in parts]), first.kind)
+                                     self.weights[rows], self.kind, self.cost_placement)
 
 
 def permutation_distribution(

@@ -10,6 +10,12 @@ retrain the lender in the event world). A response spec has ``kind`` and a ``bui
 returning a :class:`~simstudy.people.response.ResponseModel`. Modules register their specs on
 import with the decorators below; :mod:`simstudy.scenario` turns each registry into a pydantic
 discriminated union on ``kind``.
+
+Optional hooks of a world spec: ``feature_names()`` (the features a decision model read from a
+file must take), ``check_data(base_dir)`` (``(field, reason)`` pairs for problems of the data it
+reads, reported by ``simstudy validate``) and ``data_files(base_dir)`` (files whose hashes enter
+a run's resume key). A policy spec sets ``needs_gradients = True`` when it follows the decision
+model's gradient (refused for decision models without one).
 """
 
 from __future__ import annotations

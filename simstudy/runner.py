@@ -45,6 +45,7 @@ from .progress import is_quiet, set_quiet
 from .progress import progress as show_progress
 from .rng import derive_seed
 from .scenario import load_scenario, people_specs, policy_name
+from .scenario_study import write_study_files
 from .sim.experiment import SIM_FILES, UNIT_TABLES, simulate_tables, write_event_world
 from .store import (
     RunLock,
@@ -513,6 +514,12 @@ class ScenarioRun:
             write_csv(summarize_contrasts(recourse, pairs, group_columns), out / "contrasts.csv",
                       digits=SUMMARY_DIGITS)
             outputs.append("contrasts.csv")
+        if sc.study is not None:
+            study_condition = sc.study.condition or sc.conditions[0].name
+            rep = _replication(self.plan, sc.study.replication)
+            people = _people(self.plan, rep, study_condition)
+            outputs += write_study_files(sc, recourse, people, rep.context,
+                                         [policy_name(p) for p in sc.policies], out)
         if sc.simulation is not None:
             self._finish_event_world()
             outputs += list(SIM_FILES)

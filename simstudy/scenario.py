@@ -11,7 +11,7 @@ A scenario names the world, the decision model, the policies and the conditions 
       - {kind: oracle}
     conditions:
       - name: all-4
-        population: ../populations/hard_all4.yaml   # relative to this file, or inline
+        population: ../populations/hard_k4.yaml   # relative to this file, or inline
 
 An optional ``contrasts:`` list of ``{policy, baseline}`` pairs (policy names) asks for paired
 differences of every metric, written to ``contrasts.csv``; a pair may also name two conditions
@@ -58,6 +58,7 @@ from .people.spec import (
 )
 from .registry import POLICY_SPECS, WORLD_SPECS
 from .sim.spec import SimulationSpec
+from .study_spec import StudySectionSpec, study_problems
 from .world.decision import DecisionConfig
 from .world.external import ExternalModelSpec
 
@@ -183,6 +184,7 @@ def _scenario_model() -> type[StrictModel]:
             default_factory=LogisticResponseSpec)
         simulation: SimulationSpec | None = None
         contrasts: list[ContrastSpec] = Field(default_factory=list)
+        study: StudySectionSpec | None = None
 
         @model_validator(mode="after")
         def _unique_names(self):
@@ -198,6 +200,9 @@ def _scenario_model() -> type[StrictModel]:
             unknown = _unknown_contrast_names(
                 policies, [c.model_dump() for c in self.contrasts],
                 [c.name for c in self.conditions])
+            if self.study is not None:
+                unknown += study_problems(self.study, policies,
+                                          [c.name for c in self.conditions], self.replications)
             if unknown:
                 raise ValueError("; ".join(f"{field}: {reason}" for field, reason in unknown))
             if (self.simulation is not None and self.simulation.retraining is not None

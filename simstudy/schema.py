@@ -74,16 +74,18 @@ def derive_spec(runtime: type, *, kind: str | None = None, base: type[BaseModel]
 
     Returns:
         A pydantic model class with ``runtime``, ``parameters`` (the derived field names),
+        ``replaced`` (those given by ``replace``), ``optional``,
         ``arguments()`` (the derived fields' values, ``None`` dropped when ``optional``) and a
         ``build()`` that calls ``runtime(**arguments())``; subclass it to add methods.
     """
     replace = dict(replace or {})
+    replaced = tuple(replace)
     annotations: dict[str, Any] = {}
     namespace: dict[str, Any] = {}
+    parameters: list[str] = []
     if kind is not None:
         annotations["kind"] = Literal[kind]
         namespace["kind"] = kind
-    parameters = []
     for param, (annotation, default) in constructor_parameters(runtime).items():
         if param in exclude:
             continue
@@ -92,11 +94,25 @@ def derive_spec(runtime: type, *, kind: str | None = None, base: type[BaseModel]
         elif optional:
             annotation, default = annotation | None, None
         annotations[param] = annotation
+        parameters.append(param)
         if default is not ...:
             namespace[param] = default
-        parameters.append(param)
     if replace:
         raise TypeError(f"{runtime.__name__} has no parameter {sorted(replace)}")
+    name = name or f"{runtime.__name__}Spec"
+    doc = doc or (f"Document entry of :class:`{runtime.__name__}` (fields and defaults are its "
+                  "constructor's).")
+    namespace.update(_derived_members(runtime, tuple(parameters), replaced, optional))
+    annotations.update({"runtime": ClassVar[type], "parameters": ClassVar[tuple[str, ...]],
+                        "replaced": ClassVar[tuple[str, ...]], "optional": ClassVar[bool]})
+    namespace.update({"__module__": runtime.__module__, "__qualname__": name, "__doc__": doc,
+                      "__annotations__": annotations})
+    return type(base)(name, (base,), namespace)
+
+
+def _derived_members(runtime: type, parameters: tuple[str, ...], replaced: tuple[str, ...],
+                     optional: bool) -> dict[str, Any]:
+    # class attributes and methods shared by every derived entry
 
     def arguments(self) -> dict[str, Any]:
         values = {p: getattr(self, p) for p in self.parameters}
@@ -105,12 +121,5 @@ def derive_spec(runtime: type, *, kind: str | None = None, base: type[BaseModel]
     def build(self):
         return self.runtime(**self.arguments())
 
-    annotations["runtime"] = ClassVar[type]
-    annotations["parameters"] = ClassVar[tuple[str, ...]]
-    namespace.update({
-        "__module__": runtime.__module__, "__qualname__": name or f"{runtime.__name__}Spec",
-        "__doc__": doc or f"Document entry of :class:`{runtime.__name__}` (fields and defaults "
-                          "are its constructor's).",
-        "__annotations__": annotations, "runtime": runtime, "parameters": tuple(parameters),
-        "arguments": arguments, "build": build})
-    return type(base)(name or f"{runtime.__name__}Spec", (base,), namespace)
+    return {"runtime": runtime, "parameters": parameters, "replaced": replaced,
+            "optional": optional, "arguments": arguments, "build": build}

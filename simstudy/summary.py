@@ -4,9 +4,9 @@ Population-level metrics follow the individual-actionability study (2026, Sectio
 is declared once, with its column and denominator, in :data:`simstudy.metrics.METRICS`:
 
 * ``validity``: share of applicants whose recourse is approved (no recourse counts as invalid);
-* ``plausibility``, ``hap``: shares among applicants who received a recourse;
-* ``cost``, ``cost_unweighted``, ``sparsity``, ``proximity``, ``logp_cf``: means among
-  applicants who received a recourse;
+* ``plausibility``, ``hap``, ``logp_cf``: among applicants who received a recourse;
+* ``cost``, ``cost_unweighted``, ``sparsity``, ``proximity``: means among applicants whose
+  recourse is valid, as published; the ``*_found`` twins average over every recourse found;
 * ``no_recourse``: share for whom the policy found nothing; ``violation``: share of recourses
   acting on a feature the person cannot change.
 
@@ -96,7 +96,25 @@ def replication_metrics(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> 
 
 
 def summarize_recourse(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> pd.DataFrame:
-    """Mean and 95% CI over replications of every metric, per policy x condition x group."""
+    """Mean and 95% CI over replications of every metric, per policy x condition x group.
+
+    The metrics and their denominators are those of :data:`simstudy.metrics.METRICS`
+    (``summarized``), followed by the policies' numeric extras averaged over everyone.
+
+    References:
+        Individual-actionability study (2026), Section 5.1 (the population metrics);
+        Student-t intervals over replications.
+
+    Example:
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"replication": [0, 0, 1, 1], "policy": "p", "condition": "c",
+        ...     "found": [True, False, True, True], "valid": [True, False, False, True],
+        ...     "plausible": True, "hard_action": False, "cost": [1.0, None, 2.0, 4.0],
+        ...     "cost_unweighted": 1.0, "sparsity": 1, "proximity": 1.0, "logp_cf": 0.0,
+        ...     "violation": False})
+        >>> summarize_recourse(rows)[["validity", "cost", "no_recourse"]].round(2).values.tolist()
+        [[0.5, 2.0, 0.25]]
+    """
     per_rep = replication_metrics(df, group_columns)
     metric_cols = [c for c in per_rep.columns
                    if c not in ("replication", "policy", "condition", "group_by", "group")]

@@ -8,6 +8,7 @@ from simstudy.checks import (
     ContractError,
     check_policy,
     check_profiles,
+    check_response_model,
     check_world,
     example_spec,
     registered_kinds,
@@ -31,8 +32,19 @@ def cache(tmp_path_factory):
 
 @pytest.mark.parametrize("kind", KINDS["world"])
 def test_world_contract(kind, cache):
-    world, data, _ = example_spec("world", kind).build(0, cache, base_dir=".")
-    check_world(world, data.x_test[:100], name=kind)
+    spec = example_spec("world", kind)
+    world, data, _ = spec.build(0, cache, base_dir=".")
+    labels = bool(getattr(type(spec), "labels", False))
+    check_world(world, data.x_test[:100], name=kind, needs_label=labels)
+    if not labels:  # then retraining, which needs labels, must be refused at validation
+        from simstudy.scenario import Scenario
+
+        with pytest.raises(ValueError, match="retraining"):
+            Scenario.model_validate({
+                "name": "x", "world": spec.model_dump(), "policies": [{"kind": "oracle"}],
+                "conditions": [{"name": "c", "population": {}}],
+                "simulation": {"arrivals": {"kind": "poisson", "rate_per_day": 1},
+                               "retraining": {"every_days": 7, "window_days": 7}}})
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +60,7 @@ def mlp_context():
 
 #: Known breaches of the policy contract, each with its cause; a kind listed here that passes
 #: fails the test, so the entry is removed once the cause is fixed.
-KNOWN_BREACHES = {
-    "wachter": ("cannot change", "clamps every coordinate to the training range, so a factual "
-                "outside it is moved on a feature the person cannot act on"),
-    "hare": ("cannot change", "clamps its candidates (and its Wachter base) to the training "
-             "range"),
-    "growing_spheres": ("cannot change", "clamps its samples to the training range"),
-}
+KNOWN_BREACHES: dict[str, tuple[str, str]] = {}
 
 
 @pytest.mark.parametrize("kind", KINDS["policy"])
@@ -120,3 +126,41 @@ def test_the_checks_can_fail(lin_ctx, lin_people):
 
     with pytest.raises(ContractError, match="log_prob"):
         check_world(DensityHoles(), lin_ctx.data.x_test[:50])
+
+
+def _response_inputs(n=40, seed=0):
+    from simstudy.people.response import ResponseInputs
+
+    rng = np.random.default_rng(seed)
+    columns = {"cost": rng.uniform(0, 3, n), "cost_unweighted": rng.uniform(0, 3, n),
+               "sparsity": rng.integers(1, 5, n).astype(float),
+               "proximity_l1": rng.uniform(0, 2, n), "accept_effect": rng.normal(size=n),
+               "act_effect": rng.normal(size=n), "accept_slope_effect": rng.normal(size=n),
+               "act_slope_effect": rng.normal(size=n), "blocked": rng.random(n) < 0.3}
+    return lambda rows: ResponseInputs(**{k: v[rows] for k, v in columns.items()})
+
+
+@pytest.mark.parametrize("kind", KINDS["response"])
+def test_response_model_contract(kind):
+    check_response_model(example_spec("response", kind).build(), _response_inputs(), 40,
+                         name=kind)
+
+
+def test_the_response_checks_can_fail():
+    model = example_spec("response", "logistic").build()
+
+    class BatchNormalised(type(model)):
+        def ratings(self, inputs, uniforms):
+            accept, act = super().ratings(inputs, uniforms)
+            return accept, (act + (inputs.cost > inputs.cost.mean())) % 2
+
+    with pytest.raises(ContractError, match="subset"):
+        check_response_model(BatchNormalised(), _response_inputs(), 40)
+
+    class Overconfident(type(model)):
+        def probabilities(self, inputs):
+            accept, act = super().probabilities(inputs)
+            return accept * 2, act
+
+    with pytest.raises(ContractError, match=r"\[0, 1\]"):
+        check_response_model(Overconfident(), _response_inputs(), 40)

@@ -196,3 +196,39 @@ def test_hare_over_the_causal_oracle(lin_ctx, lin_people):
     mask = action_mask(lin_ctx.feature_names, profiles)
     assert not (rec.intervened & ~mask).any()
     assert rec.extras["base_found"].any()
+
+
+class _FindsForHalf(RecoursePolicy):
+    """A base generator that finds a recourse (the factual's savings set to the maximum) for
+    every other person only."""
+
+    def recommend(self, x, profiles, ids, seed=0):
+        names = self.context_.feature_names
+        j = names.index("savings")
+        found = np.arange(len(x)) % 2 == 0
+        intervened = np.zeros(x.shape, dtype=bool)
+        intervened[found, j] = True
+        values = np.where(intervened, self.context_.upper[j], np.nan)
+        cf = np.where(intervened, values, x)
+        return Recourse(intervened, values, found, counterfactual=cf)
+
+
+def test_hare_keeps_the_base_success_rate(lin_ctx, lin_people):
+    """As published, HARE refines the base: nobody the base failed is searched or helped."""
+    x, ids, profiles = lin_people
+    people = make_people(lin_ctx, x, ids, profiles, scale="far", n_samples=50)
+    everyone = profiles.universal()  # savings actionable for all
+    hare = HARE(_FindsForHalf(), budget=6, iterations=1, steps=10).fit(lin_ctx)
+    rec = hare.recommend(x, everyone, ids, feedback=people.feedback())
+    base_found = rec.extras["base_found"]
+    assert base_found.any() and not base_found.all()
+    np.testing.assert_array_equal(rec.found, base_found)
+    assert (rec.extras["queries"][~base_found] == 0).all()
+    assert (rec.extras["unapproved_candidates"] >= 0).all()
+    # the earlier variant searches from the factual and can exceed the base
+    loose = HARE(_FindsForHalf(), budget=6, iterations=1, steps=10,
+                 search_without_base=True).fit(lin_ctx)
+    rec2 = loose.recommend(x, everyone, ids, feedback=people.feedback())
+    assert (rec2.extras["queries"][~base_found] > 0).any()
+    assert HARESpec.model_validate({"kind": "hare", "search_without_base": True}).build(
+    ).search_without_base

@@ -9,6 +9,7 @@ from simstudy.policies.icarma import (
     ICARMA,
     ICARMAConfig,
     ICARMASpec,
+    best_check,
     sample_training_profiles,
 )
 from simstudy.population import ActionabilityProfiles, CostProfile, RankingSampler
@@ -77,8 +78,8 @@ def test_never_acts_on_non_actionable_features(loan_context, trained):
         result = evaluate_recourse(loan_context.world, loan_context.model, x, rec, profiles,
                                    loan_context.feature_range)
         assert result["violation"].sum() == 0
-        # somebody who can act always gets an action
-        assert rec.found.all()
+        # no fallback: a recourse is found exactly when the deployed mask selects something
+        assert np.array_equal(rec.found, rec.intervened.any(axis=1))
 
 
 def test_learns_valid_recourse(loan_context, trained):
@@ -142,11 +143,42 @@ def test_training_is_deterministic_for_a_seed(loan_context):
 def test_several_seeds_deploy_best_on_validation(loan_context):
     config = ICARMAConfig(epochs=2, val_every=1, patience=0)
     policy = ICARMA(config, seeds=[0, 1], progress=False).fit(loan_context)
-    losses = [m["best_val_loss"] for m in policy.runs_]
-    assert policy.meta_["best_val_loss"] == min(losses)
-    best = policy.runs_[losses.index(min(losses))]["state_dict_sha256"]
+    checks = [m["deployed_check"] for m in policy.runs_]
+    best = policy.runs_[best_check(checks)]["state_dict_sha256"]
     assert policy.model_hashes()["icarma_deployed"] == best
     assert len(policy.model_hashes()) == 3
+
+
+def test_best_check_prefers_validity_then_the_objective():
+    checks = [{"valid": 0.90, "primary": 0.1}, {"valid": 0.99, "primary": 2.0},
+              {"valid": 0.988, "primary": 1.0}]
+    assert best_check(checks) == 2  # within 0.005 of the best validity, cheaper
+    assert best_check(checks[:2]) == 1
+
+
+def _multipliers(context, margin, epochs=2):
+    config = ICARMAConfig(epochs=epochs, val_every=1, patience=0, margin=margin)
+    policy = ICARMA(config, seeds=[0], progress=False).fit(context)
+    return [h["multiplier"] for h in policy.meta_["history"]], policy.meta_
+
+
+def test_multiplier_grows_while_validity_is_violated(loan_context):
+    # a margin above 1 can never be met (2p - 1 <= 1): the hinge is positive at every step
+    mus, meta = _multipliers(loan_context, margin=1.5)
+    steps = -(-meta["n_train_rejected"] // 128)
+    assert mus[0] >= 0.5 * steps and mus[1] > mus[0] + 0.5 * steps
+
+
+def test_multiplier_stays_put_once_validity_holds(loan_context):
+    # a margin below -1 is met by every counterfactual: the hinge is zero, so is the multiplier
+    mus, _ = _multipliers(loan_context, margin=-1.5)
+    assert mus == [0.0, 0.0]
+
+
+def test_penalty_option_keeps_the_fixed_weight(loan_context):
+    config = ICARMAConfig(epochs=1, val_every=1, patience=0, validity="penalty")
+    policy = ICARMA(config, seeds=[0], progress=False).fit(loan_context)
+    assert policy.meta_["config"]["validity"] == "penalty"
 
 
 def test_spec_picks_paper_defaults_and_refuses_unknown_keys():
@@ -197,3 +229,32 @@ def test_relaxed_training_counterfactual_equals_the_hard_one(loan_context, train
     hard_cf = loan_context.world.counterfactual(x, out["hard"], out["values"])
     assert torch.allclose(out["x_cf"], hard_cf, atol=1e-9)
     assert out["hard"].any()
+
+
+def test_latent_action_is_the_hard_intervention_on_its_values(loan_context):
+    """CARMA's latent shift, deployed as do(X_I := x_cf_I), gives the same counterfactual and
+    never touches a feature the person cannot act on."""
+    config = ICARMAConfig(epochs=2, val_every=1, patience=0, action_space="latent")
+    policy = ICARMA(config, seeds=[0], progress=False).fit(loan_context)
+    x = rejected(loan_context)[:200]
+    ids = np.arange(len(x))
+    features = loan_context.world.roles.actionable
+    scores, levels = RankingSampler().sample(features, entity_uniforms(2, "p", ids, 2))
+    profiles = ActionabilityProfiles(features, scores, levels,
+                                     CostProfile("linear").weights(scores, levels))
+    rec = policy.recommend(x, profiles, ids)
+    result = evaluate_recourse(loan_context.world, loan_context.model, x, rec, profiles,
+                               loan_context.feature_range)
+    assert result["violation"].sum() == 0
+    # every actionable feature acted on: the shift's counterfactual is the hard intervention's
+    nets = policy.networks_
+    xt = torch.as_tensor(x)
+    act = torch.as_tensor(profiles.actionable)
+    with torch.no_grad():
+        h = nets.encode(xt, act, torch.as_tensor(profiles.weights))
+        shifted = nets.latent_actions(h, xt, act, loan_context.world, policy.noise_std_)
+        intervened = torch.zeros_like(xt, dtype=torch.bool)
+        intervened[:, nets.act_index] = act
+        hard = loan_context.world.counterfactual(xt, intervened, shifted)
+    assert not torch.equal(shifted, xt)
+    torch.testing.assert_close(hard, shifted, atol=1e-9, rtol=0)

@@ -53,6 +53,21 @@ def test_case_study_findings_fail_without_effects():
     assert all("not reproduced" in f.text.lower() for f in found)
 
 
+def test_a_gap_of_the_opposite_sign_is_not_reproduced():
+    """A race gap present only under race-correlated profiles, but with non-white applicants
+    *cheaper* and more plausible, is a hidden disparity, not the paper's finding."""
+    flipped = {**CASE, "race": {"female": 0.3, "nonwhite": -0.5}}
+    df = synthetic_recourse(5, n=400, conditions=flipped)
+    res = audit(df, ["gender", "race"], baseline="baseline", n_bootstrap=200,
+                n_permutations=200)
+    hidden = res.hidden
+    assert ((hidden["comparison"] == "race: non-white - white") & (hidden["condition"] == "race")
+            & (hidden["metric"] == "cost_unweighted")).any()
+    finding = case_study_findings(res, "oracle")[2]
+    assert finding.reproduced is False
+    assert "non-white cheaper" in finding.text and "not reproduced" in finding.text.lower()
+
+
 def test_html_is_self_contained_and_small(case_result):
     page = render_html(case_result, MANIFEST, "runs/x")
     assert page.count("data:image/png;base64,") >= 2  # per-group metrics and gaps

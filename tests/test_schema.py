@@ -8,17 +8,19 @@ import pytest
 from annotated_types import Gt
 
 from simstudy.documents import StrictModel
-from simstudy.registry import POLICY_SPECS
+from simstudy.registry import POLICY_SPECS, RESPONSE_SPECS
 from simstudy.schema import constructor_parameters, derive_spec
 
 #: Fields every policy entry has whatever the policy (not constructor parameters).
 _POLICY_ENTRY_FIELDS = {"kind", "name", "personalized"}
 
 
-def _derived_policy_specs():
+def _derived_specs():
+    import simstudy.people  # noqa: F401 - registers the response kinds
     import simstudy.policies  # noqa: F401 - registers the policy kinds
 
-    return {k: s for k, s in POLICY_SPECS.items() if hasattr(s, "runtime")}
+    return {**{("policy", k): s for k, s in POLICY_SPECS.items() if hasattr(s, "runtime")},
+            **{("response", k): s for k, s in RESPONSE_SPECS.items() if hasattr(s, "runtime")}}
 
 
 def test_derived_spec_follows_the_constructor():
@@ -36,16 +38,19 @@ def test_derived_spec_follows_the_constructor():
     assert optional().arguments() == {} and optional(tag="b").build().tag == "b"
 
 
-@pytest.mark.parametrize("kind", ["wachter"])
-def test_policy_entries_are_derived(kind):
-    assert kind in _derived_policy_specs()
+@pytest.mark.parametrize("kind", [("policy", "wachter"), ("policy", "growing_spheres"),
+                                  ("policy", "oracle"), ("policy", "hare"),
+                                  ("response", "logistic")])
+def test_entries_are_derived(kind):
+    assert kind in _derived_specs()
 
 
-def test_every_derived_policy_entry_matches_its_runtime_signature():
-    for kind, spec in _derived_policy_specs().items():
+def test_every_derived_entry_matches_its_runtime_signature():
+    for kind, spec in _derived_specs().items():
         params = constructor_parameters(spec.runtime)
         own = set(spec.model_fields) - _POLICY_ENTRY_FIELDS
         assert own == set(spec.parameters) <= set(params), kind
-        for name in spec.parameters:
+        for name in set(spec.parameters) - set(spec.replaced):
             default = spec.model_fields[name].get_default(call_default_factory=True)
-            assert default is None or default == params[name][1], (kind, name)
+            expect = None if spec.optional else params[name][1]
+            assert default == expect or (default is None and expect is ...), (kind, name)

@@ -178,11 +178,35 @@ def _write_contrasts(data: pd.DataFrame, spec, out: Path) -> None:
                      "omnibus_p"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
 
 
+def _is_scenario(path: str) -> bool:
+    """A scenario document (it names ``policies``) rather than a plan or study document."""
+    from ..documents import load_yaml
+
+    data = load_yaml(path)
+    return isinstance(data, dict) and "policies" in data
+
+
+def _scenario_power_cmd(args) -> int:
+    from ..study_power import run_study_power
+
+    res = run_study_power(args.plan, args.out, simulations=args.simulations,
+                          workers=args.workers)
+    print(res["table"].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    for test, n in res["smallest_n"].items():
+        bound = ("the lower bound of its interval" if res["read_from"] == "lower"
+                 else "its point estimate")
+        print(f"{test} ({res['tests'][test]}): smallest N whose power reaches the target by "
+              f"{bound}: {n}")
+    return 0
+
+
 def _power_cmd(args) -> int:
     from ..dictionary import write_dictionary
     from .documents import PowerPlan
     from .power import run_power, summarize_power
 
+    if _is_scenario(args.plan):
+        return _scenario_power_cmd(args)
     plan = with_overrides(load_document(args.plan, PowerPlan),
                           {"simulations": ("--simulations", args.simulations),
                            "workers": ("--workers", args.workers)}, args.plan)
@@ -237,6 +261,21 @@ def _study_cmd(args) -> int:
     from ..users.study import ProfilePool, simulate_study
     from .documents import StudySpec
 
+    if _is_scenario(args.study):
+        import pandas as pd
+
+        from ..runner import run_scenario
+
+        out = Path(args.out if args.out != "study.csv" else "study_out")
+        result = run_scenario(args.study, out)
+        if "study.csv" not in result.manifest["outputs"]:
+            from ..cli import UsageError
+
+            raise UsageError(f"{args.study}: study: the scenario has no study section")
+        table = pd.read_csv(out / "study.csv")
+        print(f"{len(table)} ratings from {table['uid'].nunique()} participants -> "
+              f"{out / 'study.csv'}")
+        return 0
     spec = load_document(args.study, StudySpec)
     check_output_file(args.out)
     gen = generator(spec.seed, "study", 0)
@@ -334,15 +373,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_analyze_cmd)
 
     p = subparsers.add_parser("power", help="power analysis for planning a rating study")
-    p.add_argument("plan", help="power plan (YAML)")
+    p.add_argument("plan", help="power plan, or a scenario with a study.power section (YAML)")
     p.add_argument("--out", default="power_out", help="output folder (resumable)")
     p.add_argument("--simulations", type=int, default=None, help="override simulations per N")
     add_executor_arguments(p)
     p.set_defaults(handler=_power_cmd)
 
     p = subparsers.add_parser("study", help="simulate one rating study")
-    p.add_argument("study", help="study document (YAML)")
-    p.add_argument("--out", default="study.csv", help="output CSV")
+    p.add_argument("study", help="study document, or a scenario with a study section (YAML)")
+    p.add_argument("--out", default="study.csv",
+                   help="output CSV (for a scenario: the run directory, default study_out)")
     p.set_defaults(handler=_study_cmd)
 
     p = subparsers.add_parser("audit", help="fairness audit of a run: gaps between groups")

@@ -17,14 +17,14 @@ Kinds are registered like policies and worlds (:func:`simstudy.registry.register
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, runtime_checkable
+from typing import Annotated, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
-from pydantic import Field
+from annotated_types import Ge
 from scipy.special import expit
 
-from ..documents import StrictModel
 from ..registry import register_response_spec
+from ..schema import derive_spec
 
 __all__ = ["ResponseInputs", "ResponseModel", "LogisticResponse", "LogisticResponseSpec"]
 
@@ -88,10 +88,10 @@ class LogisticResponse:
     """
 
     accept_intercept: float = 1.5
-    accept_sd: float = 1.0
+    accept_sd: Annotated[float, Ge(0.0)] = 1.0
     act_intercept: float = 1.5
-    act_cost_slope: float = 2.0
-    act_sd: float = 1.0
+    act_cost_slope: Annotated[float, Ge(0.0)] = 2.0
+    act_sd: Annotated[float, Ge(0.0)] = 1.0
 
     scale: ClassVar[tuple[int, int]] = (0, 1)
 
@@ -109,16 +109,6 @@ class LogisticResponse:
 
 
 @register_response_spec
-class LogisticResponseSpec(StrictModel):
-    """Scenario entry of :class:`LogisticResponse` (the default response model)."""
-
-    kind: Literal["logistic"] = "logistic"
-    accept_intercept: float = 1.5
-    accept_sd: float = Field(1.0, ge=0.0)
-    act_intercept: float = 1.5
-    act_cost_slope: float = Field(2.0, ge=0.0)
-    act_sd: float = Field(1.0, ge=0.0)
-
-    def build(self) -> LogisticResponse:
-        return LogisticResponse(self.accept_intercept, self.accept_sd, self.act_intercept,
-                                self.act_cost_slope, self.act_sd)
+class LogisticResponseSpec(derive_spec(LogisticResponse, kind="logistic")):
+    """Scenario entry of :class:`LogisticResponse`, the default response model (fields and
+    defaults are the dataclass's)."""

@@ -72,14 +72,17 @@ class ActionabilitySpec(StrictModel):
 
 
 class CostSpec(StrictModel):
-    """Cost profile mapping scores to weights: ``w(s) = 1 + alpha ((s-1)/(S-1))^p``."""
+    """Cost profile mapping scores to weights: ``w(s) = 1 + alpha ((s-1)/(S-1))^p``; the
+    weights enter the cost outside the square (the paper's weighted L2) unless ``placement:
+    inside`` (see :func:`simstudy.metrics.weighted_cost`)."""
 
     shape: Literal["constant", "concave", "linear", "convex"] = "constant"
     alpha: float = Field(3.0, ge=0)
     power: float | None = Field(None, gt=0)
+    placement: Literal["outside", "inside"] = "outside"
 
     def profile(self) -> CostProfile:
-        return CostProfile(self.shape, self.alpha, self.power)
+        return CostProfile(self.shape, self.alpha, self.power, self.placement)
 
 
 class GroupProfileSpec(StrictModel):
@@ -162,9 +165,9 @@ class PopulationSpec(StrictModel):
             s_non, _ = self.actionability.sampler(self.groups.non_privileged.bias).sample(
                 actionable, uniforms)
             scores = np.where(privileged[:, None], s_priv, s_non)
-        weights = self.cost.profile().weights(scores, levels)
-        profiles = ActionabilityProfiles(actionable, scores, levels, weights,
-                                         self.actionability.kind)
+        cost = self.cost.profile()
+        profiles = ActionabilityProfiles(actionable, scores, levels, cost.weights(scores, levels),
+                                         self.actionability.kind, cost.placement)
         return profiles, groups
 
 

@@ -3,14 +3,16 @@ features; the search itself is :func:`simstudy.primitives.spheres.growing_sphere
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated
 
 import numpy as np
+from annotated_types import Gt
 
 from ..population import ActionabilityProfiles
 from ..primitives.recourse import Recourse
 from ..primitives.spheres import growing_spheres, sample_shell, sparsify
 from ..registry import register_policy_spec
+from ..schema import derive_spec
 from .base import PolicySpec
 from .space import ScaledSpacePolicy, action_mask, points_to_recourse
 
@@ -28,7 +30,7 @@ class GrowingSpheres(ScaledSpacePolicy):
 
     kind = "growing_spheres"
 
-    def __init__(self, n_samples: int = 200, eta: float = 0.05,
+    def __init__(self, n_samples: Annotated[int, Gt(0)] = 200, eta: Annotated[float, Gt(0)] = 0.05,
                  select_features: bool = True) -> None:
         self.n_samples = n_samples
         self.eta = eta
@@ -44,18 +46,10 @@ class GrowingSpheres(ScaledSpacePolicy):
 
 
 @register_policy_spec
-class GrowingSpheresSpec(PolicySpec):
-    """Scenario entry of :class:`GrowingSpheres`."""
-
-    kind: Literal["growing_spheres"] = "growing_spheres"
-    n_samples: int = 200
-    eta: float = 0.05
-    select_features: bool = True
+class GrowingSpheresSpec(derive_spec(GrowingSpheres, kind="growing_spheres", base=PolicySpec)):
+    """Scenario entry of :class:`GrowingSpheres` (fields and defaults are its constructor's)."""
 
     @classmethod
     def check_example(cls) -> dict:
         """Few samples per shell for the contract checks (:mod:`simstudy.checks`)."""
         return {"kind": "growing_spheres", "n_samples": 50, "eta": 0.1}
-
-    def build(self) -> GrowingSpheres:
-        return GrowingSpheres(self.n_samples, self.eta, self.select_features)

@@ -14,12 +14,21 @@ queries each. Iteration ``t``:
    ``c_i = r_{t-1} + γ p_i``, clipped to the feasible box.
 2. **BoundaryPointSearch**: bisect ``[x, c_i]`` until the ends are closer than the tolerance,
    keeping the approved end; the approved end replaces ``c_i`` (the smallest change along that
-   direction). Candidates that are not approved at all are never shown.
+   direction). The rule for a candidate the model does not approve even at ``c_i`` (no point
+   of the segment is approved): it is not shown, i.e. it loses its tournament match without a
+   query; the person's ``unapproved_candidates`` column counts such candidates. A person with
+   no approved candidate in an iteration keeps ``r_{t-1}``.
 3. **Comparative evaluation**: a tournament over the candidates in random order, the winner of
    each comparison meeting the next candidate (``k - 1`` pairwise queries); the survivor is
    ``r_t``.
 4. **Indicator evaluation**: the person is asked whether ``r_t`` is satisfactory (one query);
    a yes stops their search.
+
+As published, HARE refines the base recourse: people for whom the base generator found nothing
+are not searched, so HARE's success rate equals the base's (``search_without_base: true`` is the
+earlier variant that searches from the factual). The candidates' validity term in
+ActionableSampling scores the points where they will be, in the same feasible box the search
+uses (``same_box: false``: the earlier unclipped scoring).
 
 ``keep_best`` is a departure from the reference, off by default: from the second iteration on,
 the incumbent ``r_{t-1}`` is one of the ``k`` entrants of the tournament (with ``k - 1`` fresh
@@ -39,10 +48,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar
 
 import numpy as np
 import torch
+from annotated_types import Ge, Gt
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from ..documents import StrictModel
@@ -51,8 +61,9 @@ from ..population import ActionabilityProfiles
 from ..primitives.feedback import Feedback
 from ..registry import POLICY_SPECS, register_policy_spec
 from ..rng import entity_normals, entity_uniforms
+from ..schema import derive_spec
 from .base import PolicySpec, RecoursePolicy
-from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
+from .space import ScaledSpace, ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
 from .wachter import WachterSpec
 
 __all__ = [
@@ -68,6 +79,7 @@ __all__ = [
 def actionable_sampling(
     space: ScaledSpace, r: torch.Tensor, mask: torch.Tensor, init: torch.Tensor,
     gamma: float = 1.0, lam: float = 10.0, steps: int = 100, lr: float = 0.1,
+    factual: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Diverse unit directions in each person's actionable subspace (HARE's ActionableSampling).
 
@@ -77,6 +89,10 @@ def actionable_sampling(
         mask: ``(n, d)`` bool actionable coordinates.
         init: ``(n, k, d)`` initial directions (projected and normalised here).
         gamma, lam, steps, lr: step length, diversity weight, Adam steps and learning rate.
+        factual: ``(n, d)`` scaled factuals. When given, the validity term scores the
+            candidates where they will be, clipped to the feasible box
+            (:func:`~simstudy.primitives.space.clip_to_box`), so optimisation and search use
+            the same box; ``None`` scores the unclipped points.
 
     Returns:
         ``(n, k, d)`` unit directions, zero outside the actionable subspace.
@@ -93,7 +109,10 @@ def actionable_sampling(
     eye2 = 2 * torch.eye(k, dtype=torch.float64)
     for _ in range(steps):
         similarity = (p @ p.transpose(1, 2) - eye2).max(dim=2).values.mean(dim=1)
-        logit = space.logit(r[:, None, :] + gamma * p)
+        cand = r[:, None, :] + gamma * p
+        if factual is not None:
+            cand = clip_to_box(cand, factual[:, None, :], mask[:, None, :])
+        logit = space.logit(cand)
         validity = torch.nn.functional.softplus(-logit).to(torch.float64).mean(dim=1)
         # gradients for the directions only: the decision model's parameters stay untouched
         (p.grad,) = torch.autograd.grad((lam * similarity + validity).sum(), p)
@@ -218,6 +237,9 @@ class HARE(ScaledSpacePolicy):
         early_stop: ask the accept / reject question and stop on a yes.
         keep_best: from the second iteration on, enter the incumbent ``r_{t-1}`` in the
             tournament in place of one fresh candidate (not in the reference; see above).
+        search_without_base: also search for people the base found nothing for (not in the
+            paper; HARE's success rate may then exceed the base's).
+        same_box: score candidates in ActionableSampling where they will be after clipping.
 
     The people answer through the :class:`~simstudy.primitives.feedback.Feedback` passed to
     :meth:`recommend`; HARE never sees their hidden truth. Per-applicant extras: ``queries``
@@ -232,10 +254,12 @@ class HARE(ScaledSpacePolicy):
     asks_questions = True
 
     def __init__(
-        self, base: RecoursePolicy, budget: int = 30,
-        iterations: int = 1, gamma: float = 1.0, lam: float = 10.0, steps: int = 100,
-        lr: float = 0.1, tolerance: float = 1e-6, early_stop: bool = True,
-        keep_best: bool = False,
+        self, base: RecoursePolicy, budget: Annotated[int, Gt(0)] = 30,
+        iterations: Annotated[int, Gt(0)] = 1, gamma: Annotated[float, Gt(0.0)] = 1.0,
+        lam: Annotated[float, Ge(0.0)] = 10.0, steps: Annotated[int, Ge(0)] = 100,
+        lr: Annotated[float, Gt(0.0)] = 0.1, tolerance: Annotated[float, Gt(0.0)] = 1e-6,
+        early_stop: bool = True, keep_best: bool = False,
+        search_without_base: bool = False, same_box: bool = True,
     ) -> None:
         self.base = base
         self.budget = budget
@@ -247,6 +271,8 @@ class HARE(ScaledSpacePolicy):
         self.tolerance = tolerance
         self.early_stop = early_stop
         self.keep_best = keep_best
+        self.search_without_base = search_without_base
+        self.same_box = same_box
 
     def fit(self, context) -> HARE:
         super().fit(context)
@@ -291,7 +317,10 @@ class HARE(ScaledSpacePolicy):
         users = _Questions(feedback, space, ids)
         k = self.budget // self.iterations
         r = r0.clone()
-        searching = mask.any(dim=1)
+        # as published, HARE refines the base's recourse: nobody the base failed is searched, so
+        # HARE's success rate is the base's (search_without_base: the earlier variant)
+        searching = mask.any(dim=1) if self.search_without_base else mask.any(dim=1) & base_found
+        unapproved = torch.zeros(len(ids), dtype=torch.int64)
         accepted = torch.zeros(len(ids), dtype=torch.bool)
         rounds = torch.zeros(len(ids), dtype=torch.int64)
         for t in range(self.iterations):
@@ -309,9 +338,12 @@ class HARE(ScaledSpacePolicy):
                 init = torch.from_numpy(
                     entity_normals(seed, f"hare-directions:{t}", sub, fresh * d))
                 p = actionable_sampling(space, r[idx], mask[idx], init.reshape(-1, fresh, d),
-                                        self.gamma, self.lam, self.steps, self.lr)
-                c = (r[idx, None, :] + self.gamma * p).clamp(0.0, 1.0)
+                                        self.gamma, self.lam, self.steps, self.lr,
+                                        xs[idx] if self.same_box else None)
+                c = clip_to_box(r[idx, None, :] + self.gamma * p, xs[idx, None, :],
+                                mask[idx, None, :])
                 c, shown = boundary_point_search(space, xs[idx], c, self.tolerance)
+                unapproved[idx] += (~shown).sum(dim=1)
             if incumbent:
                 c = torch.cat([r[idx, None, :], c], dim=1)
                 shown = torch.cat([space.approves(r[idx])[:, None], shown], dim=1)
@@ -329,7 +361,10 @@ class HARE(ScaledSpacePolicy):
                 accepted |= yes
                 searching &= ~yes
         found = base_found | space.approves(r)
+        if not self.search_without_base:
+            found = base_found.clone()
         extras = {
+            "unapproved_candidates": unapproved.numpy(),
             "queries": users.queries.copy(),
             "accepted": accepted.numpy(),
             "iterations_run": rounds.numpy(),
@@ -349,22 +384,12 @@ class HARE(ScaledSpacePolicy):
 
 
 @register_policy_spec
-class HARESpec(PolicySpec):
-    """Scenario entry of :class:`HARE`; ``iterations > 1`` is Multi-HARE."""
+class HARESpec(derive_spec(HARE, kind="hare", base=PolicySpec, replace={
+        "base": (SerializeAsAny[StrictModel], Field(default_factory=WachterSpec))})):
+    """Scenario entry of :class:`HARE`; ``iterations > 1`` is Multi-HARE. Fields and defaults
+    are the constructor's; ``base`` is the base generator's own entry."""
 
     needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
-
-    kind: Literal["hare"] = "hare"
-    base: SerializeAsAny[StrictModel] = Field(default_factory=WachterSpec)
-    budget: int = Field(30, gt=0)
-    iterations: int = Field(1, gt=0)
-    gamma: float = Field(1.0, gt=0.0)
-    lam: float = Field(10.0, ge=0.0)
-    steps: int = Field(100, ge=0)
-    lr: float = Field(0.1, gt=0.0)
-    tolerance: float = Field(1e-6, gt=0.0)
-    early_stop: bool = True
-    keep_best: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -397,6 +422,4 @@ class HARESpec(PolicySpec):
         return POLICY_SPECS[kind].model_validate(value)
 
     def build(self) -> HARE:
-        return HARE(self.base.build(), self.budget, self.iterations,
-                    self.gamma, self.lam, self.steps, self.lr, self.tolerance, self.early_stop,
-                    self.keep_best)
+        return HARE(**{**self.arguments(), "base": self.base.build()})

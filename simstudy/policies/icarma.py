@@ -5,19 +5,25 @@ CARMA (Majumdar & Valera, FAccT 2024). A *mask network* ``m_phi(x, a, w)`` gives
 actionable feature, the logit of intervening on it; an *action network* ``theta_psi(x, a, w, m)``
 gives how much. Both see the applicant's individual actionability ``a`` (0/1 per feature) and
 normalized cost weights ``w``, so one trained model serves any profile. They are trained jointly
-without supervision on the applicants the decision model ``h`` rejects, minimizing
+without supervision on the applicants the decision model ``h`` rejects. As in CARMA, validity is
+a *constraint* handled by a Lagrange multiplier (App. A.5, Eq. 6; CARMA's public code,
+``recourse_model/loss.py`` and ``main.py``): each step minimizes
 
-    L = hinge(x_cf) + lambda_c * cost + lambda_kl * KL + lambda_p * R_plaus + lambda_f * R_feas
+    L = lambda_c * cost + lambda_kl * KL + lambda_p * R_plaus + lambda_f * R_feas
+        + (mu - damping * hinge) * hinge
 
-with, for a counterfactual ``x_cf = CF(x, do(X_I := theta_I))`` computed by the world's
-differentiable do-operator (known SCM or learned causal flow):
+where ``hinge`` is the batch mean of ``max(0, eps - (2 p(x_cf) - 1))`` (``p`` the approval
+probability, ``eps`` the margin), ``mu`` the multiplier and the damping factor multiplies a
+detached copy of ``hinge``. ``mu`` starts at 0 and after every step grows by the batch's hinge,
+``mu <- max(0, mu + hinge)``, so it rises while validity is violated and stays put once it holds.
+The counterfactual ``x_cf = CF(x, do(X_I := theta_I))`` comes from the world's differentiable
+do-operator (known SCM or learned causal flow), and:
 
-* ``hinge = max(0, margin - h(x_cf))`` on the decision logit (validity with a margin; the
-  probability form ``max(0, 1/2 + margin - sigmoid(h(x_cf)))`` is available as
-  ``hinge_on="probability"``, but its gradient vanishes for people the model rejects firmly, and
-  on Loan it left validity below 0.45 after 30 epochs);
-* ``cost = || m ⊙ w ⊙ (theta - x) / r ||_2`` over acted-on features only (their causal
-  descendants change for free), ``r`` the training range (App. B.1, Eq. 10);
+* ``cost`` is the paper's weighted squared L2 over acted-on features only (their causal
+  descendants change for free; App. B.1, Eq. 10): ``(1/K) sum_k m_k w_k (Δ_k / s_k)^2`` with
+  ``s_k^2 = σ_k r_k`` (CARMA's squared change of standardized features over their standardized
+  range; ``cost_scale="range"`` uses ``s_k = r_k``, as :func:`simstudy.metrics.weighted_cost`),
+  or with ``cost_placement="inside"`` the older ``sqrt(sum_k (m_k w_k Δ_k / s_k)^2)``;
 * ``KL = sum_k a_k KL(Bernoulli(pi_k) || Bernoulli(rho_k))``: mask probabilities against an
   individual prior ``rho_k = rho_hi - (rho_hi - rho_lo) (w_k - 1) / alpha`` that falls with the
   cost weight, aligning priors with weights (Eq. 13-14);
@@ -29,6 +35,16 @@ with a straight-through hard sample, multiplied by ``a`` so that a person's non-
 features are never acted on: this is a hard guarantee, at training and at deployment. Preference
 profiles (how many and which features, their ranks or Likert scores, the cost profile) are drawn
 afresh at every epoch as data augmentation.
+
+Named alternatives to the published objective: ``validity="penalty"`` weights the hinge by a fixed
+1 instead of the multiplier, and ``hinge_on="logit"`` puts the hinge on the decision logit,
+``max(0, eps - h(x_cf))``.
+
+Model selection follows CARMA: the model after the last epoch is deployed (``patience=0``).
+With ``patience > 0`` training stops early and keeps the best validation check. "Best" (also
+across training seeds) is the highest validation validity, ties within 0.005 broken by the
+lowest validation objective without the validity term (the multiplier changes during training,
+so the full Lagrangian does not compare across checks or seeds).
 
 Counterfactuals go through the world's protocol ``counterfactual(x, intervened, values)``, which
 takes a boolean intervention set. To pass a gradient to the mask, the training step intervenes on
@@ -75,8 +91,9 @@ class ICARMAConfig:
 
     Defaults are the rank-based set of the paper's App. C (batch 128, 450 epochs, lr 0.005,
     hinge margin 0.013, Gumbel temperature 0.36, weights 1.1 cost / 0.225 plausibility /
-    0.1 feasibility / 1.5 KL); :meth:`score_based` gives the Likert-score set. The hidden-layer
-    sizes did not survive the paper's text extraction; two layers of 64 are used.
+    0.1 feasibility / 1.5 KL) with CARMA's validity multiplier (damping 10);
+    :meth:`score_based` gives the Likert-score set. The hidden-layer sizes did not survive the
+    paper's text extraction; two layers of 64 are used.
 
     Attributes:
         preferences: ``ranking`` (ranks 1..k of the actionable features) or ``likert`` (scores
@@ -86,9 +103,19 @@ class ICARMAConfig:
         alpha: the cost-profile ``alpha`` (weights range over ``1..1 + alpha``).
         levels: Likert levels for ``likert`` preferences.
         prior_high, prior_low: mask prior for the cheapest and the dearest weight.
-        patience: epochs without validation improvement before stopping early (0: never).
+        patience: epochs without validation improvement before stopping early (0: never; the
+            last epoch's model is deployed, as CARMA does).
         val_every: epochs between validation checks.
-        hinge_on: ``logit`` (default) or ``probability``: where the validity hinge acts.
+        validity: ``multiplier`` (CARMA's adaptive Lagrange multiplier; default) or ``penalty``
+            (the hinge with a fixed weight of 1).
+        damping: CARMA's damping factor of the multiplier.
+        hinge_on: ``probability`` (default; the hinge on ``2p - 1``) or ``logit``.
+        cost_placement: ``outside`` (default; weight times squared change) or ``inside``.
+        cost_scale: ``standardized`` (CARMA: ``Δ^2 / (σ r)``) or ``range`` (``Δ^2 / r^2``).
+        action_space: ``value`` (default; the action network gives intervention values
+            ``θ = x + r ⊙ net``, a hard intervention) or ``latent`` (CARMA's code: the network
+            shifts the acted-on features' exogenous noise, ``x_cf = predict(u + m ⊙ σ_u ⊙ net)``,
+            so a child acted on together with its parent moves with it).
     """
 
     preferences: Literal["ranking", "likert"] = "ranking"
@@ -108,9 +135,14 @@ class ICARMAConfig:
     cost_shapes: tuple[str, ...] = ("constant", "concave", "linear", "convex")
     alpha: float = 3.0
     levels: int = 4
-    patience: int = 60
+    patience: int = 0
     val_every: int = 5
-    hinge_on: Literal["logit", "probability"] = "logit"
+    validity: Literal["multiplier", "penalty"] = "multiplier"
+    damping: float = 10.0
+    hinge_on: Literal["probability", "logit"] = "probability"
+    cost_placement: Literal["outside", "inside"] = "outside"
+    cost_scale: Literal["standardized", "range"] = "standardized"
+    action_space: Literal["value", "latent"] = "value"
 
     @classmethod
     def score_based(cls, **overrides) -> ICARMAConfig:
@@ -182,6 +214,16 @@ class ICARMANetworks(nn.Module):
         base = x[:, self.act_index]
         return base + step.to(x.dtype) * self.range[self.act_index].to(x.dtype)
 
+    def latent_actions(self, h: torch.Tensor, x: torch.Tensor, mask: torch.Tensor, world,
+                       noise_std: torch.Tensor) -> torch.Tensor:
+        """CARMA's latent action: the counterfactual ``x_cf = predict(u + m ⊙ σ_u ⊙ net(h, m))``
+        with ``u = abduct(x)``; the acted-on features take the values they have in ``x_cf``."""
+        step = self.action_net(torch.cat([h, mask.to(torch.float32)], dim=1)).to(x.dtype)
+        u = world.abduct(x)
+        shift = torch.zeros_like(u)
+        shift[:, self.act_index] = mask.to(x.dtype) * step * noise_std[self.act_index]
+        return world.predict(u + shift)
+
     def metadata(self) -> dict:
         return {"feature_names": list(self.feature_names), "actionable": list(self.actionable),
                 "alpha": self.alpha}
@@ -227,6 +269,13 @@ def sample_training_profiles(
     return actionable, torch.where(actionable, weights, torch.inf)
 
 
+def noise_scale(context: RecourseContext) -> torch.Tensor:
+    """Spread of the abducted noise of the training split, per feature (latent action scale)."""
+    with torch.no_grad():
+        u = context.world.abduct(context.data.x_train.to(torch.float64))
+    return u.std(dim=0).clamp_min(1e-6)
+
+
 def _bernoulli_kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     eps = 1e-6
     p, q = p.clamp(eps, 1 - eps), q.clamp(eps, 1 - eps)
@@ -243,6 +292,14 @@ class _Objective:
         self.upper = torch.as_tensor(context.upper, dtype=torch.float64)
         self.range = torch.as_tensor(context.feature_range, dtype=torch.float64)
         self.d = len(context.feature_names)
+        idx = nets.act_index
+        with torch.no_grad():
+            self.noise_std = noise_scale(context)
+        if config.cost_scale == "standardized":
+            std = nets.std.to(torch.float64)[idx]
+            self.cost_scale = torch.sqrt(std * self.range[idx])
+        else:
+            self.cost_scale = self.range[idx]
 
     def _scatter(self, rows: torch.Tensor, fill: torch.Tensor) -> torch.Tensor:
         """Places ``(n, k)`` actionable-feature columns into an ``(n, d)`` tensor."""
@@ -251,7 +308,8 @@ class _Objective:
         return out
 
     def __call__(self, x: torch.Tensor, logp: torch.Tensor, actionable: torch.Tensor,
-                 weights: torch.Tensor, generator: torch.Generator | None) -> dict:
+                 weights: torch.Tensor, generator: torch.Generator | None,
+                 multiplier: float = 0.0) -> dict:
         cfg, nets = self.config, self.nets
         h = nets.encode(x, actionable, weights)
         logits = nets.mask_logits(h)
@@ -265,28 +323,35 @@ class _Objective:
         a = actionable.to(logits.dtype)
         m = (hard + soft - soft.detach()) * a  # straight-through, zero where not actionable
         hard_bool = (hard * a) > 0
-        theta = nets.actions(h, x, m)
-
         zeros = torch.zeros_like(x, dtype=torch.bool)
-        act_full = self._scatter(actionable, zeros)
         hard_full = self._scatter(hard_bool, zeros)
-        theta_full = self._scatter(theta, x)
-        x_hard = self.world.counterfactual(x, hard_full, theta_full)
         idx = nets.act_index
-        natural = torch.where(hard_bool, x[:, idx], x_hard[:, idx])
         m64 = m.to(x.dtype)
-        relaxed = self._scatter(m64 * theta + (1 - m64) * natural, x)
-        x_cf = self.world.counterfactual(x, act_full, relaxed)
+        if cfg.action_space == "latent":
+            x_cf = nets.latent_actions(h, x, m, self.world, self.noise_std)
+            theta = x_cf[:, idx]
+            theta_full = self._scatter(theta.detach(), x)
+        else:
+            theta = nets.actions(h, x, m)
+            act_full = self._scatter(actionable, zeros)
+            theta_full = self._scatter(theta, x)
+            x_hard = self.world.counterfactual(x, hard_full, theta_full)
+            natural = torch.where(hard_bool, x[:, idx], x_hard[:, idx])
+            relaxed = self._scatter(m64 * theta + (1 - m64) * natural, x)
+            x_cf = self.world.counterfactual(x, act_full, relaxed)
 
         logit = self.model(x_cf).to(torch.float64)
         prob = torch.sigmoid(logit)
         if cfg.hinge_on == "logit":
-            hinge = torch.relu(cfg.margin - logit)
+            hinge = torch.relu(cfg.margin - logit).mean()
         else:
-            hinge = torch.relu(0.5 + cfg.margin - prob)
+            hinge = torch.relu(cfg.margin - (2 * prob - 1)).mean()
         w = torch.where(actionable, weights, 0.0).to(x.dtype)
-        delta = m64 * w * (theta - x[:, idx]) / self.range[idx]
-        cost = torch.sqrt((delta**2).sum(dim=1) + 1e-10)
+        delta = (theta - x[:, idx]) / self.cost_scale
+        if cfg.cost_placement == "outside":
+            cost = (m64 * w * delta**2).sum(dim=1) / len(idx)
+        else:
+            cost = torch.sqrt(((m64 * w * delta) ** 2).sum(dim=1) + 1e-10)
         rel = torch.where(actionable, (weights - 1.0) / max(cfg.alpha, 1e-9), 0.0).clamp(0, 1)
         prior = cfg.prior_high - (cfg.prior_high - cfg.prior_low) * rel
         kl = (_bernoulli_kl(torch.sigmoid(logits).to(x.dtype), prior) * a.to(x.dtype)).sum(1)
@@ -294,12 +359,19 @@ class _Objective:
         plaus = torch.relu(logp - logp_cf)
         feas = ((torch.relu(self.lower - x_cf) + torch.relu(x_cf - self.upper))
                 / self.range).sum(dim=1)
-        loss = (hinge + cfg.cost_weight * cost + cfg.kl_weight * kl
-                + cfg.plausibility_weight * plaus + cfg.feasibility_weight * feas).mean()
+        primary = (cfg.cost_weight * cost + cfg.kl_weight * kl
+                   + cfg.plausibility_weight * plaus + cfg.feasibility_weight * feas).mean()
+        if cfg.validity == "multiplier":
+            coef = multiplier - cfg.damping * hinge.detach()
+        else:
+            coef = 1.0
+        loss = primary + coef * hinge
         with torch.no_grad():
             valid = (prob >= 0.5).to(torch.float64)
-        return {"loss": loss, "valid": valid.mean(), "cost": cost.mean(),
+        return {"loss": loss, "primary": primary.detach(), "hinge": hinge.detach(),
+                "valid": valid.mean(), "cost": cost.mean(),
                 "plausible": (logp_cf >= logp).to(torch.float64).mean(),
+                "plausibility_term": plaus.mean().detach(),
                 "hard": hard_full, "values": theta_full.detach(), "x_cf": x_cf.detach()}
 
 
@@ -309,8 +381,8 @@ class ICARMA(RecoursePolicy):
     Args:
         config: hyperparameters (:class:`ICARMAConfig`).
         seeds: training seeds. With several, one model is trained per seed (each cached) and the
-            one with the lowest validation loss is deployed, as the paper reports the best of
-            its training runs. ``None``: the context's seed.
+            best on validation (see the module docstring) is deployed, as the paper reports the
+            best of its training runs. ``None``: the context's seed.
         cache: where trained models are stored (``None``: no caching).
         progress: show a progress bar while training.
 
@@ -332,9 +404,11 @@ class ICARMA(RecoursePolicy):
     # -- training -----------------------------------------------------------------------------
     def fit(self, context: RecourseContext) -> ICARMA:
         self.context_ = context
+        if self.config.action_space == "latent":
+            self.noise_std_ = noise_scale(context)
         seeds = list(self.seeds) if self.seeds else [int(context.seed)]
         runs = [self._fit_one(context, s) for s in seeds]
-        best = min(range(len(runs)), key=lambda i: runs[i][1]["best_val_loss"])
+        best = best_check([meta["deployed_check"] for _, meta in runs])
         self.networks_, self.meta_ = runs[best]
         self.runs_ = [meta for _, meta in runs]
         return self
@@ -367,9 +441,8 @@ class ICARMA(RecoursePolicy):
                   seed: int = 0, feedback=None) -> Recourse:
         """Recourse in one forward pass; ``seed`` is unused (the deployed mask is deterministic).
 
-        The mask is ``logit > 0`` restricted to the person's actionable features; when it selects
-        nothing although the person can act, the most likely actionable feature is used, since an
-        empty action can never overturn a rejection.
+        The mask is ``logit > 0`` restricted to the person's actionable features, exactly as in
+        validation; a person for whom it selects nothing gets no recourse (``found`` false).
         """
         nets = self.networks_
         names = nets.feature_names
@@ -385,13 +458,13 @@ class ICARMA(RecoursePolicy):
         act_t, w_t = torch.from_numpy(act), torch.from_numpy(w)
         with torch.no_grad():
             h = nets.encode(xt, act_t, w_t)
-            logits = nets.mask_logits(h).masked_fill(~act_t, -math.inf)
-            mask = logits > 0
-            empty = ~mask.any(dim=1) & act_t.any(dim=1)
-            top = logits.argmax(dim=1)
-            mask[empty, top[empty]] = True
-            mask &= act_t  # the hard guarantee: never act on a non-actionable feature
-            theta = nets.actions(h, xt, mask.to(torch.float32))
+            logits = nets.mask_logits(h)
+            mask = (logits > 0) & act_t  # the hard guarantee: never act on a non-actionable one
+            if self.config.action_space == "latent":
+                x_cf = nets.latent_actions(h, xt, mask, self.context_.world, self.noise_std_)
+                theta = x_cf[:, nets.act_index]
+            else:
+                theta = nets.actions(h, xt, mask.to(torch.float32))
         d = len(names)
         intervened = np.zeros((len(xt), d), dtype=bool)
         values = np.full((len(xt), d), np.nan)
@@ -435,7 +508,7 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
     g_noise = torch_generator(seed, "icarma", "gumbel")
     val_act, val_w = sample_training_profiles(len(x_va), k, config,
                                               torch_generator(seed, "icarma", "val-profiles"))
-    best_loss, best_state, best_epoch, stale = math.inf, None, -1, 0
+    best, best_state, stale, multiplier = None, None, 0, 0.0
     history: list[dict] = []
     epochs = range(config.epochs)
     epochs = track(epochs, desc=f"iCARMA seed {seed}", unit="epoch", leave=False,
@@ -446,38 +519,53 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
         order = torch.randperm(len(x_tr), generator=g_batch)
         for start in range(0, len(x_tr), config.batch_size):
             idx = order[start:start + config.batch_size]
-            out = objective(x_tr[idx], logp_tr[idx], act[idx], w[idx], g_noise)
+            out = objective(x_tr[idx], logp_tr[idx], act[idx], w[idx], g_noise, multiplier)
             opt.zero_grad(set_to_none=True)
             out["loss"].backward()
             opt.step()
+            # CARMA's multiplier update: grows by the batch's hinge, never below zero
+            multiplier = max(0.0, multiplier + float(out["hinge"]))
         last = epoch + 1 == config.epochs
         if (epoch + 1) % config.val_every and not last:
             continue
         nets.eval()
         with torch.no_grad():
-            val = objective(x_va, logp_va, val_act, val_w, None)
-        record = {"epoch": epoch + 1, **{k2: float(val[k2])
-                                         for k2 in ("loss", "valid", "cost", "plausible")}}
+            val = objective(x_va, logp_va, val_act, val_w, None, multiplier)
+        record = {"epoch": epoch + 1, "multiplier": multiplier,
+                  **{k2: float(val[k2]) for k2 in ("primary", "hinge", "valid", "cost",
+                                                   "plausible", "plausibility_term")}}
         history.append(record)
-        if record["loss"] < best_loss - 1e-6:
-            best_loss, best_epoch, stale = record["loss"], epoch + 1, 0
+        if config.patience == 0:
+            best, best_state = record, None
+            continue
+        if best is None or best_check([best, record]) == 1:
+            best, stale = record, 0
             best_state = {n: t.detach().clone() for n, t in nets.state_dict().items()}
         else:
             stale += config.val_every
-            if config.patience and stale >= config.patience:
+            if stale >= config.patience:
                 break
-    nets.load_state_dict(best_state)
+    if best_state is not None:
+        nets.load_state_dict(best_state)
     nets.eval()
-    best = next(h for h in history if h["epoch"] == best_epoch)
     meta = {"kind": "icarma", "config": config.to_json(), "seed": int(seed),
             "n_train_rejected": len(x_tr), "n_val_rejected": len(x_va),
-            "best_epoch": best_epoch, "epochs_run": history[-1]["epoch"],
-            "best_val_loss": best_loss, "best_val_validity": best["valid"],
+            "best_epoch": best["epoch"], "epochs_run": history[-1]["epoch"],
+            "deployed_check": best, "best_val_validity": best["valid"],
             "best_val_cost": best["cost"], "best_val_plausible": best["plausible"],
+            "final_multiplier": multiplier,
             "train_seconds": time.perf_counter() - t0, "history": history,
             "world": world_fingerprint(world), "decision_model": state_dict_hash(model),
             "data_sha256": data.content_hash()}
     return nets, meta
+
+
+def best_check(checks: list[dict], tolerance: float = 0.005) -> int:
+    """Index of the best validation check: the highest validity, ties within ``tolerance``
+    broken by the lowest objective without the validity term (``primary``)."""
+    top = max(c["valid"] for c in checks)
+    near = [i for i, c in enumerate(checks) if c["valid"] >= top - tolerance]
+    return min(near, key=lambda i: (checks[i]["primary"], i))
 
 
 def save_networks(nets: ICARMANetworks, path_stem: str | Path, meta: dict) -> str:
@@ -507,8 +595,9 @@ class ICARMASpec(PolicySpec):
     """Scenario entry of iCARMA.
 
     ``preferences`` picks the paper's rank-based or score-based hyperparameter set; any field
-    left out keeps that set's value. ``seeds`` trains one model per seed and deploys the one
-    with the best validation loss.
+    left out keeps that set's value. Train with the ``alpha`` and ``cost_placement`` of the
+    population it will serve (the network sees weights scaled by ``alpha``). ``seeds`` trains
+    one model per seed and deploys the best on validation.
     """
 
     needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
@@ -530,6 +619,12 @@ class ICARMASpec(PolicySpec):
     action_hidden: list[int] | None = None
     cost_shapes: list[Literal["constant", "concave", "linear", "convex"]] | None = None
     alpha: float | None = None
+    validity: Literal["multiplier", "penalty"] | None = None
+    damping: float | None = None
+    hinge_on: Literal["probability", "logit"] | None = None
+    cost_placement: Literal["outside", "inside"] | None = None
+    cost_scale: Literal["standardized", "range"] | None = None
+    action_space: Literal["value", "latent"] | None = None
     cache: bool = True
 
     @classmethod
@@ -541,7 +636,8 @@ class ICARMASpec(PolicySpec):
         base = ICARMAConfig() if self.preferences == "ranking" else ICARMAConfig.score_based()
         fields = ("batch_size", "epochs", "lr", "margin", "tau", "cost_weight",
                   "plausibility_weight", "feasibility_weight", "kl_weight", "patience",
-                  "mask_hidden", "action_hidden", "cost_shapes", "alpha")
+                  "mask_hidden", "action_hidden", "cost_shapes", "alpha", "validity", "damping",
+                  "hinge_on", "cost_placement", "cost_scale", "action_space")
         overrides = {f: getattr(self, f) for f in fields if getattr(self, f) is not None}
         overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in overrides.items()}
         return replace(base, **overrides)

@@ -6,34 +6,34 @@ person, each individually actionable feature ``k`` takes one of the values
     ``clip(linspace(2 min_k - x_k, 2 max_k - x_k, 25), min_k, max_k)`` (duplicates removed)
 
 or "no action"; every combination is an action ``do(X_I := θ_I)``. The oracle returns the
-cheapest action (individually weighted cost, see :mod:`simstudy.metrics`) whose counterfactual
+cheapest action (individually weighted cost, see :func:`simstudy.metrics.weighted_cost`; the
+weight placement comes with the people's profiles) whose counterfactual
 the decision model approves and, unless switched off, is plausible
 (``log p(x_cf) >= log p(x)``). Ties go to the first action in enumeration order
 (``itertools.product`` over features in the world's order, "no action" first, then the grid in
 ascending order), so the result equals a one-by-one enumeration exactly.
 
 Speed comes from visiting candidates in increasing cost and stopping at the first feasible one:
-people are grouped by their set of actionable features, and candidates are evaluated in cost
-tiers (the cheapest 256, then up to 4096, 65536, all) for all unresolved people of a chunk
-together. Costs are separable sums over features, so a tier's threshold and its candidates are
-found from pruned partial sums without forming every combination's cost (up to 26^4 per person
-with four actionable features); only a last tier over everything forms them all, for the few
-people still unresolved. Memory is bounded by the chunk size.
+people are grouped by their set of actionable features, every candidate's cost is computed at
+once (costs are separable, so this is a broadcast sum), and candidates are then evaluated in
+cost tiers (the cheapest 256, then up to 4096, 65536, all) for all unresolved people of a chunk
+together. Memory is bounded by the chunk size.
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 import torch
-from pydantic import Field
+from annotated_types import Ge, Le
 
-from ..metrics import Recourse, weighted_cost
+from ..metrics import Recourse, cost_terms, finish_cost, weighted_cost
 from ..population import ActionabilityProfiles
 from ..progress import progress as show_progress
 from ..registry import register_policy_spec
+from ..schema import derive_spec
 from .base import PolicySpec, RecourseContext, RecoursePolicy
 
 __all__ = ["CausalOracle", "OracleSpec", "oracle_grid", "enumerate_one_by_one"]
@@ -86,8 +86,9 @@ class CausalOracle(RecoursePolicy):
 
     kind = "oracle"
 
-    def __init__(self, n_values: int = 25, span: Literal["published", "range"] = "published",
-                 plausibility: bool = True, chunk_size: int = 128, progress: bool = False):
+    def __init__(self, n_values: Annotated[int, Ge(2), Le(200)] = 25,
+                 span: Literal["published", "range"] = "published", plausibility: bool = True,
+                 chunk_size: Annotated[int, Ge(1)] = 128, progress: bool = False):
         self.n_values = n_values
         self.span = span
         self.plausibility = plausibility
@@ -96,8 +97,6 @@ class CausalOracle(RecoursePolicy):
 
     def fit(self, context: RecourseContext) -> CausalOracle:
         self.context_ = context
-        self.actionable_index_ = [context.feature_names.index(f)
-                                  for f in context.world.roles.actionable]
         return self
 
     # -- feasibility of a batch of candidate actions --------------------------------------
@@ -149,13 +148,14 @@ class CausalOracle(RecoursePolicy):
             for start in range(0, len(members), self.chunk_size):
                 rows = members[start:start + self.chunk_size]
                 res = self._solve_chunk(x[rows], cols, feat_idx, grid[rows], usable[rows],
-                                        profiles.weights[rows], scale)
+                                        profiles.weights[rows], scale,
+                                        profiles.cost_placement)
                 intervened[rows], values[rows], found[rows], evaluated[rows] = res
                 bar.update(len(rows))
         bar.close()
         return Recourse(intervened, values, found, extras={"candidates_evaluated": evaluated})
 
-    def _solve_chunk(self, x, cols, feat_idx, grid, usable, weights, scale):
+    def _solve_chunk(self, x, cols, feat_idx, grid, usable, weights, scale, placement):
         p, d = x.shape
         m = len(cols)
         # Option 0 is "no action"; then each person's distinct grid values in ascending order,
@@ -168,13 +168,18 @@ class CausalOracle(RecoursePolicy):
         packed_ok = np.take_along_axis(sub_usable, order, axis=2)
         opt_values = np.concatenate([np.full((p, m, 1), np.nan), packed], axis=2)
         opt_ok = np.concatenate([np.ones((p, m, 1), bool), packed_ok], axis=2)
-        terms = []
+        total = None
         for j, k in enumerate(cols):
             delta = (opt_values[:, j] - x[:, feat_idx[k], None]) / scale[k]
-            term = np.where(delta == 0, 0.0, weights[:, k, None] * delta) ** 2
+            term = cost_terms(delta, weights[:, k, None], placement)
             term[:, 0] = 0.0
-            terms.append(np.where(opt_ok[:, j], term, np.inf))
-        n_cand = n_opt ** m
+            term = np.where(opt_ok[:, j], term, np.inf)
+            shape = (p,) + (1,) * j + (n_opt,) + (1,) * (m - j - 1)
+            term = term.reshape(shape)
+            total = term if total is None else total + term
+        cost = finish_cost(total.reshape(p, -1), len(feat_idx), placement)
+        cost[:, 0] = np.inf  # doing nothing is not an action
+        n_cand = cost.shape[1]
 
         best = np.full(p, -1, dtype=np.int64)
         evaluated = np.zeros(p, dtype=np.int64)
@@ -188,16 +193,16 @@ class CausalOracle(RecoursePolicy):
             open_rows = np.flatnonzero(~done)
             if not len(open_rows):
                 break
-            sub_terms = [t[open_rows] for t in terms]
+            sub = cost[open_rows]
             if size < n_cand:
-                upper_bound = _kth_smallest_cost(sub_terms, size)
+                upper_bound = np.partition(sub, size - 1, axis=1)[:, size - 1]
             else:
                 upper_bound = np.full(len(open_rows), np.inf)
-            r_loc, cand, cand_cost = _candidates_up_to(sub_terms, upper_bound)
-            keep = cand_cost > lower_bound[open_rows][r_loc]
-            r_loc, cand, cand_cost = r_loc[keep], cand[keep], cand_cost[keep]
+            in_tier = (sub > lower_bound[open_rows, None]) & (sub <= upper_bound[:, None])
+            in_tier &= np.isfinite(sub)
+            r_loc, cand = np.nonzero(in_tier)
             person = open_rows[r_loc]
-            evaluated[open_rows] += np.bincount(r_loc, minlength=len(open_rows))
+            evaluated[open_rows] += in_tier.sum(axis=1)
             if len(person):
                 slots = np.unravel_index(cand, (n_opt,) * m)
                 inter = np.zeros((len(person), d), dtype=bool)
@@ -214,10 +219,10 @@ class CausalOracle(RecoursePolicy):
                     feasible[sl] = self._feasible(u_all[torch.from_numpy(rows_sl)],
                                                   logp_all[rows_sl], torch.from_numpy(inter[sl]),
                                                   torch.from_numpy(vals[sl]))
-                fp, fc, f_cost = person[feasible], cand[feasible], cand_cost[feasible]
+                fp, fc = person[feasible], cand[feasible]
                 if len(fp):
                     # lexicographic minimum of (cost, enumeration index) per person
-                    order = np.lexsort((fc, f_cost, fp))
+                    order = np.lexsort((fc, cost[fp, fc], fp))
                     fp, fc = fp[order], fc[order]
                     first = np.ones(len(fp), dtype=bool)
                     first[1:] = fp[1:] != fp[:-1]
@@ -236,47 +241,6 @@ class CausalOracle(RecoursePolicy):
                 intervened[rows[act], feat_idx[k]] = True
                 values[rows[act], feat_idx[k]] = opt_values[rows[act], j, s[act]]
         return intervened, values, best >= 0, evaluated
-
-
-def _kth_smallest_cost(terms: list[np.ndarray], k: int) -> np.ndarray:
-    """Per person, the ``k``-th smallest cost of an action, the all-"no action" one excluded.
-
-    ``terms[j]`` holds each person's squared, weighted change for every option of feature ``j``
-    (option 0, "no action", is 0). The cost of a combination is the square root of the sum of
-    its terms, summed in feature order. Adding non-negative terms never lowers a sum, so the
-    ``k + 1`` smallest full sums are made of the ``k + 1`` smallest partial sums: keeping only
-    those after each feature finds the threshold without forming every combination. The
-    all-"no action" combination sums to 0, the smallest value, and is dropped by taking the
-    ``k + 1``-th smallest.
-    """
-    sums = terms[0]
-    for term in terms[1:]:
-        sums = (sums[:, :, None] + term[:, None, :]).reshape(len(sums), -1)
-        if sums.shape[1] > k + 1:
-            sums = np.partition(sums, k, axis=1)[:, : k + 1]
-    if sums.shape[1] <= k:
-        return np.full(len(sums), np.inf)
-    return np.sqrt(np.partition(sums, k, axis=1)[:, k])
-
-
-def _candidates_up_to(terms: list[np.ndarray], bound: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every action with a finite cost at most ``bound`` (per person), but "no action".
-
-    Returns ``(person, index, cost)`` ordered by person, then enumeration index (the flat index
-    over the options of every feature, in feature order). Partial sums above the bound are
-    pruned as features are added, which is exact because terms are non-negative.
-    """
-    n_opt = terms[0].shape[1]
-    person, index = np.nonzero(np.sqrt(terms[0]) <= bound[:, None])
-    partial = terms[0][person, index]
-    for term in terms[1:]:
-        sums = partial[:, None] + term[person]
-        r, o = np.nonzero(np.sqrt(sums) <= bound[person][:, None])
-        person, index, partial = person[r], index[r] * n_opt + o, sums[r, o]
-    cost = np.sqrt(partial)
-    keep = (index != 0) & np.isfinite(cost)
-    return person[keep], index[keep], cost[keep]
 
 
 def enumerate_one_by_one(
@@ -318,7 +282,7 @@ def enumerate_one_by_one(
                     vals[0, feat_idx[k]] = v
                     delta[0, k] = (v - x[i, feat_idx[k]]) / scale[k]
             w = np.where(profiles.actionable[i:i + 1], profiles.weights[i:i + 1], 1.0)
-            c = float(weighted_cost(delta, w)[0])
+            c = float(weighted_cost(delta, w, profiles.cost_placement)[0])
             feasible = oracle._feasible(ui, lpi, torch.from_numpy(inter),
                                         torch.from_numpy(vals))[0]
             if feasible and c < best_cost:
@@ -332,19 +296,11 @@ def enumerate_one_by_one(
 
 
 @register_policy_spec
-class OracleSpec(PolicySpec):
-    """Scenario entry for the causal oracle."""
-
-    kind: Literal["oracle"]
-    n_values: int = Field(25, ge=2, le=200, description="grid values per feature")
-    span: Literal["published", "range"] = "published"
-    plausibility: bool = True
-    chunk_size: int = Field(128, ge=1)
+class OracleSpec(derive_spec(CausalOracle, kind="oracle", base=PolicySpec, exclude=("progress",))):
+    """Scenario entry of :class:`CausalOracle` (fields and defaults are its constructor's; the
+    progress display follows the run's ``--quiet``)."""
 
     @classmethod
     def check_example(cls) -> dict:
         """A coarse grid for the contract checks (:mod:`simstudy.checks`)."""
         return {"kind": "oracle", "n_values": 8}
-
-    def build(self) -> CausalOracle:
-        return CausalOracle(self.n_values, self.span, self.plausibility, self.chunk_size)

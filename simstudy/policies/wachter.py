@@ -6,8 +6,10 @@ In [0, 1]-scaled space each person's point ``r = x + δ`` minimises
     λ BCE(g(r), 1) + ||δ||_p,   p ∈ {1, 2},
 
 by Adam over ``δ`` restricted to the person's actionable coordinates and clipped to the feasible
-box. The approved iterate nearest the factual is kept; people still rejected after a round get
-``λ`` multiplied by ``lambda_growth`` and continue. The prediction loss is the cross-entropy
+box (:func:`~simstudy.policies.space.clip_to_box`; the other coordinates stay exactly at the
+factual, even when it lies outside the training range). The approved iterate nearest the
+factual is kept; people still rejected after a round get ``λ`` multiplied by ``lambda_growth``
+and continue. The prediction loss is the cross-entropy
 toward approval, as in common implementations: the squared error of the original paper,
 ``(σ(g(r)) - 1)^2``, has a vanishing gradient for firmly rejected people. Losses are summed
 over people and Adam is elementwise, so each person's trajectory is the one it would have alone.
@@ -25,7 +27,7 @@ from ..population import ActionabilityProfiles
 from ..registry import register_policy_spec
 from ..schema import derive_spec
 from .base import PolicySpec
-from .space import ScaledSpace, ScaledSpacePolicy, action_mask, points_to_recourse
+from .space import ScaledSpace, ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
 
 __all__ = ["wachter", "Wachter", "WachterSpec"]
 
@@ -49,9 +51,10 @@ def wachter(
     best = x.clone()
     best_dist = torch.full((n,), torch.inf, dtype=torch.float64)
     active = m.any(dim=1)
+    movable = m > 0
     for _ in range(rounds):
         for _ in range(steps):
-            r = (x + delta * m).clamp(0.0, 1.0)
+            r = clip_to_box(x + delta * m, x, movable)
             logit = space.logit(r)
             if distance == "l1":
                 dist = (r - x).abs().sum(dim=1)

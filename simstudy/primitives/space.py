@@ -17,7 +17,7 @@ import torch
 from ..population import ActionabilityProfiles
 from .recourse import Recourse
 
-__all__ = ["ScaledSpace", "action_mask", "points_to_recourse"]
+__all__ = ["ScaledSpace", "action_mask", "points_to_recourse", "clip_to_box"]
 
 
 @dataclass
@@ -56,6 +56,33 @@ class ScaledSpace:
     def approves(self, s: torch.Tensor) -> torch.Tensor:
         """The model's decision (logit >= 0, i.e. approval probability >= 0.5)."""
         return self.logit(s) >= 0
+
+
+def clip_to_box(points: torch.Tensor, factual: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Points kept in the feasible box on the coordinates the person may move; every other
+    coordinate is left exactly as it is (a search never moves it: it is the factual's value, or
+    a causal consequence carried by a causal base's counterfactual).
+
+    The box is the training range ``[0, 1]`` widened, per person and feature, to contain the
+    factual value, so that not acting is always feasible: a person whose value lies outside the
+    training range is never moved back into it on a feature they cannot change (clamping every
+    coordinate to ``[0, 1]`` would), nor forced to move on one they can.
+
+    Args:
+        points: ``(..., d)`` scaled points.
+        factual: the scaled factuals, broadcastable to ``points``.
+        mask: the movable coordinates (bool), broadcastable to ``points``.
+
+    Example:
+        >>> clip_to_box(torch.tensor([[1.4, 1.4]]), torch.tensor([[1.2, 1.2]]),
+        ...             torch.tensor([[True, False]]))
+        tensor([[1.2000, 1.4000]])
+    """
+    factual = factual.to(points.dtype)
+    low = torch.clamp(factual, max=0.0)
+    high = torch.clamp(factual, min=1.0)
+    inside = torch.minimum(torch.maximum(points, low), high)
+    return torch.where(mask.to(torch.bool), inside, points)
 
 
 def action_mask(feature_names: Sequence[str], profiles: ActionabilityProfiles) -> np.ndarray:

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from ..rng import entity_normals, entity_uniforms
-from .space import ScaledSpace
+from .space import ScaledSpace, clip_to_box
 
 __all__ = ["sample_shell", "growing_spheres", "sparsify"]
 
@@ -33,10 +33,11 @@ def sample_shell(
     center: torch.Tensor, mask: torch.Tensor, inner: torch.Tensor, outer: torch.Tensor,
     ids: np.ndarray, seed: int, purpose: str, n_samples: int,
 ) -> torch.Tensor:
-    """Uniform samples in each person's shell, inside their actionable subspace and the box.
+    """Uniform samples in each person's shell, inside their actionable subspace and the box
+    (:func:`~simstudy.primitives.space.clip_to_box`; the other coordinates stay at the center).
 
     Returns:
-        ``(n, n_samples, d)`` points in [0, 1].
+        ``(n, n_samples, d)`` points.
     """
     n, d = center.shape
     z = torch.from_numpy(entity_normals(seed, purpose, ids, n_samples * d)).reshape(n, n_samples, d)
@@ -45,7 +46,8 @@ def sample_shell(
     k = mask.sum(dim=1).clamp_min(1).to(torch.float64)[:, None]
     u = torch.from_numpy(entity_uniforms(seed, purpose + ":radius", ids, n_samples))
     radius = (inner[:, None] ** k + u * (outer[:, None] ** k - inner[:, None] ** k)) ** (1 / k)
-    return (center[:, None, :] + radius[..., None] * direction).clamp(0.0, 1.0)
+    points = center[:, None, :] + radius[..., None] * direction
+    return clip_to_box(points, center[:, None, :], mask[:, None, :] > 0)
 
 
 @torch.no_grad()

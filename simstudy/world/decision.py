@@ -28,6 +28,7 @@ from ..store import atomic_write, atomic_write_text
 from .data import WorldData, tensor_hash
 
 T = TypeVar("T")
+M = TypeVar("M", bound=nn.Module)
 
 __all__ = [
     "DecisionConfig",
@@ -35,6 +36,7 @@ __all__ = [
     "train_decision_model",
     "state_dict_hash",
     "save_module",
+    "load_module",
     "ModelCache",
     "default_cache_dir",
 ]
@@ -85,9 +87,6 @@ class DecisionModel(nn.Module):
         z = (x.to(torch.float32) - self.mean) / self.std
         return self.net(z).squeeze(-1)
 
-    def approve_probability(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.sigmoid(self(x))
-
     @torch.no_grad()
     def approves(self, x: torch.Tensor) -> torch.Tensor:
         """Boolean decision: approval probability at least 0.5 (logit >= 0)."""
@@ -108,16 +107,9 @@ class DecisionModel(nn.Module):
 
     @classmethod
     def load(cls, path_stem: str | Path) -> tuple[DecisionModel, dict]:
-        path_stem = Path(path_stem)
-        meta = json.loads(path_stem.with_suffix(".json").read_text())
-        model = cls(tuple(meta["feature_names"]), torch.tensor(meta["scaler_mean"]),
-                    torch.tensor(meta["scaler_std"]), tuple(meta["hidden"]))
-        state = torch.load(path_stem.with_suffix(".pt"), weights_only=True)
-        model.load_state_dict(state)
-        if state_dict_hash(model) != meta["state_dict_sha256"]:
-            raise ValueError(f"{path_stem}.pt does not match the hash in its metadata")
-        model.eval()
-        return model, meta
+        return load_module(path_stem, lambda meta: cls(
+            tuple(meta["feature_names"]), torch.tensor(meta["scaler_mean"]),
+            torch.tensor(meta["scaler_std"]), tuple(meta["hidden"])))
 
 
 def state_dict_hash(module: nn.Module) -> str:
@@ -143,6 +135,24 @@ def save_module(module: nn.Module, path_stem: str | Path, metadata: dict) -> str
     atomic_write(path_stem.with_suffix(".pt"), lambda tmp: torch.save(state, tmp))
     atomic_write_text(path_stem.with_suffix(".json"), json.dumps(meta, indent=2))
     return digest
+
+
+def load_module(path_stem: str | Path, build: Callable[[dict], M]) -> tuple[M, dict]:
+    """Reads a model saved by :func:`save_module`: ``build(metadata)`` makes the empty module,
+    whose weights are then loaded from ``<stem>.pt`` (tensors only, no pickled objects) and
+    checked against the ``state_dict_sha256`` of the metadata.
+
+    Raises:
+        ValueError: the weights do not match the hash in the metadata.
+    """
+    path_stem = Path(path_stem)
+    meta = json.loads(path_stem.with_suffix(".json").read_text())
+    module = build(meta)
+    module.load_state_dict(torch.load(path_stem.with_suffix(".pt"), weights_only=True))
+    if state_dict_hash(module) != meta["state_dict_sha256"]:
+        raise ValueError(f"{path_stem}.pt does not match the hash in its metadata")
+    module.eval()
+    return module, meta
 
 
 def train_decision_model(

@@ -23,7 +23,6 @@ A counterfactual under ``do(X_I := theta)`` solves ``x_I = theta`` and ``T(x)_j 
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -38,7 +37,7 @@ from zuko.transforms import ComposedTransform, MonotonicRQSTransform
 from ..progress import track
 from .base import FeatureRoles, causal_order_check
 from .data import tensor_hash
-from .decision import ModelCache, save_module, state_dict_hash
+from .decision import ModelCache, load_module, save_module, state_dict_hash
 
 __all__ = [
     "FlowConfig",
@@ -252,21 +251,19 @@ class CausalFlow(nn.Module):
 
     @classmethod
     def load(cls, path_stem: str | Path) -> tuple[CausalFlow, dict]:
-        path_stem = Path(path_stem)
-        meta = json.loads(path_stem.with_suffix(".json").read_text())
+        return load_module(path_stem, cls._empty)
+
+    @classmethod
+    def _empty(cls, meta: dict) -> CausalFlow:
+        # the untrained flow that the saved weights fill in
         roles = FeatureRoles(tuple(meta["names"]), tuple(meta["immutable"]),
                              tuple(meta["actionable"]), tuple(meta["sensitive"]),
                              {k: tuple(v) for k, v in meta["parents"].items()})
         cfg = dict(meta["config"])
         cfg["hidden"] = tuple(cfg["hidden"])
         n_c = len(roles.names) - len(meta["discrete"])
-        flow = cls(roles, torch.zeros(n_c), torch.ones(n_c),
+        return cls(roles, torch.zeros(n_c), torch.ones(n_c),
                    {k: (v[0], v[1]) for k, v in meta["discrete"].items()}, FlowConfig(**cfg))
-        flow.load_state_dict(torch.load(path_stem.with_suffix(".pt"), weights_only=True))
-        if state_dict_hash(flow) != meta["state_dict_sha256"]:
-            raise ValueError(f"{path_stem}.pt does not match the hash in its metadata")
-        flow.eval()
-        return flow, meta
 
 
 def fit_causal_flow(roles: FeatureRoles, x_train: torch.Tensor, x_val: torch.Tensor,

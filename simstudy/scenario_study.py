@@ -1,0 +1,300 @@
+"""A rating study from any scenario: its rejected applicants rate its policies' recourses.
+
+A scenario's ``study:`` section turns the rejected applicants of one replication x condition
+into participants. Each participant rates the recourse every study policy gives them (no row
+where a policy found none), on acceptance and willingness to act, with the study's response
+model (default: the calibrated 7-point rating model). The table has the long schema a real
+study exports (:data:`STUDY_COLUMNS`: ``uid, item, sparsity, proximity, accept, act``) plus
+``policy``, ``blocked`` (the recourse needs a feature the participant truly cannot change),
+``cost`` and the population's group columns, so ``simstudy analyze`` reads it like a real
+export and also fits the policy contrast (:mod:`simstudy.analysis.contrast`)::
+
+    study:
+      participants: 200                 # drawn (keyed by id) from the rejected applicants
+      baseline: universal-oracle        # reference of the policy contrast
+      power: {participants: [50, 100, 200], simulations: 200}
+
+Participants are drawn (keyed by id) among the rejected applicants for whom every study
+policy found a recourse, so that each rates every policy once. They are the people of the run
+(:class:`~simstudy.people.People`): the person who
+answered a policy's questions is the person who rates its recourse, with the same hidden truth
+and dispositions. Distances follow the published study: ``sparsity`` is the number of changed
+features and ``proximity`` the sum of ``|change| / feature range`` over them.
+
+Power (:func:`simulate_power_study`): for N participants and simulation r, N applicants are
+drawn from the same eligible applicants (without replacement while the pool suffices), each
+simulated participant gets fresh dispositions (independent standard normals, as people are
+drawn) and fresh rating noise, both from the stream ``generator(seed, "study-power", N, r)``;
+the policy contrast and the distance smooth are refitted and tested. The recourses themselves
+are the run's: a power simulation re-draws people's responses, not the policies' answers.
+
+The ``study:`` section itself is declared in :mod:`simstudy.study_spec`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .analysis.contrast import fit_policy_contrast
+from .analysis.gamm import fit_gamm
+from .analysis.power import clopper_pearson
+from .people.response import ResponseInputs
+from .rng import derive_seed, entity_uniforms, generator
+from .store import write_csv, write_parquet
+from .study_spec import StudyPowerSpec, StudySectionSpec
+
+__all__ = [
+    "STUDY_COLUMNS",
+    "POOL_COLUMNS",
+    "POWER_COLUMNS",
+    "write_study_files",
+    "study_pool",
+    "eligible",
+    "choose_participants",
+    "study_table",
+    "StudyPowerTask",
+    "simulate_power_study",
+    "power_curve",
+]
+
+#: The columns every study table starts with (the export of the published study).
+STUDY_COLUMNS = ["uid", "item", "sparsity", "proximity", "accept", "act"]
+#: What the pool keeps of each (applicant, policy) recourse.
+POOL_COLUMNS = ["applicant_id", "policy", "sparsity", "proximity", "cost", "cost_unweighted",
+                "blocked"]
+#: One line per power simulation (``parts/n{N}.csv``).
+POWER_COLUMNS = ["n", "sim", "p_policy", "estimate", "p_smooth", "edf", "F",
+                 "significant_policy", "significant_smooth"]
+
+
+def study_pool(recourse: pd.DataFrame, features: tuple[str, ...], feature_range: dict[str, float],
+               group_columns: list[str]) -> pd.DataFrame:
+    """Every found recourse of one replication x condition, as the study's response inputs.
+
+    Args:
+        recourse: the run's rows of that replication x condition (one per applicant x policy).
+        features: the globally actionable features (``act_*`` / ``theta_*`` / ``x_*`` columns).
+        feature_range: each feature's training range.
+        group_columns: group columns to carry.
+
+    Returns:
+        :data:`POOL_COLUMNS` plus ``group_columns``, one row per found recourse.
+    """
+    found = recourse[recourse["found"].astype(bool)].reset_index(drop=True)
+    proximity = np.zeros(len(found))
+    for f in features:
+        acted = found[f"act_{f}"].to_numpy(bool)
+        change = np.abs(found[f"theta_{f}"].to_numpy(float) - found[f"x_{f}"].to_numpy(float))
+        proximity += np.where(acted, change / feature_range[f], 0.0)
+    pool = pd.DataFrame({
+        "applicant_id": found["applicant_id"].to_numpy(np.int64),
+        "policy": found["policy"].astype(str).to_numpy(),
+        "sparsity": found["sparsity"].to_numpy(np.int64),
+        "proximity": proximity,
+        "cost": found["cost"].to_numpy(float),
+        "cost_unweighted": found["cost_unweighted"].to_numpy(float),
+        "blocked": found["blocked"].to_numpy(bool),
+    })
+    for col in group_columns:
+        if col in found:
+            pool[col] = found[col].to_numpy()
+    return pool
+
+
+def eligible(pool: pd.DataFrame, policies: list[str] | tuple[str, ...]) -> pd.DataFrame:
+    """The pool rows of the study policies, for applicants every study policy found recourse
+    for: each participant rates every policy once (a complete within-participant design, so
+    no policy is rated only by the people it could help)."""
+    rows = pool[pool["policy"].isin(policies)]
+    counts = rows.groupby("applicant_id")["policy"].nunique()
+    complete = counts.index[counts == len(policies)]
+    return rows[rows["applicant_id"].isin(complete)].reset_index(drop=True)
+
+
+def choose_participants(ids: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """The ``n`` ids with the smallest keyed draw: who takes part does not depend on order."""
+    ids = np.unique(np.asarray(ids, dtype=np.int64))
+    u = entity_uniforms(seed, "study-participants", ids)[:, 0]
+    return np.sort(ids[np.argsort(u, kind="stable")[:n]])
+
+
+def _inputs(rows: pd.DataFrame, z: np.ndarray) -> ResponseInputs:
+    """Response inputs of pool rows; ``z`` ``(len(rows), 4)``: the raters' dispositions
+    (accept, act, accept slope, act slope)."""
+    return ResponseInputs(
+        cost=rows["cost"].to_numpy(float), cost_unweighted=rows["cost_unweighted"].to_numpy(float),
+        sparsity=rows["sparsity"].to_numpy(float), proximity_l1=rows["proximity"].to_numpy(float),
+        accept_effect=z[:, 0], act_effect=z[:, 1], accept_slope_effect=z[:, 2],
+        act_slope_effect=z[:, 3], blocked=rows["blocked"].to_numpy(bool))
+
+
+def _table(rows: pd.DataFrame, uid: np.ndarray, accept: np.ndarray, act: np.ndarray,
+           policies: list[str], group_columns: list[str]) -> pd.DataFrame:
+    item = rows["policy"].map({p: i for i, p in enumerate(policies)}).to_numpy(np.int64)
+    table = pd.DataFrame({"uid": uid, "item": item, "sparsity": rows["sparsity"].to_numpy(),
+                          "proximity": np.round(rows["proximity"].to_numpy(float), 6),
+                          "accept": accept, "act": act, "policy": rows["policy"].to_numpy(),
+                          "blocked": rows["blocked"].to_numpy(bool).astype(np.int64),
+                          "cost": rows["cost"].to_numpy(float),
+                          "applicant_id": rows["applicant_id"].to_numpy()})
+    for col in group_columns:
+        if col in rows:
+            table[col] = rows[col].to_numpy()
+    return table.sort_values(["uid", "item"], kind="stable").reset_index(drop=True)
+
+
+def study_table(pool: pd.DataFrame, people: Any, response: Any, study: StudySectionSpec,
+                policies: list[str], seed: int, group_columns: list[str]) -> pd.DataFrame:
+    """The simulated study of a run: the chosen participants rate each study policy's recourse.
+
+    Args:
+        pool: :func:`study_pool` of the study's replication x condition.
+        people: the run's :class:`~simstudy.people.People` of that replication x condition.
+        response: the study's response model.
+        study: the ``study:`` section.
+        policies: the study policies (item order).
+        seed: the replication's seed (participants and rating noise are keyed from it).
+        group_columns: group columns to carry.
+    """
+    rows = eligible(pool, policies)
+    chosen = choose_participants(rows["applicant_id"].to_numpy(), study.participants, seed)
+    rows = rows[rows["applicant_id"].isin(chosen)].reset_index(drop=True)
+    who = people.rows(rows["applicant_id"].to_numpy())
+    inputs = people.response_inputs(who, rows["cost"].to_numpy(float),
+                                    rows["cost_unweighted"].to_numpy(float),
+                                    rows["sparsity"].to_numpy(float),
+                                    rows["proximity"].to_numpy(float),
+                                    rows["blocked"].to_numpy(bool))
+    u = np.empty((len(rows), 2))
+    for p in policies:
+        mine = np.flatnonzero(rows["policy"].to_numpy() == p)
+        u[mine] = entity_uniforms(seed, f"study-rating:{p}", rows["applicant_id"].to_numpy()[mine],
+                                  2)
+    accept, act = response.ratings(inputs, u)
+    table = _table(rows, rows["applicant_id"].to_numpy(), accept, act, policies, group_columns)
+    if study.exclude_blocked:
+        table = table[table["blocked"] == 0].reset_index(drop=True)
+    return table
+
+
+@dataclass(frozen=True)
+class StudyPowerTask:
+    """One simulated study of a scenario's power analysis."""
+
+    seed: int
+    n_participants: int
+    sim: int
+    pool: pd.DataFrame
+    policies: tuple[str, ...]
+    baseline: str
+    response: Any
+    power: StudyPowerSpec
+    exclude_blocked: bool
+
+
+def simulate_power_study(task: StudyPowerTask) -> dict:
+    """Simulates, refits and tests one study (see the module docstring); one part-file row."""
+    gen = generator(task.seed, "study-power", task.n_participants, task.sim)
+    pool = eligible(task.pool, task.policies)
+    applicants = np.unique(pool["applicant_id"].to_numpy())
+    n = task.n_participants
+    drawn = gen.choice(applicants, size=n, replace=n > len(applicants))
+    z = gen.standard_normal((n, 4))
+    by_applicant = {a: idx for a, idx in pool.groupby("applicant_id").indices.items()}
+    take = [by_applicant[a] for a in drawn]
+    uid = np.repeat(np.arange(n), [len(t) for t in take])
+    rows = pool.iloc[np.concatenate(take)].reset_index(drop=True)
+    accept, act = task.response.ratings(_inputs(rows, z[uid]), gen.random((len(rows), 2)))
+    table = _table(rows, uid, accept, act, list(task.policies), [])
+    if task.exclude_blocked:
+        table = table[table["blocked"] == 0].reset_index(drop=True)
+    spec = task.power
+    out = {"n": n, "sim": task.sim, "p_policy": math.nan, "estimate": math.nan,
+           "p_smooth": math.nan, "edf": math.nan, "F": math.nan}
+    with warnings.catch_warnings():
+        # hundreds of refits: per-fit notes (basis size raised, ...) would flood the log
+        warnings.simplefilter("ignore")
+        out.update(_tests(table, task))
+    out["significant_policy"] = int(out["p_policy"] < spec.alpha)
+    out["significant_smooth"] = int(out["p_smooth"] < spec.alpha)
+    return out
+
+
+def _tests(table: pd.DataFrame, task: StudyPowerTask) -> dict:
+    """p-values of the policy contrast and of the smooth (NaN where a fit is impossible)."""
+    spec = task.power
+    out = {}
+    try:
+        res = fit_policy_contrast(table, spec.outcome, baseline=task.baseline)
+        if spec.contrast is None:
+            out["p_policy"] = res.omnibus_p
+        else:
+            row = res.table[res.table["policy"] == spec.contrast].iloc[0]
+            out["p_policy"], out["estimate"] = float(row["p"]), float(row["estimate"])
+    except (ValueError, IndexError, np.linalg.LinAlgError):
+        pass  # an impossible fit (e.g. one policy left) counts as not significant
+    try:
+        model = fit_gamm(table, spec.outcome, spec.distance, group="uid")
+        out.update({"p_smooth": float(model.test_.p), "edf": float(model.edf_),
+                    "F": float(model.test_.F)})
+    except (ValueError, np.linalg.LinAlgError):
+        pass
+    return out
+
+
+def power_curve(rows: pd.DataFrame, spec: StudyPowerSpec) -> tuple[pd.DataFrame, dict]:
+    """Power per participant count and test, and the smallest N reaching the target.
+
+    Returns:
+        The table (``test, n, simulations, significant, power, lower, upper``) and, per test,
+        the smallest N whose ``spec.read_from`` value (interval ``lower`` bound or point
+        ``estimate``) reaches ``spec.target_power`` (``None`` if none does).
+    """
+    out = []
+    for test in ("policy", "smooth"):
+        for n, grp in rows.groupby("n"):
+            x, m = int(grp[f"significant_{test}"].sum()), len(grp)
+            lo, hi = clopper_pearson(x, m, spec.confidence)
+            out.append({"test": test, "n": int(n), "simulations": m, "significant": x,
+                        "power": x / m, "lower": lo, "upper": hi})
+    table = pd.DataFrame(out)
+    column = "lower" if spec.read_from == "lower" else "power"
+    smallest = {}
+    for test, grp in table.groupby("test"):
+        reach = grp[grp[column] >= spec.target_power]
+        smallest[test] = int(reach["n"].min()) if len(reach) else None
+    return table, smallest
+
+
+def write_study_files(scenario: Any, recourse: pd.DataFrame, people: Any, context: Any,
+                      policy_names: list[str], out: Any) -> list[str]:
+    """Writes a run's ``study_pool.parquet`` and ``study.csv``; returns their names.
+
+    Args:
+        scenario: the scenario (with a ``study:`` section).
+        recourse: the run's table (every replication x condition x policy).
+        people: the people of the study's replication x condition.
+        context: that replication's :class:`~simstudy.policies.RecourseContext`.
+        policy_names: the scenario's policy names, in order.
+        out: the run directory.
+    """
+    study = scenario.study
+    condition = study.condition or scenario.conditions[0].name
+    rows = recourse[(recourse["replication"] == study.replication)
+                    & (recourse["condition"] == condition)]
+    names = context.feature_names
+    feature_range = dict(zip(names, np.asarray(context.feature_range, dtype=float), strict=True))
+    groups = [c for c in ("gender", *people.groups) if c in rows.columns]
+    pool = study_pool(rows, context.world.roles.actionable, feature_range, groups)
+    write_parquet(pool, out / "study_pool.parquet")
+    table = study_table(pool, people, study.response.build(), study,
+                        study.study_policies(policy_names), derive_seed(people.seed, "study"),
+                        groups)
+    write_csv(table, out / "study.csv")
+    return ["study_pool.parquet", "study.csv"]

@@ -1,0 +1,114 @@
+"""The ``study:`` section of a scenario: a rating study from the scenario's own people.
+
+See :mod:`simstudy.scenario_study` for what the study does with it; this module only declares
+and checks the document, so that validating a scenario stays light.
+
+Example:
+    >>> spec = StudySectionSpec.model_validate({"participants": 50})
+    >>> spec.response.kind
+    'rating'
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .documents import StrictModel
+from .people.spec import ResponseSpecs
+
+__all__ = ["StudyPowerSpec", "StudySectionSpec", "study_problems"]
+
+
+class StudyPowerSpec(StrictModel):
+    """``simstudy power SCENARIO``: participants needed for the policy contrast and the smooth.
+
+    Attributes:
+        participants: the participant counts to simulate.
+        simulations: simulated studies per count.
+        outcome: the rating tested (``act``: willingness to act).
+        distance: the covariate of the smooth tested.
+        contrast: the policy compared with the baseline (default: the omnibus test that any
+            study policy differs from the baseline).
+        alpha: significance level of each test.
+        target_power: the power wanted.
+        confidence: level of the Clopper-Pearson interval of each power estimate.
+        read_from: the smallest N is the first whose interval's ``lower`` bound reaches the
+            target (conservative), or whose point ``estimate`` does.
+        workers: worker processes (default: all cores).
+    """
+
+    participants: list[int] = Field(min_length=1)
+    simulations: int = Field(200, ge=1)
+    outcome: Literal["accept", "act"] = "act"
+    distance: Literal["sparsity", "proximity"] = "sparsity"
+    contrast: str | None = None
+    alpha: float = Field(0.05, gt=0, lt=1)
+    target_power: float = Field(0.8, gt=0, lt=1)
+    confidence: float = Field(0.95, gt=0, lt=1)
+    read_from: Literal["lower", "estimate"] = "lower"
+    workers: int | None = Field(None, ge=1)
+
+
+class StudySectionSpec(StrictModel):
+    """A scenario's ``study:`` section (see the module docstring).
+
+    Attributes:
+        participants: rejected applicants who take part, among those every study policy found
+            a recourse for (all of them if fewer are eligible).
+        condition: the condition whose people take part (default: the first).
+        replication: the replication whose people take part.
+        policies: the policies whose recourses are rated (default: all).
+        baseline: the reference policy of the contrast (default: the first study policy).
+        response: how participants rate (default: the calibrated 7-point rating model).
+        exclude_blocked: drop ratings of recourses that need a feature the participant truly
+            cannot change, as the published study did (the default keeps them: the penalty
+            they carry is part of what a policy's personalization buys).
+        power: the power analysis of ``simstudy power SCENARIO``.
+    """
+
+    participants: int = Field(200, ge=2)
+    condition: str | None = None
+    replication: int = Field(0, ge=0)
+    policies: list[str] | None = Field(None, min_length=2)
+    baseline: str | None = None
+    response: ResponseSpecs = Field(  # type: ignore[valid-type]
+        default_factory=lambda: {"kind": "rating"})
+    exclude_blocked: bool = False
+    power: StudyPowerSpec | None = None
+
+    def study_policies(self, scenario_policies: list[str]) -> list[str]:
+        return list(self.policies) if self.policies is not None else list(scenario_policies)
+
+    def baseline_policy(self, scenario_policies: list[str]) -> str:
+        return self.baseline or self.study_policies(scenario_policies)[0]
+
+
+def study_problems(study: StudySectionSpec, policies: list[str], conditions: list[str],
+                   replications: int) -> list[tuple[str, str]]:
+    """``(field, reason)`` for every name in a ``study:`` section the scenario lacks."""
+    out = []
+    chosen = study.study_policies(policies)
+    if len(chosen) < 2:
+        out.append(("study.policies", "a study compares at least two policies; the scenario "
+                                      f"has {policies}"))
+    for i, name in enumerate(study.policies or []):
+        if name not in policies:
+            out.append((f"study.policies[{i}]", f"unknown policy name {name!r}; the scenario's "
+                                                f"policies are {policies}"))
+    if study.baseline is not None and study.baseline not in chosen:
+        out.append(("study.baseline", f"{study.baseline!r} is not a study policy ({chosen})"))
+    if study.condition is not None and study.condition not in conditions:
+        out.append(("study.condition", f"unknown condition {study.condition!r}; the "
+                                        f"scenario's conditions are {conditions}"))
+    if study.replication >= replications:
+        out.append(("study.replication", f"the scenario has {replications} replication(s)"))
+    power = study.power
+    if power is not None and power.contrast is not None and (
+            power.contrast not in chosen or power.contrast == study.baseline_policy(policies)):
+        out.append(("study.power.contrast", f"{power.contrast!r} is not a study policy other "
+                                            "than the baseline"))
+    if power is not None and min(power.participants) < 2:
+        out.append(("study.power.participants", "a study needs at least 2 participants"))
+    return out
