@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--policy", choices=sorted(POLICIES), default="oracle")
     parser.add_argument("--no-lookahead", action="store_true",
-                        help="one policy call per window (the lookahead is the default)")
+                        help="one policy call per window (default here: the lookahead)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     load_before = [round(v, 2) for v in os.getloadavg()]

@@ -136,7 +136,7 @@ class SimulationSpec(StrictModel):
     retry_delay_days: Days = 7.0
     retraining: RetrainingSpec | None = None
     batch_size: int | None = Field(None, gt=0)
-    lookahead: bool = True
+    lookahead: bool = False
 
     @model_validator(mode="before")
     @classmethod
