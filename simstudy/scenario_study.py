@@ -21,6 +21,15 @@ answered a policy's questions is the person who rates its recourse, with the sam
 and dispositions. Distances follow the published study: ``sparsity`` is the number of changed
 features and ``proximity`` the sum of ``|change| / feature range`` over them.
 
+Random others (``random_others: k``): as the published design showed each participant random
+recourses besides the chosen ones, each participant also rates ``k`` random recourses
+(:func:`random_recourse_pool`, ``policy`` ``random``, items after the policies'): the ``j``-th
+acts on a random non-empty subset of the person's reported-actionable features, each set to a
+value uniform over its training range, drawn from ``entity_uniforms(seed, "study-random:j",
+id)``; it is measured like the policies' recourses (:func:`~simstudy.metrics.evaluate_recourse`
+for cost and sparsity, the hidden truth for ``blocked``, the same proximity) and rated by the
+same person with the same response model.
+
 Power (:func:`simulate_power_study`): for N participants and simulation r, N applicants are
 drawn from the same eligible applicants (without replacement while the pool suffices), each
 simulated participant gets fresh dispositions (independent standard normals, as people are
@@ -44,7 +53,9 @@ import pandas as pd
 from .analysis.contrast import fit_policy_contrast
 from .analysis.gamm import fit_gamm
 from .analysis.power import clopper_pearson
+from .metrics import evaluate_recourse
 from .people.response import ResponseInputs
+from .primitives.recourse import Recourse
 from .rng import derive_seed, entity_uniforms, generator
 from .store import write_csv, write_parquet
 from .study_spec import StudyPowerSpec, StudySectionSpec
@@ -58,6 +69,8 @@ __all__ = [
     "eligible",
     "choose_participants",
     "study_table",
+    "RANDOM_POLICY",
+    "random_recourse_pool",
     "StudyPowerTask",
     "simulate_power_study",
     "power_curve",
@@ -65,6 +78,8 @@ __all__ = [
 
 #: The columns every study table starts with (the export of the published study).
 STUDY_COLUMNS = ["uid", "item", "sparsity", "proximity", "accept", "act"]
+#: The ``policy`` of the random recourses a study's participants also rate.
+RANDOM_POLICY = "random"
 #: What the pool keeps of each (applicant, policy) recourse.
 POOL_COLUMNS = ["applicant_id", "policy", "sparsity", "proximity", "cost", "cost_unweighted",
                 "blocked"]
@@ -87,11 +102,11 @@ def study_pool(recourse: pd.DataFrame, features: tuple[str, ...], feature_range:
         :data:`POOL_COLUMNS` plus ``group_columns``, one row per found recourse.
     """
     found = recourse[recourse["found"].astype(bool)].reset_index(drop=True)
-    proximity = np.zeros(len(found))
-    for f in features:
-        acted = found[f"act_{f}"].to_numpy(bool)
-        change = np.abs(found[f"theta_{f}"].to_numpy(float) - found[f"x_{f}"].to_numpy(float))
-        proximity += np.where(acted, change / feature_range[f], 0.0)
+    proximity = _proximity(
+        np.column_stack([found[f"act_{f}"].to_numpy(bool) for f in features]),
+        np.column_stack([found[f"theta_{f}"].to_numpy(float) for f in features]),
+        np.column_stack([found[f"x_{f}"].to_numpy(float) for f in features]),
+        np.array([feature_range[f] for f in features]))
     pool = pd.DataFrame({
         "applicant_id": found["applicant_id"].to_numpy(np.int64),
         "policy": found["policy"].astype(str).to_numpy(),
@@ -105,6 +120,71 @@ def study_pool(recourse: pd.DataFrame, features: tuple[str, ...], feature_range:
         if col in found:
             pool[col] = found[col].to_numpy()
     return pool
+
+
+def _proximity(acted: np.ndarray, values: np.ndarray, x: np.ndarray,
+               feature_range: np.ndarray) -> np.ndarray:
+    """The published proximity: ``sum |change| / feature range`` over the acted features."""
+    change = np.abs(np.where(acted, values, x) - x) / feature_range[None, :]
+    return np.where(acted, change, 0.0).sum(axis=1)
+
+
+def random_recourse_pool(people: Any, context: Any, ids: np.ndarray, k: int, seed: int,
+                         groups: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``k`` random recourses per person (see the module docstring), as pool rows.
+
+    Args:
+        people: the run's people (``ids`` among them).
+        context: the replication's :class:`~simstudy.policies.RecourseContext`.
+        ids: the participants.
+        k: random recourses per participant.
+        seed: the study's seed.
+        groups: group columns per applicant id (index), carried onto the rows.
+
+    Returns:
+        :data:`POOL_COLUMNS` (``policy`` :data:`RANDOM_POLICY`) plus ``item_offset`` (``j``)
+        and the group columns, ``k`` rows per id.
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    rows = people.rows(ids)
+    x = people.x[rows]
+    profiles = people.reported.subset(rows)
+    names = context.feature_names
+    act_idx = [names.index(f) for f in profiles.features]
+    lower, upper = context.lower[act_idx], context.upper[act_idx]
+    feature_range = np.asarray(context.feature_range, dtype=float)
+    can = profiles.actionable
+    n_act = len(act_idx)
+    parts = []
+    for j in range(k):
+        u = entity_uniforms(seed, f"study-random:{j}", ids, 2 * n_act + 1)
+        pick = can & (u[:, :n_act] < 0.5)
+        # nobody draws an empty action: who would pick none takes one of their features
+        first = np.minimum((u[:, -1] * can.sum(axis=1)).astype(np.int64),
+                           np.maximum(can.sum(axis=1) - 1, 0))
+        fallback = can & ((np.cumsum(can, axis=1) - 1) == first[:, None])
+        pick = np.where(pick.any(axis=1)[:, None], pick, fallback)
+        intervened = np.zeros(x.shape, dtype=bool)
+        intervened[:, act_idx] = pick
+        values = np.full(x.shape, np.nan)
+        values[:, act_idx] = np.where(pick, lower + u[:, n_act:2 * n_act] * (upper - lower),
+                                      np.nan)
+        rec = Recourse(intervened, values, intervened.any(axis=1))
+        ev = evaluate_recourse(context.world, context.model, x, rec, profiles, feature_range)
+        acted = intervened & rec.found[:, None]
+        part = pd.DataFrame({
+            "applicant_id": ids, "policy": RANDOM_POLICY,
+            "sparsity": ev["sparsity"].astype(np.int64),
+            "proximity": _proximity(acted, rec.values, x, feature_range),
+            "cost": ev["cost"], "cost_unweighted": ev["cost_unweighted"],
+            "blocked": people.truth_columns(ev["x_cf"], ev["found"], acted, rows)["blocked"],
+            "item_offset": j})
+        parts.append(part[ev["found"]])
+    out = pd.concat(parts, ignore_index=True)
+    if groups is not None:
+        for col in groups.columns:
+            out[col] = groups[col].reindex(out["applicant_id"]).to_numpy()
+    return out
 
 
 def eligible(pool: pd.DataFrame, policies: list[str] | tuple[str, ...]) -> pd.DataFrame:
@@ -136,7 +216,10 @@ def _inputs(rows: pd.DataFrame, z: np.ndarray) -> ResponseInputs:
 
 def _table(rows: pd.DataFrame, uid: np.ndarray, accept: np.ndarray, act: np.ndarray,
            policies: list[str], group_columns: list[str]) -> pd.DataFrame:
-    item = rows["policy"].map({p: i for i, p in enumerate(policies)}).to_numpy(np.int64)
+    item = rows["policy"].map({p: i for i, p in enumerate(policies)})
+    if "item_offset" in rows:  # random others come after the policies
+        item = item.fillna(len(policies) + rows["item_offset"])
+    item = item.to_numpy(np.int64)
     table = pd.DataFrame({"uid": uid, "item": item, "sparsity": rows["sparsity"].to_numpy(),
                           "proximity": np.round(rows["proximity"].to_numpy(float), 6),
                           "accept": accept, "act": act, "policy": rows["policy"].to_numpy(),
@@ -150,7 +233,8 @@ def _table(rows: pd.DataFrame, uid: np.ndarray, accept: np.ndarray, act: np.ndar
 
 
 def study_table(pool: pd.DataFrame, people: Any, response: Any, study: StudySectionSpec,
-                policies: list[str], seed: int, group_columns: list[str]) -> pd.DataFrame:
+                policies: list[str], seed: int, group_columns: list[str],
+                context: Any = None) -> pd.DataFrame:
     """The simulated study of a run: the chosen participants rate each study policy's recourse.
 
     Args:
@@ -161,10 +245,18 @@ def study_table(pool: pd.DataFrame, people: Any, response: Any, study: StudySect
         policies: the study policies (item order).
         seed: the replication's seed (participants and rating noise are keyed from it).
         group_columns: group columns to carry.
+        context: the replication's :class:`~simstudy.policies.RecourseContext` (needed for
+            ``study.random_others``).
     """
     rows = eligible(pool, policies)
     chosen = choose_participants(rows["applicant_id"].to_numpy(), study.participants, seed)
     rows = rows[rows["applicant_id"].isin(chosen)].reset_index(drop=True)
+    if study.random_others:
+        groups = rows.drop_duplicates("applicant_id").set_index("applicant_id")[
+            [c for c in group_columns if c in rows]]
+        rows = pd.concat([rows, random_recourse_pool(people, context, chosen,
+                                                     study.random_others, seed, groups)],
+                         ignore_index=True)
     who = people.rows(rows["applicant_id"].to_numpy())
     inputs = people.response_inputs(who, rows["cost"].to_numpy(float),
                                     rows["cost_unweighted"].to_numpy(float),
@@ -176,6 +268,11 @@ def study_table(pool: pd.DataFrame, people: Any, response: Any, study: StudySect
         mine = np.flatnonzero(rows["policy"].to_numpy() == p)
         u[mine] = entity_uniforms(seed, f"study-rating:{p}", rows["applicant_id"].to_numpy()[mine],
                                   2)
+    for j in range(study.random_others):
+        mine = np.flatnonzero((rows["policy"].to_numpy() == RANDOM_POLICY)
+                              & (rows.get("item_offset", pd.Series(-1, rows.index)) == j))
+        u[mine] = entity_uniforms(seed, f"study-rating:{RANDOM_POLICY}:{j}",
+                                  rows["applicant_id"].to_numpy()[mine], 2)
     accept, act = response.ratings(inputs, u)
     table = _table(rows, rows["applicant_id"].to_numpy(), accept, act, policies, group_columns)
     if study.exclude_blocked:
@@ -295,6 +392,6 @@ def write_study_files(scenario: Any, recourse: pd.DataFrame, people: Any, contex
     write_parquet(pool, out / "study_pool.parquet")
     table = study_table(pool, people, study.response.build(), study,
                         study.study_policies(policy_names), derive_seed(people.seed, "study"),
-                        groups)
+                        groups, context)
     write_csv(table, out / "study.csv")
     return ["study_pool.parquet", "study.csv"]

@@ -65,6 +65,11 @@ class StudySectionSpec(StrictModel):
         exclude_blocked: drop ratings of recourses that need a feature the participant truly
             cannot change, as the published study did (the default keeps them: the penalty
             they carry is part of what a policy's personalization buys).
+        random_others: random recourses each participant rates besides the policies', as the
+            published design showed random others (``policy`` ``random`` in the table): a
+            random non-empty subset of the person's reported-actionable features, each set to
+            a value uniform over its training range, every draw keyed by (seed, purpose,
+            person id).
         power: the power analysis of ``simstudy power SCENARIO``.
     """
 
@@ -76,6 +81,7 @@ class StudySectionSpec(StrictModel):
     response: ResponseSpecs = Field(  # type: ignore[valid-type]
         default_factory=lambda: {"kind": "rating"})
     exclude_blocked: bool = False
+    random_others: int = Field(0, ge=0)
     power: StudyPowerSpec | None = None
 
     def study_policies(self, scenario_policies: list[str]) -> list[str]:
@@ -97,6 +103,9 @@ def study_problems(study: StudySectionSpec, policies: list[str], conditions: lis
         if name not in policies:
             out.append((f"study.policies[{i}]", f"unknown policy name {name!r}; the scenario's "
                                                 f"policies are {policies}"))
+    if study.random_others and "random" in chosen:
+        out.append(("study.random_others", "the random recourses are rated as policy 'random'; "
+                                           "rename the scenario's policy 'random'"))
     if study.baseline is not None and study.baseline not in chosen:
         out.append(("study.baseline", f"{study.baseline!r} is not a study policy ({chosen})"))
     if study.condition is not None and study.condition not in conditions:

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from simstudy.cli import main
 from simstudy.documents import DocumentError
 from simstudy.runner import run_scenario
 from simstudy.scenario import load_scenario
@@ -109,3 +110,34 @@ def test_study_sections_naming_unknown_things_are_refused(tmp_path):
         with pytest.raises(DocumentError) as err:
             load_scenario(path)
         assert field in str(err.value), (field, str(err.value))
+
+
+def test_random_others_are_rated_besides_the_policies_and_keyed(study_run, tmp_path):
+    _, _, cache, _ = study_run
+    doc = {**SCENARIO, "study": {**SCENARIO["study"], "random_others": 2}}
+    path = _write(tmp_path, doc)
+    run_scenario(path, tmp_path / "run", progress=False, cache=cache)
+    table = pd.read_csv(tmp_path / "run" / "study.csv")
+    assert table.groupby("uid").size().eq(2 + 2).all()  # policies + random others
+    random = table[table["policy"] == "random"]
+    assert set(random["item"]) == {2, 3} and (random["sparsity"] >= 1).all()
+    assert random["accept"].between(1, 7).all() and random["act"].between(1, 7).all()
+    first = (tmp_path / "run" / "study.csv").read_bytes()
+    run_scenario(path, tmp_path / "again", progress=False, cache=cache)
+    assert (tmp_path / "again" / "study.csv").read_bytes() == first
+    # keyed by person: fewer participants and fewer random others draw the same first one
+    fewer = {**doc, "study": {**doc["study"], "participants": 10, "random_others": 1}}
+    run_scenario(_write(tmp_path, fewer, "fewer.yaml"), tmp_path / "fewer", progress=False,
+                 cache=cache)
+    small = pd.read_csv(tmp_path / "fewer" / "study.csv")
+    small = small[small["policy"] == "random"].set_index("uid")
+    assert len(small) == 10
+    cols = ["sparsity", "proximity", "blocked", "cost", "accept", "act"]
+    pd.testing.assert_frame_equal(small[cols], random[random["item"] == 2].set_index("uid")
+                                  .loc[small.index, cols])
+
+
+def test_a_negative_random_others_is_refused_in_one_line(tmp_path, capsys):
+    path = _write(tmp_path, {**SCENARIO, "study": {"random_others": -1}})
+    assert main(["validate", str(path)]) == 2
+    assert f"{path}: study.random_others: " in capsys.readouterr().err
