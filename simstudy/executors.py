@@ -23,6 +23,7 @@ import multiprocessing as mp
 import os
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
@@ -74,17 +75,19 @@ def _indexed(job: tuple[int, Callable[[Any], Any], Any]) -> tuple[int, Any]:
     return i, fn(task)
 
 
-class Executor:
+class Executor(ABC):
     """Runs ``fn`` over tasks; a context manager that releases its workers on exit."""
 
     workers: int = 1
 
+    @abstractmethod
     def map_unordered(self, fn: Callable[[Any], Any], tasks: Sequence[Any]
                       ) -> Iterator[tuple[int, Any]]:
-        raise NotImplementedError
+        """Yields ``(index, fn(tasks[index]))`` as each task finishes."""
 
     def close(self) -> None:
-        """Releases the workers (cancelling tasks not yet started)."""
+        """Releases the workers (cancelling tasks not yet started); this process has none."""
+        return None
 
     def __enter__(self) -> Executor:
         return self

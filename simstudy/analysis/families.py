@@ -27,6 +27,8 @@ Example:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 from scipy.special import expit, log_expit
 
@@ -40,7 +42,7 @@ def _logistic_density(big_f: np.ndarray):
     return f, f * (1 - 2 * big_f), f * (1 - 2 * big_f) ** 2 - 2 * f**2
 
 
-class Family:
+class Family(ABC):
     """A response distribution: log-likelihood of eta and its derivatives, per observation."""
 
     name = "family"
@@ -54,17 +56,19 @@ class Family:
         return np.zeros(0)
 
     def set_theta(self, tau: np.ndarray) -> None:
-        """Sets the family parameters (unconstrained scale)."""
+        """Sets the family parameters (unconstrained scale); none for a family without any."""
+        return None
 
     def start_eta(self, y: np.ndarray) -> np.ndarray:
         return np.zeros(y.size)
 
+    @abstractmethod
     def loglik(self, y: np.ndarray, eta: np.ndarray) -> float:
-        raise NotImplementedError
+        """The log-likelihood of the responses at the linear predictor."""
 
+    @abstractmethod
     def derivatives(self, y: np.ndarray, eta: np.ndarray):
         """(l', -l'', -l''') per observation: the gradient, Newton weight and its derivative."""
-        raise NotImplementedError
 
 
     def theta_derivatives(self, y: np.ndarray, eta: np.ndarray):

@@ -111,12 +111,8 @@ class GAMM:
         blocks: list[PenaltyBlock] = []
         null_dim = 1
         if self.smooth == "tp":
-            k, note = resolve_basis_size(x, self.k)
-            if note:
-                self._warn(note)
-            self.k_ = k
-            self.basis_ = ThinPlateSpline(k).fit(x)
-            q = k - 1
+            self._fit_basis(x)
+            q = self.k_ - 1
             blocks.append(PenaltyBlock(1, 1 + q, self.basis_.penalty_))
             null_dim += q - self.basis_.rank_
             self.smooth_slice_ = slice(1, 1 + q)
@@ -190,6 +186,14 @@ class GAMM:
             self.test_ = None
         return self
 
+    def _fit_basis(self, x: np.ndarray) -> None:
+        """The thin plate basis, its size resolved as mgcv does (with a warning when changed)."""
+        k, note = resolve_basis_size(x, self.k)
+        if note:
+            self._warn(note)
+        self.k_ = k
+        self.basis_ = ThinPlateSpline(k).fit(x)
+
     def _fit_family(self, x, y, gidx, n_groups, rho0) -> GAMM:
         """Binomial / ordered-categorical fit by penalized IRLS and Laplace REML."""
         n_cat = self.n_categories
@@ -198,11 +202,7 @@ class GAMM:
         self.family_ = make_family(self.family, n_cat)
         y_coded = self.family_.check(y)
         if self.smooth == "tp":
-            k, note = resolve_basis_size(x, self.k)
-            if note:
-                self._warn(note)
-            self.k_ = k
-            self.basis_ = ThinPlateSpline(k).fit(x)
+            self._fit_basis(x)
         fixed = self._fixed_design(x)
         penalty = np.zeros(fixed.shape[1])
         if self.smooth == "tp":
