@@ -307,9 +307,20 @@ class _Objective:
         out[:, self.nets.act_index] = rows.to(out.dtype)
         return out
 
+    def _counterfactual(self, x: torch.Tensor, u: torch.Tensor | None, intervened: torch.Tensor,
+                        values: torch.Tensor, with_log_prob: bool):
+        """``(x_cf, log p(x_cf) or None)``. A world that can act on abducted noise
+        (``intervene_with_log_prob``) reuses ``u = abduct(x)``, fixed for a training applicant,
+        and gives the log-density in the same pass; any other world abducts ``x`` again."""
+        if u is not None and hasattr(self.world, "intervene_with_log_prob"):
+            return self.world.intervene_with_log_prob(u, intervened, values,
+                                                      log_prob=with_log_prob)
+        x_cf = self.world.counterfactual(x, intervened, values)
+        return x_cf, (self.world.log_prob(x_cf) if with_log_prob else None)
+
     def __call__(self, x: torch.Tensor, logp: torch.Tensor, actionable: torch.Tensor,
                  weights: torch.Tensor, generator: torch.Generator | None,
-                 multiplier: float = 0.0) -> dict:
+                 multiplier: float = 0.0, u: torch.Tensor | None = None) -> dict:
         cfg, nets = self.config, self.nets
         h = nets.encode(x, actionable, weights)
         logits = nets.mask_logits(h)
@@ -317,8 +328,8 @@ class _Objective:
             soft = torch.sigmoid(logits)
             hard = (logits > 0).to(logits.dtype)
         else:
-            u = torch.rand(logits.shape, generator=generator).clamp(1e-6, 1 - 1e-6)
-            soft = torch.sigmoid((logits + u.log() - (-u).log1p()) / cfg.tau)
+            g = torch.rand(logits.shape, generator=generator).clamp(1e-6, 1 - 1e-6)
+            soft = torch.sigmoid((logits + g.log() - (-g).log1p()) / cfg.tau)
             hard = (soft > 0.5).to(soft.dtype)
         a = actionable.to(logits.dtype)
         m = (hard + soft - soft.detach()) * a  # straight-through, zero where not actionable
@@ -331,14 +342,15 @@ class _Objective:
             x_cf = nets.latent_actions(h, x, m, self.world, self.noise_std)
             theta = x_cf[:, idx]
             theta_full = self._scatter(theta.detach(), x)
+            logp_cf = self.world.log_prob(x_cf)
         else:
             theta = nets.actions(h, x, m)
             act_full = self._scatter(actionable, zeros)
             theta_full = self._scatter(theta, x)
-            x_hard = self.world.counterfactual(x, hard_full, theta_full)
+            x_hard, _ = self._counterfactual(x, u, hard_full, theta_full, False)
             natural = torch.where(hard_bool, x[:, idx], x_hard[:, idx])
             relaxed = self._scatter(m64 * theta + (1 - m64) * natural, x)
-            x_cf = self.world.counterfactual(x, act_full, relaxed)
+            x_cf, logp_cf = self._counterfactual(x, u, act_full, relaxed, True)
 
         logit = self.model(x_cf).to(torch.float64)
         prob = torch.sigmoid(logit)
@@ -355,7 +367,7 @@ class _Objective:
         rel = torch.where(actionable, (weights - 1.0) / max(cfg.alpha, 1e-9), 0.0).clamp(0, 1)
         prior = cfg.prior_high - (cfg.prior_high - cfg.prior_low) * rel
         kl = (_bernoulli_kl(torch.sigmoid(logits).to(x.dtype), prior) * a.to(x.dtype)).sum(1)
-        logp_cf = torch.nan_to_num(self.world.log_prob(x_cf), nan=-1e6, neginf=-1e6)
+        logp_cf = torch.nan_to_num(logp_cf, nan=-1e6, neginf=-1e6)
         plaus = torch.relu(logp - logp_cf)
         feas = ((torch.relu(self.lower - x_cf) + torch.relu(x_cf - self.upper))
                 / self.range).sum(dim=1)
@@ -492,6 +504,8 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
         x_va = data.x_val[~model.approves(data.x_val)].to(torch.float64)
         logp_tr = world.log_prob(x_tr)
         logp_va = world.log_prob(x_va)
+        # the applicants are fixed, so their abducted noise is computed once
+        u_tr, u_va = world.abduct(x_tr), world.abduct(x_va)
     if len(x_tr) == 0:
         raise ValueError("the decision model rejects no training applicant; nothing to learn")
     mean = data.x_train.mean(dim=0)
@@ -502,7 +516,8 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
                               data.feature_range, config)
     k = len(world.roles.actionable)
     objective = _Objective(nets, context, config)
-    opt = torch.optim.Adam(nets.parameters(), lr=config.lr)
+    # foreach: one kernel per step for all parameters (same arithmetic as the per-tensor loop)
+    opt = torch.optim.Adam(nets.parameters(), lr=config.lr, foreach=True)
     g_batch = torch_generator(seed, "icarma", "batches")
     g_prof = torch_generator(seed, "icarma", "profiles")
     g_noise = torch_generator(seed, "icarma", "gumbel")
@@ -519,7 +534,8 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
         order = torch.randperm(len(x_tr), generator=g_batch)
         for start in range(0, len(x_tr), config.batch_size):
             idx = order[start:start + config.batch_size]
-            out = objective(x_tr[idx], logp_tr[idx], act[idx], w[idx], g_noise, multiplier)
+            out = objective(x_tr[idx], logp_tr[idx], act[idx], w[idx], g_noise, multiplier,
+                            u_tr[idx])
             opt.zero_grad(set_to_none=True)
             out["loss"].backward()
             opt.step()
@@ -530,7 +546,7 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
             continue
         nets.eval()
         with torch.no_grad():
-            val = objective(x_va, logp_va, val_act, val_w, None, multiplier)
+            val = objective(x_va, logp_va, val_act, val_w, None, multiplier, u_va)
         record = {"epoch": epoch + 1, "multiplier": multiplier,
                   **{k2: float(val[k2]) for k2 in ("primary", "hinge", "valid", "cost",
                                                    "plausible", "plausibility_term")}}
