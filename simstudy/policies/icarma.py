@@ -46,8 +46,11 @@ across training seeds) is the highest validation validity, ties within 0.005 bro
 lowest validation objective without the validity term (the multiplier changes during training,
 so the full Lagrangian does not compare across checks or seeds).
 
-Counterfactuals go through the world's protocol ``counterfactual(x, intervened, values)``, which
-takes a boolean intervention set. To pass a gradient to the mask, the training step intervenes on
+The action is a shift of the acted-on features' causal latent noise (``action_space="latent"``,
+as CARMA's code and App. A.5 have it; see :class:`ICARMAConfig`). With the named alternative
+``action_space="value"``, counterfactuals go through the world's protocol
+``counterfactual(x, intervened, values)``, which takes a boolean intervention set; to pass a
+gradient to the mask, the training step intervenes on
 every individually actionable feature with the relaxed value
 ``v_k = m_k theta_k + (1 - m_k) n_k``, where ``n_k`` is the value the feature takes under the hard
 action (the factual value for the acted-on features). With the straight-through mask the forward
@@ -112,10 +115,17 @@ class ICARMAConfig:
         hinge_on: ``probability`` (default; the hinge on ``2p - 1``) or ``logit``.
         cost_placement: ``outside`` (default; weight times squared change) or ``inside``.
         cost_scale: ``standardized`` (CARMA: ``Δ^2 / (σ r)``) or ``range`` (``Δ^2 / r^2``).
-        action_space: ``value`` (default; the action network gives intervention values
-            ``θ = x + r ⊙ net``, a hard intervention) or ``latent`` (CARMA's code: the network
-            shifts the acted-on features' exogenous noise, ``x_cf = predict(u + m ⊙ σ_u ⊙ net)``,
-            so a child acted on together with its parent moves with it).
+        action_space: ``latent`` (default, as published: the action network gives
+            intervention *magnitudes* in the causal latent space, ``u_cf = u + m ⊙ σ_u ⊙ net``
+            and ``x_cf = predict(u_cf)``, App. A.5 and CARMA's ``downstream_for_recourse``;
+            a child acted on together with its parent moves with it, and the cost counts the
+            acted-on features' whole change) or ``value`` (the network gives intervention
+            values ``θ = x + r ⊙ net``, a hard intervention that cuts the acted-on features
+            off their parents).
+        plausibility_form: ``hinge`` (default; ``max(0, log p(x) - log p(x_cf))``, zero once
+            the counterfactual is as likely as the factual) or ``difference``
+            (``log p(x) - log p(x_cf)``: the counterfactual's negative log-likelihood up to a
+            constant, which keeps pulling towards denser regions).
     """
 
     preferences: Literal["ranking", "likert"] = "ranking"
@@ -142,7 +152,8 @@ class ICARMAConfig:
     hinge_on: Literal["probability", "logit"] = "probability"
     cost_placement: Literal["outside", "inside"] = "outside"
     cost_scale: Literal["standardized", "range"] = "standardized"
-    action_space: Literal["value", "latent"] = "value"
+    action_space: Literal["value", "latent"] = "latent"
+    plausibility_form: Literal["hinge", "difference"] = "hinge"
 
     @classmethod
     def score_based(cls, **overrides) -> ICARMAConfig:
@@ -215,11 +226,11 @@ class ICARMANetworks(nn.Module):
         return base + step.to(x.dtype) * self.range[self.act_index].to(x.dtype)
 
     def latent_actions(self, h: torch.Tensor, x: torch.Tensor, mask: torch.Tensor, world,
-                       noise_std: torch.Tensor) -> torch.Tensor:
+                       noise_std: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         """CARMA's latent action: the counterfactual ``x_cf = predict(u + m ⊙ σ_u ⊙ net(h, m))``
         with ``u = abduct(x)``; the acted-on features take the values they have in ``x_cf``."""
         step = self.action_net(torch.cat([h, mask.to(torch.float32)], dim=1)).to(x.dtype)
-        u = world.abduct(x)
+        u = world.abduct(x) if u is None else u
         shift = torch.zeros_like(u)
         shift[:, self.act_index] = mask.to(x.dtype) * step * noise_std[self.act_index]
         return world.predict(u + shift)
@@ -339,7 +350,7 @@ class _Objective:
         idx = nets.act_index
         m64 = m.to(x.dtype)
         if cfg.action_space == "latent":
-            x_cf = nets.latent_actions(h, x, m, self.world, self.noise_std)
+            x_cf = nets.latent_actions(h, x, m, self.world, self.noise_std, u)
             theta = x_cf[:, idx]
             theta_full = self._scatter(theta.detach(), x)
             logp_cf = self.world.log_prob(x_cf)
@@ -368,7 +379,8 @@ class _Objective:
         prior = cfg.prior_high - (cfg.prior_high - cfg.prior_low) * rel
         kl = (_bernoulli_kl(torch.sigmoid(logits).to(x.dtype), prior) * a.to(x.dtype)).sum(1)
         logp_cf = torch.nan_to_num(logp_cf, nan=-1e6, neginf=-1e6)
-        plaus = torch.relu(logp - logp_cf)
+        gap = logp - logp_cf
+        plaus = torch.relu(gap) if cfg.plausibility_form == "hinge" else gap
         feas = ((torch.relu(self.lower - x_cf) + torch.relu(x_cf - self.upper))
                 / self.range).sum(dim=1)
         primary = (cfg.cost_weight * cost + cfg.kl_weight * kl
@@ -641,6 +653,7 @@ class ICARMASpec(PolicySpec):
     cost_placement: Literal["outside", "inside"] | None = None
     cost_scale: Literal["standardized", "range"] | None = None
     action_space: Literal["value", "latent"] | None = None
+    plausibility_form: Literal["hinge", "difference"] | None = None
     cache: bool = True
 
     @classmethod
@@ -653,7 +666,8 @@ class ICARMASpec(PolicySpec):
         fields = ("batch_size", "epochs", "lr", "margin", "tau", "cost_weight",
                   "plausibility_weight", "feasibility_weight", "kl_weight", "patience",
                   "mask_hidden", "action_hidden", "cost_shapes", "alpha", "validity", "damping",
-                  "hinge_on", "cost_placement", "cost_scale", "action_space")
+                  "hinge_on", "cost_placement", "cost_scale", "action_space",
+                  "plausibility_form")
         overrides = {f: getattr(self, f) for f in fields if getattr(self, f) is not None}
         overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in overrides.items()}
         return replace(base, **overrides)
