@@ -586,7 +586,7 @@ class EventWorld:
         for name, col in self.groups.items():
             df[name] = np.asarray(col).astype(np.int64)
         names = list(self.world.roles.names)
-        # Sensitive features are audited by group like the recourse tables (runner.recourse_table).
+        # Sensitive features are audited by group like the recourse tables (run_tables).
         for sensitive in ("gender",):
             if sensitive in names and sensitive not in df.columns:
                 df[sensitive] = self.x[:, names.index(sensitive)].astype(np.int64)
