@@ -196,7 +196,7 @@ class EventWorld:
         context = RecourseContext(self.world, self._models[0], self.data, seed)
         people = self.people = self.people_spec.build(
             self.x, self.ids, seed, names, self.world.roles.actionable,
-            ScaledSpace.from_context(context))
+            ScaledSpace.from_context(context), immutable=self.world.roles.immutable)
         groups = self.groups = people.groups
         profiles = people.reported
         # what the person tells the policy; corrected after failures
@@ -586,7 +586,7 @@ class EventWorld:
         for name, col in self.groups.items():
             df[name] = np.asarray(col).astype(np.int64)
         names = list(self.world.roles.names)
-        # Sensitive features are audited by group like the recourse tables (runner.recourse_table).
+        # Sensitive features are audited by group like the recourse tables (run_tables).
         for sensitive in ("gender",):
             if sensitive in names and sensitive not in df.columns:
                 df[sensitive] = self.x[:, names.index(sensitive)].astype(np.int64)
