@@ -1,7 +1,7 @@
 """Benchmark of the executors: one scenario run with 1 worker, 2 workers and Ray, side by side.
 
 The scenario has the shape of the shipped recourse-table scenarios (a 20,000-sample Loan world,
-the rejected applicants of its test split): 4 replications x 2 policies = 8 work units, each
+the rejected applicants of its test split): 6 replications x 2 policies = 12 work units, each
 replication training its own decision model from an empty cache in every run, so every run does
 the same work. The 2-worker run includes starting its helper process (this process computes
 beside it). Prints one JSON object: wall seconds and CPU seconds (this process and its
@@ -9,7 +9,7 @@ children) per executor, the speed-up of 2 workers over 1, the seconds of each un
 whether the three ``summary.csv`` files are byte-identical, and the machine's load average
 before and after (wall times on a loaded machine are not speed figures).
 
-    python -m benchmarks.parallel [--replications 4] [--applicants 1000] [--no-ray]
+    python -m benchmarks.parallel [--replications 6] [--applicants 1000] [--no-ray]
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _timed(scenario: Path, out: Path, make) -> tuple[float, float, dict]:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replications", type=int, default=4)
+    parser.add_argument("--replications", type=int, default=6)
     parser.add_argument("--applicants", type=int, default=1000,
                         help="at most this many rejected applicants per replication")
     parser.add_argument("--samples", type=int, default=20000, help="world sample size")
