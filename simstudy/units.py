@@ -189,7 +189,8 @@ def people_of(plan: RunPlan, rep: Replication, condition: str) -> People:
     space = ScaledSpace.from_context(rep.context)
     return spec.build(rep.x, rep.ids, rep.seed, rep.context.feature_names,
                       rep.context.world.roles.actionable, space,
-                      preference_seed=derive_seed(rep.seed, "policies"))
+                      preference_seed=derive_seed(rep.seed, "policies"),
+                      immutable=rep.context.world.roles.immutable)
 
 
 def compute_recourse_unit(unit: RecourseUnit) -> tuple[pd.DataFrame, dict[str, Any]]:

@@ -129,7 +129,7 @@ class EventWorld(SessionPhase, ResponsePhase, ActionPhase):
         context = RecourseContext(self.world, self._models[0], self.data, seed)
         people = self.people = self.people_spec.build(
             self.x, self.ids, seed, names, self.world.roles.actionable,
-            ScaledSpace.from_context(context))
+            ScaledSpace.from_context(context), immutable=self.world.roles.immutable)
         groups = self.groups = people.groups
         profiles = people.reported
         # what the person tells the policy; corrected after failures
