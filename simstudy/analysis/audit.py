@@ -153,15 +153,15 @@ def audit(
     family: str = "table",
     seed: int = 0,
 ) -> AuditResult:
-    """Audits a run's recourse (and event-world outcomes) by groups and their intersection.
+    """Audits a run's recourse (and event-world outcomes) by groups and their intersection;
+    returns the tables as an :class:`AuditResult`.
 
     Args:
         recourse: ``recourse.parquet`` rows (``replication``, ``condition``, ``policy``,
             ``applicant_id``, the ``by`` columns and the metric columns).
         by: group attributes; intersections are taken over all of them.
         baseline: the no-personalization condition for hidden-disparity lines (``None``: none).
-        metrics: names from :data:`simstudy.metrics.METRICS` (default: the audited ones that
-            the tables have).
+        metrics: names in :data:`simstudy.metrics.METRICS` (default: the audited ones present).
         outcomes: the event world's per-applicant outcomes with ``condition``, ``policy``,
             ``replication``, ``applicant`` and the ``by`` columns (optional).
         n_bootstrap: bootstrap resamples.
@@ -172,9 +172,6 @@ def audit(
             policy, condition and metric) or ``audit`` (every gap of the audit; needs enough
             permutations that ``1 / (P + 1)`` clears ``alpha`` divided by the number of tests).
         seed: base seed of the bootstrap and permutation streams.
-
-    Returns:
-        An :class:`AuditResult`.
 
     References:
         Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13; Good (2005),
@@ -199,8 +196,8 @@ def audit(
     gaps = _adjust(pd.DataFrame(tables.gaps), family, correction, alpha)
     settings = {"by": by, "baseline": baseline, "n_bootstrap": n_bootstrap,
                 "n_permutations": n_permutations, "alpha": alpha, "correction": correction,
-                "family": family,
-                "seed": seed, "tests": int(gaps["p_value"].notna().sum()) if len(gaps) else 0}
+                "family": family, "seed": seed,
+                "tests": int(gaps["p_value"].notna().sum()) if len(gaps) else 0}
     return AuditResult(pd.DataFrame(tables.groups), gaps, pd.DataFrame(tables.contrasts),
                        pd.DataFrame(tables.extremes), _hidden(gaps, baseline, alpha), settings)
 
