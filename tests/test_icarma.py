@@ -219,7 +219,7 @@ def test_trains_through_a_learned_flow(loan_context):
 
 def test_relaxed_training_counterfactual_equals_the_hard_one(loan_context, trained):
     """The straight-through relaxation changes gradients only, never the forward pass."""
-    from simstudy.policies.icarma import _Objective
+    from simstudy.policies.icarma import Objective as _Objective
 
     policy, _, config = trained
     x = torch.as_tensor(rejected(loan_context)[:200])
