@@ -5,8 +5,8 @@ model's validity and plausibility (on the same applicants, judged by the world) 
 training seconds (wall and CPU, per epoch too), with the machine's load before training and at
 the end: wall seconds measured while other jobs load the machine are not speed figures. Prints
 one JSON document. Goals on 2 CPU cores: training under 10 minutes, inference for 10,000
-applicants under 2 seconds. The oracle (a grid search per person) is timed on ``--oracle-n`` of the same applicants and, when that is fewer
-than all, extrapolated linearly.
+applicants under 2 seconds. The oracle (a grid search per person) is timed on ``--oracle-n`` of
+the same applicants and, when that is fewer than all, extrapolated linearly.
 
 Usage::
 
