@@ -145,7 +145,6 @@ def growing_spheres(
     mask = torch.as_tensor(np.asarray(mask), dtype=torch.bool)
     ids = np.asarray(ids)
     n, d = x.shape
-    movable = mask.any(dim=1)
     width = torch.full((n,), float(eta), dtype=torch.float64)
     if halving:
         width = _halved_widths(space, x, mask, ids, seed, purpose, n_samples, width,
@@ -154,7 +153,7 @@ def growing_spheres(
     first = 1 if halving else 0
     r = x.clone()
     found = torch.zeros(n, dtype=torch.bool)
-    searching = movable.clone()
+    searching = mask.any(dim=1)
     # the feasible box has diameter sqrt(d) in scaled space; beyond it shells add nothing
     max_shells = math.ceil(math.sqrt(d) / eta) + 1
     for s in range(max_shells * 2 ** max_halvings):
