@@ -145,18 +145,33 @@ def growing_spheres(
     mask = torch.as_tensor(np.asarray(mask), dtype=torch.bool)
     ids = np.asarray(ids)
     n, d = x.shape
+    movable = mask.any(dim=1)
     width = torch.full((n,), float(eta), dtype=torch.float64)
     if halving:
         width = _halved_widths(space, x, mask, ids, seed, purpose, n_samples, width,
                                max_halvings, radius)
     # after halving, the ball B(x, width) holds no approved sample: the shells start beyond it
     first = 1 if halving else 0
-    r = x.clone()
-    found = torch.zeros(n, dtype=torch.bool)
-    searching = mask.any(dim=1)
     # the feasible box has diameter sqrt(d) in scaled space; beyond it shells add nothing
     max_shells = math.ceil(math.sqrt(d) / eta) + 1
-    for s in range(max_shells * 2 ** max_halvings):
+    r, found = _search_shells(space, x, mask, ids, seed, purpose, n_samples, width, first,
+                              max_shells * 2 ** max_halvings, movable, radius)
+    if select_features:
+        r = sparsify(space, x, r, found)
+    return r, found
+
+
+def _search_shells(space: ScaledSpace, x: torch.Tensor, mask: torch.Tensor, ids: np.ndarray,
+                   seed: int, purpose: str, n_samples: int, width: torch.Tensor, first: int,
+                   n_shells: int, movable: torch.Tensor,
+                   radius: Literal["volume", "length"]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Shells ``[(s + first) w, (s + first + 1) w]`` outward, each person until an approved
+    sample (the nearest one kept) or the feasible box is left behind."""
+    n, d = x.shape
+    r = x.clone()
+    found = torch.zeros(n, dtype=torch.bool)
+    searching = movable.clone()
+    for s in range(n_shells):
         idx = searching.nonzero().squeeze(1)
         if idx.numel() == 0:
             break
@@ -172,6 +187,4 @@ def growing_spheres(
         found[idx[hit]] = True
         searching[idx[hit]] = False
         searching[idx[inner > math.sqrt(d)]] = False
-    if select_features:
-        r = sparsify(space, x, r, found)
     return r, found
