@@ -1,11 +1,16 @@
 """Document schemas derived from the runtime declarations they configure.
 
 A policy's (or world's, or model's) parameters, their types, constraints and defaults are
-written once, in the runtime class's constructor (or in a frozen dataclass); the validated
-document entry is derived from that signature, in the way scikit-learn reads an estimator's
-parameters from ``__init__`` (``get_params``). Constraints ride on the annotations
-(``Annotated[int, Gt(0)]``, from :mod:`annotated_types`, which pydantic understands), so the
-runtime object and its document entry cannot drift apart.
+written once, in a constructor signature or in a frozen dataclass; the validated document entry
+is derived from it, in the way scikit-learn reads an estimator's parameters from ``__init__``
+(``get_params``). Constraints ride on the annotations (``Annotated[int, Gt(0)]``, from
+:mod:`annotated_types`, which pydantic understands), so the runtime object and its document
+entry cannot drift apart.
+
+The declaration may be the runtime class itself, or a small torch-free parameter dataclass that
+the runtime class inherits its constructor from (``class Wachter(WachterParams, ...)``): the
+document entry then lives in a module that does not import torch, and names the runtime class
+by import path (``runtime="simstudy.policies.wachter:Wachter"``), imported only by ``build()``.
 
 Example:
     >>> from typing import Annotated
@@ -23,16 +28,17 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, BeforeValidator
 
 from .documents import StrictModel
 
-__all__ = ["constructor_parameters", "derive_spec"]
+__all__ = ["constructor_parameters", "derive_spec", "resolve_runtime"]
 
 
 def constructor_parameters(runtime: type) -> dict[str, tuple[Any, Any]]:
@@ -42,12 +48,13 @@ def constructor_parameters(runtime: type) -> dict[str, tuple[Any, Any]]:
     left out. A dataclass is read from its fields.
     """
     init = runtime.__init__
-    hints = typing.get_type_hints(init, include_extras=True)
+    hints = _type_hints(init)
     out = {}
     for name, p in inspect.signature(init).parameters.items():
         if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
-        out[name] = (hints.get(name, Any), ... if p.default is p.empty else p.default)
+        annotation = hints.get(name, p.annotation if p.annotation is not p.empty else Any)
+        out[name] = (annotation, ... if p.default is p.empty else p.default)
     if dataclasses.is_dataclass(runtime):
         for f in dataclasses.fields(runtime):
             if f.default_factory is not dataclasses.MISSING:
@@ -55,26 +62,46 @@ def constructor_parameters(runtime: type) -> dict[str, tuple[Any, Any]]:
     return out
 
 
-def derive_spec(runtime: type, *, kind: str | None = None, base: type[BaseModel] = StrictModel,
+def _type_hints(function: Any) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(function, include_extras=True)
+    except NameError:
+        # a name only imported for type checking (a runtime type from a torch module): that
+        # parameter keeps its annotation as text, and a document must replace it
+        hints = {}
+        for name, text in function.__annotations__.items():
+            try:
+                hints[name] = eval(text, function.__globals__) if isinstance(text, str) else text
+            except NameError:
+                hints[name] = text
+        return hints
+
+
+def derive_spec(declaration: type, *, runtime: type | str | None = None,
+                kind: str | None = None, base: type[BaseModel] = StrictModel,
                 exclude: Sequence[str] = (), replace: Mapping[str, tuple[Any, Any]] | None = None,
                 optional: bool = False, name: str | None = None,
                 doc: str | None = None) -> type[BaseModel]:
-    """A document model whose fields are ``runtime``'s constructor parameters.
+    """A document model whose fields are ``declaration``'s constructor parameters.
 
     Args:
-        runtime: the class the document configures.
+        declaration: the class whose constructor (or dataclass fields) declares the parameters.
+        runtime: what ``build()`` calls with them: a class, or ``"module:Name"`` imported on
+            first build (default: ``declaration`` itself).
         kind: adds ``kind: Literal[kind]`` (the registries' discriminator).
         base: the model to extend (its own fields, such as a policy's ``name``, stay).
         exclude: constructor parameters that are not document fields (runtime-only switches).
         replace: ``{parameter: (annotation, default)}`` for parameters whose document form
             differs from the runtime one (a nested entry that builds the runtime object).
         optional: every derived field defaults to ``None`` ("keep the runtime's default").
-        name: the model's name (default ``<runtime>Spec``).
+        name: the model's name (default ``<declaration>Spec``).
         doc: the model's docstring.
 
+    A ``tuple[...]`` parameter also accepts a list (YAML has no tuples) and becomes a tuple.
+
     Returns:
-        A pydantic model class with ``runtime``, ``parameters`` (the derived field names),
-        ``replaced`` (those given by ``replace``), ``optional``,
+        A pydantic model class with ``declaration``, ``runtime``, ``parameters`` (the derived
+        field names), ``replaced`` (those given by ``replace``), ``optional``,
         ``arguments()`` (the derived fields' values, ``None`` dropped when ``optional``) and a
         ``build()`` that calls ``runtime(**arguments())``; subclass it to add methods.
     """
@@ -86,32 +113,60 @@ def derive_spec(runtime: type, *, kind: str | None = None, base: type[BaseModel]
     if kind is not None:
         annotations["kind"] = Literal[kind]
         namespace["kind"] = kind
-    for param, (annotation, default) in constructor_parameters(runtime).items():
+    for param, (annotation, default) in constructor_parameters(declaration).items():
         if param in exclude:
             continue
         if param in replace:
             annotation, default = replace.pop(param)
-        elif optional:
-            annotation, default = annotation | None, None
+        else:
+            if isinstance(annotation, str):
+                raise TypeError(f"{declaration.__name__}.{param}: annotation {annotation!r} "
+                                "cannot be resolved; replace the parameter")
+            annotation = _document_annotation(annotation)
+            if optional:
+                annotation, default = annotation | None, None
         annotations[param] = annotation
         parameters.append(param)
         if default is not ...:
             namespace[param] = default
     if replace:
-        raise TypeError(f"{runtime.__name__} has no parameter {sorted(replace)}")
-    name = name or f"{runtime.__name__}Spec"
-    doc = doc or (f"Document entry of :class:`{runtime.__name__}` (fields and defaults are its "
-                  "constructor's).")
-    namespace.update(_derived_members(runtime, tuple(parameters), replaced, optional))
-    annotations.update({"runtime": ClassVar[type], "parameters": ClassVar[tuple[str, ...]],
+        raise TypeError(f"{declaration.__name__} has no parameter {sorted(replace)}")
+    name = name or f"{declaration.__name__}Spec"
+    doc = doc or (f"Document entry of :class:`{declaration.__name__}` (fields and defaults are "
+                  "its constructor's).")
+    namespace.update(_derived_members(declaration, declaration if runtime is None else runtime,
+                                      tuple(parameters), replaced, optional))
+    annotations.update({"declaration": ClassVar[type], "runtime": ClassVar[Any],
+                        "parameters": ClassVar[tuple[str, ...]],
                         "replaced": ClassVar[tuple[str, ...]], "optional": ClassVar[bool]})
-    namespace.update({"__module__": runtime.__module__, "__qualname__": name, "__doc__": doc,
-                      "__annotations__": annotations})
+    namespace.update({"__module__": declaration.__module__, "__qualname__": name,
+                      "__doc__": doc, "__annotations__": annotations})
     return type(base)(name, (base,), namespace)
 
 
-def _derived_members(runtime: type, parameters: tuple[str, ...], replaced: tuple[str, ...],
-                     optional: bool) -> dict[str, Any]:
+def resolve_runtime(runtime: type | str) -> type:
+    """The class named by ``"module:Name"`` (imported now), or ``runtime`` itself."""
+    if not isinstance(runtime, str):
+        return runtime
+    module, _, attribute = runtime.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def _as_tuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _document_annotation(annotation: Any) -> Any:
+    # YAML gives lists where a declaration keeps tuples (hashable, frozen)
+    bare = typing.get_args(annotation)[0] if typing.get_origin(annotation) is Annotated \
+        else annotation
+    if typing.get_origin(bare) is tuple:
+        return Annotated[annotation, BeforeValidator(_as_tuple)]
+    return annotation
+
+
+def _derived_members(declaration: type, runtime: type | str, parameters: tuple[str, ...],
+                     replaced: tuple[str, ...], optional: bool) -> dict[str, Any]:
     # class attributes and methods shared by every derived entry
 
     def arguments(self) -> dict[str, Any]:
@@ -119,7 +174,8 @@ def _derived_members(runtime: type, parameters: tuple[str, ...], replaced: tuple
         return {p: v for p, v in values.items() if v is not None} if optional else values
 
     def build(self):
-        return self.runtime(**self.arguments())
+        return resolve_runtime(self.runtime)(**self.arguments())
 
-    return {"runtime": runtime, "parameters": parameters, "replaced": replaced,
+    return {"declaration": declaration, "runtime": runtime, "parameters": parameters,
+            "replaced": replaced,
             "optional": optional, "arguments": arguments, "build": build}

@@ -9,7 +9,7 @@ from annotated_types import Gt
 
 from simstudy.documents import StrictModel
 from simstudy.registry import POLICY_SPECS, RESPONSE_SPECS
-from simstudy.schema import constructor_parameters, derive_spec
+from simstudy.schema import constructor_parameters, derive_spec, resolve_runtime
 
 #: Fields every policy entry has whatever the policy (not constructor parameters).
 _POLICY_ENTRY_FIELDS = {"kind", "name", "personalized"}
@@ -47,7 +47,8 @@ def test_entries_are_derived(kind):
 
 def test_every_derived_entry_matches_its_runtime_signature():
     for kind, spec in _derived_specs().items():
-        params = constructor_parameters(spec.runtime)
+        params = constructor_parameters(spec.declaration)
+        assert constructor_parameters(resolve_runtime(spec.runtime)).keys() == params.keys(), kind
         own = set(spec.model_fields) - _POLICY_ENTRY_FIELDS
         assert own == set(spec.parameters) <= set(params), kind
         for name in set(spec.parameters) - set(spec.replaced):

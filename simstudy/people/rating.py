@@ -41,7 +41,6 @@ from typing import ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
-from scipy import stats
 
 from ..documents import StrictModel
 from ..registry import register_response_spec
@@ -121,6 +120,8 @@ class RatingModel:
     blocked_penalty: float = 0.0
 
     def _noise_dist(self):
+        from scipy import stats  # scipy where ratings are computed; documents validate fast
+
         if self.noise == "normal":
             return stats.norm(scale=self.sd_noise)
         if self.noise == "logistic":

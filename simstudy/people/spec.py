@@ -16,7 +16,7 @@ and builds :class:`~simstudy.people.People`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -31,14 +31,15 @@ from ..population import (
     RankingSampler,
     assign_groups,
 )
-from ..primitives.space import ScaledSpace
 from ..registry import RESPONSE_SPECS
 from ..rng import entity_uniforms
 from . import rating as _rating  # noqa: F401 - registers the rating response kind
-from .feedback import NoiseModel
-from .people import People, UserSettings
-from .preferences import GROUND_TRUTH_SCALES
 from .response import LogisticResponseSpec
+
+if TYPE_CHECKING:  # the people themselves are built with torch; documents validate without it
+    from ..primitives.space import ScaledSpace
+    from .feedback import NoiseModel
+    from .people import People, UserSettings
 
 __all__ = ["ActionabilitySpec", "CostSpec", "GroupsSpec", "PopulationSpec", "NoiseSpec",
            "UsersSpec", "ResponseSpecs", "PeopleSpec"]
@@ -181,6 +182,8 @@ class NoiseSpec(StrictModel):
     temperature: float = Field(0.1, gt=0.0)
 
     def build(self) -> NoiseModel:
+        from .feedback import NoiseModel
+
         return NoiseModel(self.kind, self.p, self.scale, self.offset, self.temperature)
 
 
@@ -208,6 +211,9 @@ class UsersSpec(StrictModel):
     eta: float = Field(0.05, gt=0.0)
 
     def settings(self) -> UserSettings:
+        from .people import UserSettings
+        from .preferences import GROUND_TRUTH_SCALES
+
         eps = GROUND_TRUTH_SCALES[self.scale] if isinstance(self.scale, str) else self.scale
         return UserSettings(self.preference, float(eps), self.weights, self.noise.build(),
                             self.accept_threshold, self.n_samples, self.eta)
@@ -248,6 +254,8 @@ class PeopleSpec(StrictModel):
                 document (no group columns then).
             preference_seed: the stream of hidden preferences and answers (default: ``seed``).
         """
+        from .people import People
+
         x = np.asarray(x, dtype=np.float64)
         ids = np.asarray(ids, dtype=np.int64)
         if reported is None:
