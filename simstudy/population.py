@@ -24,9 +24,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
+from annotated_types import Ge, Gt, Le, Lt
 
 from .rng import entity_uniforms
 
@@ -81,8 +82,8 @@ class CostProfile:
     """
 
     shape: Literal["constant", "concave", "linear", "convex"] = "constant"
-    alpha: float = 3.0
-    power: float | None = None
+    alpha: Annotated[float, Ge(0)] = 3.0
+    power: Annotated[float, Gt(0)] | None = None
     placement: Literal["outside", "inside"] = "outside"
 
     @property
@@ -279,10 +280,10 @@ class GroupAssignment:
     """
 
     rule: Literal["random", "income", "attribute"] = "random"
-    privileged_share: float = 0.25
+    privileged_share: Annotated[float, Gt(0), Lt(1)] = 0.25
     attribute: str = "race"
-    privileged_if_majority: float = 0.9
-    privileged_if_minority: float = 0.05
+    privileged_if_majority: Annotated[float, Ge(0), Le(1)] = 0.9
+    privileged_if_minority: Annotated[float, Ge(0), Le(1)] = 0.05
     income_feature: str = "income"
     gender_feature: str = "gender"
 

@@ -34,11 +34,12 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import BaseModel, BeforeValidator, Field
 
 from .documents import StrictModel
 
-__all__ = ["constructor_parameters", "derive_spec", "resolve_runtime"]
+__all__ = ["constructor_parameters", "derive_spec", "resolve_runtime", "check_constraints"]
 
 
 def constructor_parameters(runtime: type) -> dict[str, tuple[Any, Any]]:
@@ -80,7 +81,7 @@ def _type_hints(function: Any) -> dict[str, Any]:
 def derive_spec(declaration: type, *, runtime: type | str | None = None,
                 kind: str | None = None, base: type[BaseModel] = StrictModel,
                 exclude: Sequence[str] = (), replace: Mapping[str, tuple[Any, Any]] | None = None,
-                optional: bool = False, name: str | None = None,
+                optional: bool = False, defaults: Any = None, name: str | None = None,
                 doc: str | None = None) -> type[BaseModel]:
     """A document model whose fields are ``declaration``'s constructor parameters.
 
@@ -94,14 +95,19 @@ def derive_spec(declaration: type, *, runtime: type | str | None = None,
         replace: ``{parameter: (annotation, default)}`` for parameters whose document form
             differs from the runtime one (a nested entry that builds the runtime object).
         optional: every derived field defaults to ``None`` ("keep the runtime's default").
+        defaults: an instance of ``declaration`` whose values are the defaults (a nested
+            entry whose default is a particular instance, such as a calibrated model).
         name: the model's name (default ``<declaration>Spec``).
         doc: the model's docstring.
 
-    A ``tuple[...]`` parameter also accepts a list (YAML has no tuples) and becomes a tuple.
+    A ``tuple[...]`` parameter also accepts a list (YAML has no tuples) and becomes a tuple. A
+    parameter whose type is a dataclass becomes a nested entry derived from that dataclass, its
+    defaults being the parameter's default instance (so a partial nested entry keeps the
+    default's other values); ``build()`` builds it first.
 
     Returns:
-        A pydantic model class with ``declaration``, ``runtime``, ``parameters`` (the derived
-        field names), ``replaced`` (those given by ``replace``), ``optional``,
+        A pydantic model class with ``declaration``, ``runtime``, ``defaults``, ``parameters``
+        (the derived field names), ``replaced`` (those given by ``replace``), ``optional``,
         ``arguments()`` (the derived fields' values, ``None`` dropped when ``optional``) and a
         ``build()`` that calls ``runtime(**arguments())``; subclass it to add methods.
     """
@@ -116,8 +122,14 @@ def derive_spec(declaration: type, *, runtime: type | str | None = None,
     for param, (annotation, default) in constructor_parameters(declaration).items():
         if param in exclude:
             continue
+        if defaults is not None:
+            default = getattr(defaults, param)
         if param in replace:
             annotation, default = replace.pop(param)
+        elif isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+            nested = derive_spec(annotation, defaults=default if isinstance(default, annotation)
+                                 else None)
+            annotation, default = nested, Field(default_factory=nested)
         else:
             if isinstance(annotation, str):
                 raise TypeError(f"{declaration.__name__}.{param}: annotation {annotation!r} "
@@ -136,12 +148,51 @@ def derive_spec(declaration: type, *, runtime: type | str | None = None,
                   "its constructor's).")
     namespace.update(_derived_members(declaration, declaration if runtime is None else runtime,
                                       tuple(parameters), replaced, optional))
+    namespace["defaults"] = defaults
     annotations.update({"declaration": ClassVar[type], "runtime": ClassVar[Any],
+                        "defaults": ClassVar[Any],
                         "parameters": ClassVar[tuple[str, ...]],
                         "replaced": ClassVar[tuple[str, ...]], "optional": ClassVar[bool]})
     namespace.update({"__module__": declaration.__module__, "__qualname__": name,
                       "__doc__": doc, "__annotations__": annotations})
     return type(base)(name, (base,), namespace)
+
+
+_BOUNDS = ((Gt, "gt", "greater than", lambda v, b: v > b),
+           (Ge, "ge", "at least", lambda v, b: v >= b),
+           (Lt, "lt", "less than", lambda v, b: v < b),
+           (Le, "le", "at most", lambda v, b: v <= b))
+
+
+def check_constraints(instance: Any) -> None:
+    """Raises ``ValueError`` where a dataclass field breaks a bound on its annotation.
+
+    The bounds a document entry derived from the dataclass enforces (``Annotated[float,
+    Ge(0)]``), enforced again when the runtime object is made directly (call it from
+    ``__post_init__``), so the constraint is written once.
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass
+        ... class Noise:
+        ...     p: Annotated[float, Ge(0), Le(1)] = 0.0
+        ...     def __post_init__(self):
+        ...         check_constraints(self)
+        >>> Noise(1.5)
+        Traceback (most recent call last):
+        ...
+        ValueError: p must be at most 1, got 1.5
+    """
+    hints = _type_hints(type(instance).__init__)
+    for f in dataclasses.fields(instance):
+        value = getattr(instance, f.name)
+        if value is None or typing.get_origin(hints.get(f.name)) is not Annotated:
+            continue
+        for bound in typing.get_args(hints[f.name])[1:]:
+            for kind, attribute, words, holds in _BOUNDS:
+                if isinstance(bound, kind) and not holds(value, getattr(bound, attribute)):
+                    raise ValueError(f"{f.name} must be {words} {getattr(bound, attribute)}, "
+                                     f"got {value}")
 
 
 def resolve_runtime(runtime: type | str) -> type:
@@ -165,12 +216,19 @@ def _document_annotation(annotation: Any) -> Any:
     return annotation
 
 
+def _is_derived(value: Any) -> bool:
+    # a nested entry derived by :func:`derive_spec`
+    return isinstance(value, BaseModel) and hasattr(type(value), "declaration")
+
+
 def _derived_members(declaration: type, runtime: type | str, parameters: tuple[str, ...],
                      replaced: tuple[str, ...], optional: bool) -> dict[str, Any]:
     # class attributes and methods shared by every derived entry
 
     def arguments(self) -> dict[str, Any]:
         values = {p: getattr(self, p) for p in self.parameters}
+        values = {p: v.build() if p not in replaced and _is_derived(v) else v
+                  for p, v in values.items()}
         return {p: v for p, v in values.items() if v is not None} if optional else values
 
     def build(self):

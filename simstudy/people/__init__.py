@@ -21,7 +21,7 @@ _EXPORTS = {
     "GroupsSpec": "spec",
     "UsersSpec": "spec",
     "NoiseSpec": "spec",
-    "NoiseModel": "feedback",
+    "NoiseModel": "noise",
     "PeopleFeedback": "feedback",
     "UserSettings": "people",
     "TRUTH_COLUMNS": "people",

@@ -2,8 +2,9 @@
 
 Each is the one declaration of its parameters, constraints and defaults: the trainers
 (:func:`simstudy.world.decision.train_decision_model`,
-:func:`simstudy.world.flow.fit_causal_flow`) take it, and the scenario entries
-(``decision_model:``, ``world.flow:``) are derived from it (:func:`simstudy.schema.derive_spec`).
+:func:`simstudy.world.flow.fit_causal_flow`) take it, the Loan SCM inherits its constructor from
+:class:`LoanParams`, and the scenario entries (``decision_model:``, ``world.flow:``,
+``world: {kind: loan}``) are derived from them (:func:`simstudy.schema.derive_spec`).
 
 Example:
     >>> DecisionConfig().to_json()["hidden"]
@@ -19,7 +20,7 @@ from typing import Annotated
 
 from annotated_types import Ge, Gt
 
-__all__ = ["DecisionConfig", "FlowConfig"]
+__all__ = ["DecisionConfig", "FlowConfig", "LoanParams"]
 
 
 @dataclass(frozen=True)
@@ -68,3 +69,11 @@ class FlowConfig:
         d = asdict(self)
         d["hidden"] = list(self.hidden)
         return d
+
+
+@dataclass(eq=False)
+class LoanParams:
+    """Parameters of the Loan SCM (:class:`~simstudy.world.loan.LoanSCM` inherits its
+    constructor from here; the ``loan`` world entry is derived from it)."""
+
+    stochastic_label: bool = False

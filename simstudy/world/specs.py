@@ -17,7 +17,7 @@ from ..documents import FieldProblem, StrictModel
 from ..registry import register_world_spec
 from ..schema import derive_spec
 from .base import FeatureRoles, causal_order_check
-from .config import DecisionConfig, FlowConfig
+from .config import DecisionConfig, FlowConfig, LoanParams
 from .csv_source import CsvProblem, read_csv_source
 
 __all__ = ["SplitShares", "CsvFeature", "CsvSource", "LoanWorldSpec", "FlowSettings",
@@ -95,15 +95,15 @@ def _loan_names() -> tuple[str, ...]:
 
 
 @register_world_spec
-class LoanWorldSpec(StrictModel):
-    """The Loan SCM: ``n_samples`` draws split into train / validation / deployment."""
+class LoanWorldSpec(derive_spec(LoanParams, runtime="simstudy.world.loan:LoanSCM", kind="loan",
+                                name="LoanWorldSpec")):
+    """The Loan SCM (its parameters are :class:`~simstudy.world.config.LoanParams`'): the
+    world's sample of ``n_samples`` draws, split into train / validation / deployment."""
 
-    kind: Literal["loan"]
     #: the world has a label rule (``label(x, generator)``), so the event world may retrain
     labels: ClassVar[bool] = True
     n_samples: int = Field(20000, ge=100, le=10_000_000)
     split: SplitShares = (0.5, 0.25, 0.25)
-    stochastic_label: bool = False
 
     def feature_names(self) -> tuple[str, ...]:
         return _loan_names()
@@ -117,9 +117,8 @@ class LoanWorldSpec(StrictModel):
         """``(LoanSCM, WorldData, info)``: the world and its sampled, split data."""
         from ..rng import generator
         from .data import sample_world_data
-        from .loan import LoanSCM
 
-        world = LoanSCM(self.stochastic_label)
+        world = super().build()
         data = sample_world_data(world, self.n_samples, generator(seed, "world-sample"),
                                  self.split)
         return world, data, {"kind": "loan", "data_sha256": data.content_hash()}
