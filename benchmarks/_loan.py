@@ -44,7 +44,8 @@ def people_for(context, x, ids, profiles, seed: int = 0, **users) -> People:
     """The simulated people behind ``loan_setup``'s applicants (``users``: UsersSpec fields)."""
     return PeopleSpec.model_validate({"users": users}).build(
         x, ids, seed, context.feature_names, context.world.roles.actionable,
-        ScaledSpace.from_context(context), reported=profiles)
+        ScaledSpace.from_context(context), reported=profiles,
+        immutable=context.world.roles.immutable)
 
 
 def truth(context, people: People, rec) -> dict[str, np.ndarray]:

@@ -2,10 +2,20 @@
 
 Run from the repository root::
 
-    OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m benchmarks.hare_tables [--people 500]
+    OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m benchmarks.hare_tables [--people 500] \
+        [--seeds 0 1 2 3 4] [--tables published,scales,budget,iterations,noise]
 
 Every configuration serves the same rejected applicants, who hold the same hidden ground truth
 and answer with the same keyed luck (common random numbers), so rows compare. Tables:
+
+* ``published``: the published behaviour checked on every seed of ``--seeds`` (each seed is
+  a world, decision model, set of people and their hidden truth): GTD and success rate of the
+  base, HARE (T = 1) and Multi-HARE (T = 5, as published: ``keep_best`` off), B = 30, far,
+  over Wachter and Growing Spheres, for each variant of :data:`VARIANTS` (``published``: the
+  defaults; ``earlier_truth``: the published policy against the earlier ground truth;
+  ``earlier``: the earlier policy and ground truth). Summarised over seeds as the mean and 95%
+  Student-t interval of the per-seed ratio GTD / GTD of the base and of the per-seed success
+  rate difference, with the number of seeds on which ratio <= 0.5 and success rates are equal;
 
 * ``scales``: GTP / GTD of the base generator, HARE (T = 1), Multi-HARE (T = 5, keeping the
   incumbent) and the reference Multi-HARE (``*_ref``), B = 30, at near / intermediate / far
@@ -16,7 +26,9 @@ and answer with the same keyed luck (common random numbers), so rows compare. Ta
 * ``noise``: Multi-HARE over Wachter, far, B = 30, under Bernoulli flips p = 0 .. 0.5, the
   logistic model and Bradley-Terry temperatures.
 
-Multi-HARE keeps the incumbent (``keep_best``) everywhere except the ``*_ref`` columns.
+The ablation tables (``scales``, ``budget``, ``iterations``, ``noise``) use the first seed and
+the ``published`` variant; in them Multi-HARE keeps the incumbent (``keep_best``) everywhere
+except the ``*_ref`` columns (the published Multi-HARE).
 
 Prints JSON (``--json``) or markdown tables, and writes both with ``--out DIR``.
 """
@@ -25,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -36,23 +49,33 @@ from simstudy.metrics import evaluate_recourse
 from simstudy.policies.hare import HARESpec
 from simstudy.summary import mean_ci
 
-COLUMNS = ("gtp_base", "gtp", "gtd_base", "gtd", "valid", "queries", "accepted", "redundancy",
-           "violations", "sparsity", "proximity")
+COLUMNS = ("gtp_base", "gtp", "gtd_base", "gtd", "success_base", "success", "valid", "queries",
+           "accepted", "redundancy", "violations", "sparsity", "proximity")
+
+#: Policy and people settings of each variant: the published behaviour (the defaults) and the
+#: earlier ones, run beside it.
+VARIANTS: dict[str, tuple[dict, dict]] = {
+    "published": ({}, {}),
+    "earlier_truth": ({}, {"ground_truth": "actionable", "accept_threshold": 0.1}),
+    "earlier": ({"search_without_base": True, "same_box": False},
+                {"ground_truth": "actionable", "accept_threshold": 0.1}),
+}
 
 
-def run(context, x, ids, profiles, spec: HARESpec, users: dict) -> tuple[dict, np.ndarray]:
+def run(context, x, ids, profiles, spec: HARESpec, users: dict,
+        seed: int = 0) -> tuple[dict, np.ndarray]:
     """The table row of one configuration (people answering as ``users`` says), and every
     person's GTD."""
-    people = people_for(context, x, ids, profiles, **users)
+    people = people_for(context, x, ids, profiles, seed=seed, **users)
     start = time.perf_counter()
-    rec = spec.build().fit(context).recommend(x, profiles, ids, seed=0,
+    rec = spec.build().fit(context).recommend(x, profiles, ids, seed=seed,
                                               feedback=people.feedback())
     seconds = time.perf_counter() - start
     ev = evaluate_recourse(context.world, context.model, x, rec, profiles, context.feature_range)
     mine, base = truth(context, people, rec), truth(context, people, rec.base)
     cols = {**rec.extras, **{k: ev[k] for k in ("valid", "sparsity", "proximity")},
             "gtp": mine["gtp"], "gtd": mine["gtd"], "gtp_base": base["gtp"],
-            "gtd_base": base["gtd"]}
+            "gtd_base": base["gtd"], "success": rec.found, "success_base": rec.base.found}
     row = {k: float(np.nanmean(np.asarray(cols[k], dtype=np.float64))) for k in COLUMNS}
     gtd, gtd_base = cols["gtd"], cols["gtd_base"]
     both = np.isfinite(gtd) & np.isfinite(gtd_base)
@@ -62,19 +85,68 @@ def run(context, x, ids, profiles, spec: HARESpec, users: dict) -> tuple[dict, n
 
 
 def hare(base: str, scale: str = "far", budget: int = 30, iterations: int = 1,
-         noise: dict | None = None, keep_best: bool = True) -> tuple[HARESpec, dict]:
+         noise: dict | None = None, keep_best: bool = True,
+         variant: str = "published") -> tuple[HARESpec, dict]:
     """A HARE configuration and the people's ``users:`` section it runs against."""
+    policy, users = VARIANTS[variant]
     return (HARESpec(base={"kind": base}, budget=budget, iterations=iterations,
-                     keep_best=keep_best and iterations > 1),
-            {"scale": scale, "noise": noise or {"kind": "none"}})
+                     keep_best=keep_best and iterations > 1, **policy),
+            {"scale": scale, "noise": noise or {"kind": "none"}, **users})
 
 
-TABLES = ("scales", "budget", "iterations", "noise")
+TABLES = ("published", "scales", "budget", "iterations", "noise")
+
+
+def published_rows(context, x, ids, profiles, seed: int, progress,
+                   bases=("wachter", "growing_spheres")) -> list[dict]:
+    """One seed's rows of the ``published`` table: every variant x base x (HARE, Multi-HARE)."""
+    rows = []
+    for variant in VARIANTS:
+        for base in bases:
+            for iterations in (1, 5):
+                row, _ = run(context, x, ids, profiles,
+                             *hare(base, "far", 30, iterations, keep_best=False,
+                                   variant=variant), seed=seed)
+                rows.append({"seed": seed, "variant": variant, "base": base,
+                             "iterations": iterations, **row})
+                progress(rows[-1])
+    return rows
+
+
+def published_summary(rows: list[dict]) -> list[dict]:
+    """The ``published`` rows over seeds: mean and 95% interval of the per-seed GTD ratio and
+    success-rate difference, and on how many seeds each published claim holds."""
+    out = []
+    keys = sorted({(r["variant"], r["base"], r["iterations"]) for r in rows},
+                  key=lambda k: (list(VARIANTS).index(k[0]), k[1], k[2]))
+    for variant, base, iterations in keys:
+        cell = [r for r in rows if (r["variant"], r["base"], r["iterations"])
+                == (variant, base, iterations)]
+        ratio = [r["gtd_ratio"] for r in cell]
+        gap = [r["success"] - r["success_base"] for r in cell]
+        m, lo, hi = mean_ci(ratio) if len(cell) > 1 else (ratio[0], np.nan, np.nan)
+        g, glo, ghi = mean_ci(gap) if len(cell) > 1 else (gap[0], np.nan, np.nan)
+        out.append({"variant": variant, "base": base, "iterations": iterations,
+                    "seeds": len(cell),
+                    "gtd_base": float(np.mean([r["gtd_base"] for r in cell])),
+                    "gtd": float(np.mean([r["gtd"] for r in cell])),
+                    "gtd_ratio": m, "ratio_ci_low": lo, "ratio_ci_high": hi,
+                    "seeds_ratio_at_most_half": sum(v <= 0.5 for v in ratio),
+                    "success_base": float(np.mean([r["success_base"] for r in cell])),
+                    "success": float(np.mean([r["success"] for r in cell])),
+                    "success_gap": g, "gap_ci_low": glo, "gap_ci_high": ghi,
+                    "seeds_success_equal": sum(v == 0 for v in gap),
+                    "gtp_base": float(np.mean([r["gtp_base"] for r in cell])),
+                    "gtp": float(np.mean([r["gtp"] for r in cell])),
+                    "queries": float(np.mean([r["queries"] for r in cell])),
+                    "accepted": float(np.mean([r["accepted"] for r in cell]))})
+    return out
 
 
 def tables(context, x, ids, profiles, progress, which=TABLES,
            bases=("wachter", "growing_spheres")) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = {name: [] for name in TABLES}
+    """The ablation tables on one seed (the published variant)."""
+    out: dict[str, list[dict]] = {name: [] for name in TABLES if name != "published"}
     for scale in ("near", "intermediate", "far") if "scales" in which else ():
         for base in bases:
             one, gtd_one = run(context, x, ids, profiles, *hare(base, scale, 30, 1))
@@ -94,6 +166,9 @@ def tables(context, x, ids, profiles, progress, which=TABLES,
                                   "ref_ci_high": high_ref,
                                   "queries_hare": one["queries"],
                                   "queries_multi": multi["queries"],
+                                  "success_base": one["success_base"],
+                                  "success_hare": one["success"],
+                                  "success_multi": multi["success"],
                                   "valid_hare": one["valid"], "valid_multi": multi["valid"],
                                   "violations": (one["violations"] + multi["violations"]
                                                  + ref["violations"])})
@@ -137,6 +212,9 @@ def markdown(out: dict[str, list[dict]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--people", type=int, default=500)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4],
+                        help="world / model / people seeds of the published table; the "
+                             "ablations use the first")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--tables", default=",".join(TABLES),
@@ -146,13 +224,24 @@ def main() -> None:
                              "oracle)")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    context, x, ids, profiles = loan_setup(args.people)
+    which = args.tables.split(",")
+    bases = args.bases.split(",")
 
     def progress(row):
-        print(json.dumps(row), flush=True, file=__import__("sys").stderr)
+        print(json.dumps(row), flush=True, file=sys.stderr)
 
-    out = tables(context, x, ids, profiles, progress, args.tables.split(","),
-                 args.bases.split(","))
+    out: dict[str, list[dict]] = {}
+    per_seed: list[dict] = []
+    for seed in args.seeds if "published" in which else args.seeds[:1]:
+        context, x, ids, profiles = loan_setup(args.people, seed)
+        if "published" in which:
+            per_seed += published_rows(context, x, ids, profiles, seed, progress,
+                                       tuple(b for b in bases if b != "oracle"))
+        if seed == args.seeds[0]:
+            out.update(tables(context, x, ids, profiles, progress, which, bases))
+    if per_seed:
+        out = {"published": published_summary(per_seed), "published_per_seed": per_seed,
+               **out}
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "hare_tables.json").write_text(json.dumps(out, indent=2))

@@ -13,7 +13,7 @@ Usage::
     python -m benchmarks.icarma_tables --seeds 0 1 2 3 4 [--preferences ranking|likert]
         [--world scm|flow] [--alpha A] [--cost-placement outside|inside]
         [--hinge-on probability|logit] [--validity multiplier|penalty] [--epochs N]
-        [--action-space value|latent]
+        [--action-space latent|value] [--plausibility-form hinge|difference]
 """
 
 from __future__ import annotations
@@ -107,6 +107,7 @@ def main() -> None:
     parser.add_argument("--validity", choices=("multiplier", "penalty"), default=None)
     parser.add_argument("--margin", type=float, default=None)
     parser.add_argument("--action-space", choices=("value", "latent"), default=None)
+    parser.add_argument("--plausibility-form", choices=("hinge", "difference"), default=None)
     parser.add_argument("--data-seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -123,7 +124,8 @@ def main() -> None:
     config = ICARMAConfig() if args.preferences == "ranking" else ICARMAConfig.score_based()
     overrides = {"epochs": args.epochs, "plausibility_weight": args.plausibility_weight,
                  "hinge_on": args.hinge_on, "validity": args.validity, "margin": args.margin,
-                 "action_space": args.action_space}
+                 "action_space": args.action_space,
+                 "plausibility_form": args.plausibility_form}
     config = replace(config, alpha=args.alpha, cost_placement=args.cost_placement,
                      **{k: v for k, v in overrides.items() if v is not None})
 

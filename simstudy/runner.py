@@ -1,22 +1,10 @@
-"""Running a scenario: worlds, decision models, populations and policies, per replication.
+"""Running a scenario into a directory: its units, their parts, and the combined tables.
 
-For replication ``r`` of a scenario with base seed ``s``, the replication seed is
-``derive_seed(s, "replication", r)``; the world sample, the decision model and the people (one
-:class:`~simstudy.people.People` per condition: profiles, hidden truth, answers, dispositions)
-are keyed from it by purpose (see :mod:`simstudy.rng`). Every policy of a replication sees the
-same world, model and people, and gets the same seed, ``derive_seed(seed, "policies")``, so
-policies compare person by person. Every policy's recourse is measured against the people's
-hidden truth (:meth:`People.truth_columns`; ``*_base`` for the base of a refining policy) and
-their response model (``p_accept``, ``p_act``: accepting, and acting once accepted).
-
-A run is a set of independent work units, each keyed: a replication x condition x policy of
-the recourse tables (:class:`RecourseUnit`) and, with a ``simulation:`` section, a replication x
-condition x policy of the event world (:class:`EventWorldUnit`). A unit computes from its key
-alone (models it shares with other units come from the content-hash cache, trained once), so
-any executor (:mod:`simstudy.executors`: this process, a local pool, Ray) gives the same bytes.
-Only the driver writes: each finished unit goes to ``parts/`` at once, and a rerun into the same
-directory skips finished units, so an interrupted run loses nothing that finished. The combined
-tables are built from the parts in key order.
+A run is a set of independent work units (:mod:`simstudy.units`), each computing from its key
+alone, so any executor (:mod:`simstudy.executors`: this process, a local pool, Ray) gives the
+same bytes. Only the driver writes: each finished unit goes to ``parts/`` at once, and a rerun
+into the same directory skips finished units, so an interrupted run loses nothing that finished.
+The combined tables are built from the parts in key order.
 """
 
 from __future__ import annotations
@@ -25,28 +13,21 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-import torch
 
 from .dictionary import write_dictionary
 from .documents import FieldProblem, UsageError, with_overrides
 from .executors import Executor, SerialExecutor
-from .metrics import Recourse, evaluate_recourse
-from .people import People
-from .policies.base import RecourseContext, RecoursePolicy
-from .primitives.space import ScaledSpace
-from .progress import is_quiet, set_quiet
 from .progress import progress as show_progress
-from .rng import derive_seed
-from .scenario import load_scenario, people_specs, policy_name
+from .run_tables import people_columns, recourse_table
+from .scenario import load_scenario, policy_name
 from .scenario_study import write_study_files
-from .sim.experiment import SIM_FILES, UNIT_TABLES, simulate_tables, write_event_world
+from .sim.experiment import SIM_FILES, UNIT_TABLES, write_event_world
 from .store import (
     RunLock,
     check_output_dir,
@@ -61,14 +42,27 @@ from .store import (
     write_parquet,
 )
 from .summary import summarize_contrasts, summarize_recourse
+from .units import (
+    EventWorldUnit,
+    RecourseUnit,
+    Replication,
+    RunPlan,
+    UnitFailure,
+    compute_unit,
+    people_of,
+    prepare_replication,
+    replication_of,
+)
 from .world.decision import ModelCache
 
 #: Significant digits of the floats in summary.csv and contrasts.csv (recourse.parquet keeps
 #: full precision).
 SUMMARY_DIGITS = 6
 
-__all__ = ["run_scenario", "recourse_table", "people_columns", "RunResult", "Replication",
-           "prepare_replication", "ScenarioRun", "RecourseUnit", "EventWorldUnit", "run_units"]
+__all__ = ["run_scenario", "run_units", "ScenarioRun", "RunResult", "SUMMARY_DIGITS",
+           # declared in simstudy.units and simstudy.run_tables; importable from here too
+           "recourse_table", "people_columns", "Replication", "prepare_replication",
+           "RecourseUnit", "EventWorldUnit", "RunPlan", "UnitFailure", "compute_unit"]
 
 
 @dataclass
@@ -79,292 +73,10 @@ class RunResult:
     manifest: dict[str, Any]
 
 
-@dataclass
-class Replication:
-    """Everything one replication shares across conditions and policies."""
-
-    index: int
-    seed: int
-    context: RecourseContext
-    x: np.ndarray
-    ids: np.ndarray
-    info: dict[str, Any]
-
 
 def _scenario_hash(resolved: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(resolved, sort_keys=True).encode()).hexdigest()
 
-
-def recourse_table(
-    people: People, recourse_metrics: dict[str, np.ndarray], intervened: np.ndarray,
-    values: np.ndarray, extras: dict[str, np.ndarray], meta: dict[str, Any],
-) -> pd.DataFrame:
-    """One row per applicant: ids, groups, profile, action, factual and counterfactual, metrics."""
-    names = people.feature_names
-    prof = people.reported
-    cols: dict[str, Any] = {k: np.full(len(people), v) for k, v in meta.items()}
-    cols["applicant_id"] = people.ids
-    for sensitive in ("gender",):
-        if sensitive in names:
-            cols[sensitive] = people.x[:, names.index(sensitive)].astype(np.int64)
-    for key, val in people.groups.items():
-        cols[key] = val
-    cols["n_actionable"] = prof.n_actionable
-    for k, f in enumerate(prof.features):
-        j = names.index(f)
-        cols[f"score_{f}"] = prof.scores[:, k]
-        cols[f"weight_{f}"] = prof.weights[:, k]
-        cols[f"can_{f}"] = people.true_actionable[:, k]
-        cols[f"act_{f}"] = intervened[:, j]
-        cols[f"theta_{f}"] = values[:, j]
-    for j, f in enumerate(names):
-        cols[f"x_{f}"] = people.x[:, j]
-        cols[f"xcf_{f}"] = recourse_metrics["x_cf"][:, j]
-    for key, val in recourse_metrics.items():
-        if key != "x_cf":
-            cols[key] = val
-    for key, val in extras.items():
-        cols[key] = val
-    return pd.DataFrame(cols)
-
-
-def people_columns(people: People, rec: Recourse, ev: dict[str, np.ndarray],
-                   feature_range: np.ndarray) -> dict[str, np.ndarray]:
-    """A recourse measured against the people: hidden truth and response probabilities.
-
-    Args:
-        people: who received the recourses (row ``i`` of ``rec`` is ``people.ids[i]``).
-        rec: the policy's recourse.
-        ev: its metrics (:func:`~simstudy.metrics.evaluate_recourse`).
-        feature_range: the training range of every feature.
-
-    Returns:
-        :meth:`People.truth_columns` plus ``p_accept`` and ``p_act`` (NaN where no recourse).
-    """
-    found = ev["found"]
-    intervened = rec.intervened & rec.found[:, None]
-    out = people.truth_columns(ev["x_cf"], found, intervened)
-    delta = np.where(intervened, np.abs(np.nan_to_num(rec.values - people.x)), 0.0)
-    inputs = people.response_inputs(np.arange(len(people)), ev["cost"], ev["cost_unweighted"],
-                                    intervened.sum(axis=1), (delta / feature_range).sum(axis=1),
-                                    out["blocked"])
-    p_accept, p_act = people.response.probabilities(inputs)
-    out["p_accept"] = np.where(found, p_accept, np.nan)
-    out["p_act"] = np.where(found, p_act, np.nan)
-    return out
-
-
-def _policy_table(people: People, rec: Recourse, context: RecourseContext,
-                  meta: dict[str, Any]) -> pd.DataFrame:
-    """The run-table rows of one policy's recourse for one condition's people."""
-    world, model, fr = context.world, context.model, context.feature_range
-    ev = evaluate_recourse(world, model, people.x, rec, people.reported, fr)
-    extras = {**rec.extras, **people_columns(people, rec, ev, fr)}
-    if rec.base is not None:
-        ev_base = evaluate_recourse(world, model, people.x, rec.base, people.reported, fr)
-        base = people.truth_columns(ev_base["x_cf"], ev_base["found"],
-                                    rec.base.intervened & rec.base.found[:, None])
-        extras.update({f"{k}_base": v for k, v in base.items()
-                       if k in ("user_loss", "gtp", "gtd", "blocked")})
-    return recourse_table(people, ev, rec.intervened & rec.found[:, None], rec.values, extras,
-                          meta)
-
-
-def prepare_replication(scenario: Any, index: int, base_seed: int, cache: ModelCache,
-                        progress: bool = False, base_dir: str | Path = ".") -> Replication:
-    """World sample, decision model and recourse-seeking applicants of one replication.
-
-    ``base_dir`` is the scenario file's folder: relative data paths resolve against it.
-    """
-    seed = derive_seed(base_seed, "replication", index)
-    world, data, world_info = scenario.world.build(seed, cache, base_dir=base_dir)
-    model, meta = scenario.decision_model.obtain(data, cache, derive_seed(seed, "decision-model"),
-                                                 base_dir=base_dir, progress=progress)
-    split = scenario.applicants.split
-    x_split = {"test": data.x_test, "val": data.x_val, "train": data.x_train}[split]
-    with torch.no_grad():
-        approved = model.approves(x_split).numpy()
-    if approved.all() or not approved.any():
-        share = "every" if approved.all() else "no"
-        raise FieldProblem("decision_model", (
-            f"the trained model approves {share} applicant of the {split} split (replication "
-            f"{index}); recourse needs both outcomes: check the data's label balance, epochs and "
-            "lr"))
-    ids = np.arange(len(x_split))
-    if scenario.applicants.only_rejected:
-        ids = ids[~approved]
-    if scenario.applicants.max_applicants is not None:
-        ids = ids[: scenario.applicants.max_applicants]
-    info = {
-        "index": index,
-        "seed": seed,
-        "world": world_info,
-        "decision_model": {
-            "state_dict_sha256": meta["state_dict_sha256"],
-            "cache_key": meta["cache_key"],
-            "test_accuracy": meta["test_accuracy"],
-            "test_approval_rate": meta["test_approval_rate"],
-            "seed": meta["seed"],
-        },
-        "applicants": {"split": split, "n": int(len(ids)),
-                       "approval_rate_split": float(approved.mean())},
-    }
-    context = RecourseContext(world, model, data, seed)
-    return Replication(index, seed, context, x_split.numpy()[ids], ids, info)
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """What every unit of a run needs to compute its key (picklable, sent to workers)."""
-
-    scenario: Any
-    populations: dict[str, Any]
-    base_seed: int
-    base_dir: Path
-    cache_root: Path
-    source: str = ""
-    #: distinguishes runs in a long-lived worker: a replication is memoised within one run only
-    token: str = ""
-
-
-@dataclass(frozen=True)
-class RecourseUnit:
-    """Replication x condition x policy of the recourse tables."""
-
-    plan: RunPlan
-    replication: int
-    condition: str
-    policy: str
-
-    @property
-    def stem(self) -> str:
-        return f"rep{self.replication:03d}__{self.condition}__{self.policy}"
-
-
-@dataclass(frozen=True)
-class EventWorldUnit:
-    """Replication x condition x policy of the event world."""
-
-    plan: RunPlan
-    replication: int
-    condition: str
-    policy: str
-
-    @property
-    def stem(self) -> str:
-        return f"sim/{self.condition}/rep{self.replication:03d}__{self.policy}"
-
-
-# Per-process memo of the last replications: a worker given several units of one replication
-# prepares it once (the cache already makes this cheap; the memo skips even the world sample and
-# the model load). Replications are read-only for units.
-_MEMO: dict[tuple, Any] = {}
-_MEMO_SIZE = 8
-
-
-def _memo(key: tuple, make: Callable[[], Any]) -> Any:
-    if key not in _MEMO:
-        if len(_MEMO) >= _MEMO_SIZE:
-            _MEMO.pop(next(iter(_MEMO)))
-        _MEMO[key] = make()
-    return _MEMO[key]
-
-
-def _plan_key(plan: RunPlan) -> str:
-    blob = json.dumps([plan.scenario.model_dump(mode="json"),
-                       {k: v.model_dump(mode="json") for k, v in plan.populations.items()},
-                       plan.base_seed, str(plan.base_dir), str(plan.cache_root), plan.token],
-                      sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _replication(plan: RunPlan, index: int) -> Replication:
-    return _memo(("replication", _plan_key(plan), index), lambda: prepare_replication(
-        plan.scenario, index, plan.base_seed, ModelCache(plan.cache_root), progress=False,
-        base_dir=plan.base_dir))
-
-
-def _policy_spec(plan: RunPlan, name: str) -> Any:
-    return next(p for p in plan.scenario.policies if policy_name(p) == name)
-
-
-def _build_policy(spec: Any) -> RecoursePolicy:
-    return spec.policy()
-
-
-def _fitted_policy(plan: RunPlan, rep: Replication, name: str) -> RecoursePolicy:
-    # Fitted afresh for every unit (cheap: trained models come from the cache), so no unit
-    # depends on what another unit did to a policy in the same worker.
-    return _build_policy(_policy_spec(plan, name)).fit(rep.context)
-
-
-def _people(plan: RunPlan, rep: Replication, condition: str) -> People:
-    """The condition's people of a replication (hidden preferences and answers keyed on the
-    policies' stream, as every unit of the replication shares)."""
-    spec = people_specs(plan.scenario, plan.populations)[condition]
-    space = ScaledSpace.from_context(rep.context)
-    return spec.build(rep.x, rep.ids, rep.seed, rep.context.feature_names,
-                      rep.context.world.roles.actionable, space,
-                      preference_seed=derive_seed(rep.seed, "policies"))
-
-
-def compute_recourse_unit(unit: RecourseUnit) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The recourse table of one unit and what the manifest records about it."""
-    plan, r = unit.plan, unit.replication
-    rep = _replication(plan, r)
-    people = _people(plan, rep, unit.condition)
-    policy = _fitted_policy(plan, rep, unit.policy)
-    t0 = time.time()
-    asks = {"feedback": people.feedback()} if policy.asks_questions else {}
-    rec = policy.recommend(rep.x, people.reported, rep.ids, derive_seed(rep.seed, "policies"),
-                           **asks)
-    seconds = time.time() - t0
-    table = _policy_table(people, rec, rep.context,
-                          {"replication": r, "seed": rep.seed, "condition": unit.condition,
-                           "policy": unit.policy})
-    info = {"replication": rep.info, "policy_hashes": policy.model_hashes(),
-            "seconds": round(seconds, 3)}
-    return table, info
-
-
-def compute_event_world_unit(unit: EventWorldUnit) -> tuple[dict[str, pd.DataFrame], dict]:
-    """The event-world tables of one replication x condition x policy, and its timings."""
-    plan, r = unit.plan, unit.replication
-    rep = _replication(plan, r)
-    people = people_specs(plan.scenario, plan.populations)[unit.condition]
-    policy_spec = _policy_spec(plan, unit.policy)
-    ctx = rep.context
-
-    def factory(context: RecourseContext) -> RecoursePolicy:
-        return _build_policy(policy_spec).fit(context)
-
-    tables, timings = simulate_tables(
-        plan.scenario.simulation, ctx.world, ctx.data, ctx.model, factory, people,
-        rep.seed, {"policy": unit.policy, "replication": r})
-    return tables, {"timings": timings}
-
-
-@dataclass(frozen=True)
-class UnitFailure:
-    """A document value found unusable inside a unit (sent back instead of an exception, so
-    that any executor reports it the same way: ``FILE: field: reason``)."""
-
-    field: str
-    reason: str
-
-
-def compute_unit(unit: RecourseUnit | EventWorldUnit) -> tuple[Any, dict] | UnitFailure:
-    """Computes any unit (the function executors call); quietly, as the run shows one bar."""
-    quiet = is_quiet()
-    set_quiet(True)
-    try:
-        if isinstance(unit, RecourseUnit):
-            return compute_recourse_unit(unit)
-        return compute_event_world_unit(unit)
-    except FieldProblem as exc:
-        return UnitFailure(exc.field, exc.reason)
-    finally:
-        set_quiet(quiet)
 
 
 @dataclass
@@ -516,8 +228,8 @@ class ScenarioRun:
             outputs.append("contrasts.csv")
         if sc.study is not None:
             study_condition = sc.study.condition or sc.conditions[0].name
-            rep = _replication(self.plan, sc.study.replication)
-            people = _people(self.plan, rep, study_condition)
+            rep = replication_of(self.plan, sc.study.replication)
+            people = people_of(self.plan, rep, study_condition)
             outputs += write_study_files(sc, recourse, people, rep.context,
                                          [policy_name(p) for p in sc.policies], out)
         if sc.simulation is not None:

@@ -77,4 +77,5 @@ def make_people(ctx, x, ids, profiles, seed=0, response=None, mismatch=0.0, **us
         "population": {"hidden_mismatch_probability": mismatch}, "users": users,
         **({"response": response} if response is not None else {})})
     return spec.build(x, ids, seed, ctx.feature_names, ctx.world.roles.actionable,
-                      ScaledSpace.from_context(ctx), reported=profiles)
+                      ScaledSpace.from_context(ctx), reported=profiles,
+                      immutable=ctx.world.roles.immutable)

@@ -8,7 +8,8 @@ import pytest
 import torch
 from statsmodels.stats.multitest import multipletests
 
-from simstudy.analysis.audit import adjust_pvalues, audit, group_label
+from simstudy.analysis.audit import adjust_pvalues, audit
+from simstudy.analysis.groups import group_label
 
 torch.set_num_threads(1)
 

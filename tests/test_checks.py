@@ -73,7 +73,8 @@ def test_policy_contract(kind, mlp_context):
         # people with hidden preference weights answer (a fresh session per request)
         people = PeopleSpec.model_validate({"users": {"preference": "weights"}}).build(
             x, ids, 0, context.feature_names, context.world.roles.actionable,
-            ScaledSpace.from_context(context), reported=profiles)
+            ScaledSpace.from_context(context), reported=profiles,
+            immutable=context.world.roles.immutable)
 
         def extra(rows):
             return {"feedback": people.feedback()}

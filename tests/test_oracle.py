@@ -74,3 +74,63 @@ def test_chunk_size_does_not_change_the_answer(small_loan_context, rejected):
                                                                                    ids)
     assert np.array_equal(a.intervened, b.intervened)
     assert np.array_equal(np.nan_to_num(a.values), np.nan_to_num(b.values))
+
+
+@pytest.mark.parametrize("placement", ["outside", "inside"])
+def test_every_tier_and_block_of_the_pruned_search_stays_exact(small_loan_context, rejected,
+                                                              monkeypatch, placement):
+    # Small tiers and blocks of a few people exercise every step of the pruned partial sums
+    # (threshold, candidates between two tiers, the last tier over everything).
+    import dataclasses
+
+    from simstudy.policies import oracle as oracle_module
+
+    monkeypatch.setattr(oracle_module, "_TIERS", (2, 9, 40, 300))
+    monkeypatch.setattr(oracle_module, "_BLOCK_NUMBERS", 500)
+    x, ids = rejected
+    x, ids = x[:30], ids[:30]
+    profiles = dataclasses.replace(_profiles(ids, None, shape="convex"),
+                                   cost_placement=placement)
+    oracle = CausalOracle(n_values=6, chunk_size=11).fit(small_loan_context)
+    fast = oracle.recommend(x, profiles, ids)
+    inter, values, found, cost = enumerate_one_by_one(oracle, x, profiles)
+    assert np.array_equal(fast.found, found) and found.sum() >= 5
+    assert np.array_equal(fast.intervened, inter)
+    np.testing.assert_array_equal(np.nan_to_num(fast.values, nan=-1e9),
+                                  np.nan_to_num(values, nan=-1e9))
+    # a person resolved in a later tier scored more candidates than the first tier holds
+    assert fast.extras["candidates_evaluated"].max() > 2
+
+
+@pytest.mark.parametrize("placement", ["outside", "inside"])
+def test_pruned_partial_sums_match_every_combination_formed(placement):
+    # Terms with ties, zeros and unusable options (inf), as a chunk of people has them; the
+    # reference forms every combination's cost by broadcasting, in feature order.
+    from simstudy.metrics import finish_cost
+    from simstudy.policies.oracle import _candidates_between, _kth_smallest_cost
+
+    rng = np.random.default_rng(5)
+    p, m, n_opt = 6, 3, 5
+    terms = [np.round(rng.uniform(0, 2, (p, n_opt)), 1) for _ in range(m)]
+    for t in terms:
+        t[:, 0] = 0.0
+        t[rng.uniform(size=(p, n_opt)) < 0.15] = np.inf
+        t[:, 0] = 0.0
+
+    def finish(total):
+        return finish_cost(total, 4, placement)
+
+    total = terms[0].reshape(p, n_opt, 1, 1) + terms[1].reshape(p, 1, n_opt, 1)
+    cost = finish((total + terms[2].reshape(p, 1, 1, n_opt)).reshape(p, -1))
+    cost[:, 0] = np.inf
+    lower = np.full(p, -np.inf)
+    for size in (1, 4, 17, 60):
+        upper = np.partition(cost, size - 1, axis=1)[:, size - 1]
+        np.testing.assert_array_equal(_kth_smallest_cost(terms, size, finish), upper)
+        person, index, got = _candidates_between(terms, lower, upper, size, finish)
+        mask = (cost > lower[:, None]) & (cost <= upper[:, None]) & np.isfinite(cost)
+        want_person, want_index = np.nonzero(mask)
+        np.testing.assert_array_equal(person, want_person)
+        np.testing.assert_array_equal(index, want_index)
+        np.testing.assert_array_equal(got, cost[want_person, want_index])
+        lower = upper

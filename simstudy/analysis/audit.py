@@ -11,7 +11,7 @@ estimate is the mean over replications:
 
 with ``v_i`` the person's value and ``d_i`` whether it is defined. A **gap** is the difference
 between a focal and a reference group, ``m(focal) - m(reference)`` (female - male, non-white -
-white, non-privileged - privileged; see :data:`REFERENCE_LEVELS`).
+white, non-privileged - privileged; see :data:`~simstudy.analysis.groups.REFERENCE_LEVELS`).
 
 Uncertainty:
 
@@ -33,8 +33,9 @@ A **hidden disparity** is a gap that is absent under the no-personalization base
 a condition with individual actionability (adjusted ``p < alpha`` and its interval excludes
 zero).
 
-Group codes follow the worlds: in the Loan SCM (Karimi et al. 2020) ``gender`` 1 adds to income,
-so 1 = male and 0 = female; the stylized ``race`` has 1 = minority (non-white), 0 = white.
+Who is compared with whom (group labels, reference levels, intersection cells) is declared in
+:mod:`simstudy.analysis.groups`; the per-cell sums, the bootstrap and the permutations in
+:mod:`simstudy.analysis.resampling`.
 """
 
 from __future__ import annotations
@@ -47,33 +48,10 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import Metric, metrics_of
+from .groups import Comparison, cell_name, comparisons, groupings
 from .resampling import CellSums, accumulate, mean_over_reps, percentile_interval
 
-__all__ = [
-    "GROUP_LABELS",
-    "REFERENCE_LEVELS",
-    "AuditResult",
-    "audit",
-    "adjust_pvalues",
-    "group_label",
-]
-
-
-#: Readable names of group codes.
-GROUP_LABELS: dict[str, dict[int, str]] = {
-    "gender": {0: "female", 1: "male"},
-    "race": {0: "white", 1: "non-white"},
-    "privileged": {0: "non-privileged", 1: "privileged"},
-}
-
-#: The reference (conventionally advantaged) level of each known attribute; gaps are
-#: focal - reference. Other attributes take their smallest level as reference.
-REFERENCE_LEVELS: dict[str, int] = {"gender": 1, "race": 0, "privileged": 1}
-
-
-def group_label(attribute: str, level: int) -> str:
-    """``female`` for ``(gender, 0)``; ``attribute=level`` for unknown attributes."""
-    return GROUP_LABELS.get(attribute, {}).get(int(level), f"{attribute}={int(level)}")
+__all__ = ["AuditResult", "audit", "adjust_pvalues"]
 
 
 def adjust_pvalues(p: Sequence[float], method: str = "holm") -> np.ndarray:
@@ -129,64 +107,6 @@ class AuditResult:
     settings: dict = field(default_factory=dict)
 
 
-@dataclass
-class _Comparison:
-    name: str
-    grouping: str
-    focal: str
-    reference: str
-    focal_cells: np.ndarray
-    reference_cells: np.ndarray
-
-
-def _comparisons(by: Sequence[str], levels: Mapping[str, list[int]],
-                 cells: list[tuple[int, ...]]) -> list[_Comparison]:
-    out = []
-    cell_arr = np.array(cells, dtype=np.int64).reshape(len(cells), len(by))
-    ref_of = {}
-    for k, attr in enumerate(by):
-        ref = REFERENCE_LEVELS.get(attr, min(levels[attr]))
-        ref = ref if ref in levels[attr] else min(levels[attr])
-        ref_of[attr] = ref
-        for lev in levels[attr]:
-            if lev == ref:
-                continue
-            focal, reference = group_label(attr, lev), group_label(attr, ref)
-            out.append(_Comparison(f"{attr}: {focal} - {reference}", attr, focal, reference,
-                                   np.flatnonzero(cell_arr[:, k] == lev),
-                                   np.flatnonzero(cell_arr[:, k] == ref)))
-    if len(by) >= 2:
-        ref_cell = tuple(ref_of[a] for a in by)
-        if ref_cell in cells:
-            r = cells.index(ref_cell)
-            ref_name = _cell_name(by, ref_cell)
-            for c, cell in enumerate(cells):
-                if c == r:
-                    continue
-                name = _cell_name(by, cell)
-                out.append(_Comparison(f"{' x '.join(by)}: {name} - {ref_name}",
-                                       " x ".join(by), name, ref_name,
-                                       np.array([c]), np.array([r])))
-    return out
-
-
-def _cell_name(by: Sequence[str], cell: tuple[int, ...]) -> str:
-    return " ".join(group_label(a, v) for a, v in zip(by, cell, strict=True))
-
-
-def _groupings(by: Sequence[str], levels: Mapping[str, list[int]],
-               cells: list[tuple[int, ...]]):
-    # (grouping, label, cell indices): everyone, each level of each attribute, each cell.
-    yield "all", "all", np.arange(len(cells))
-    for k, a in enumerate(by):
-        for lev in levels[a]:
-            yield a, group_label(a, lev), np.array(
-                [i for i, c in enumerate(cells) if c[k] == lev])
-    if len(by) >= 2:
-        for i, cell in enumerate(cells):
-            yield " x ".join(by), _cell_name(by, cell), np.array([i])
-
-
 def _sources(recourse: pd.DataFrame, outcomes: pd.DataFrame | None, by: Sequence[str],
              metrics: Sequence[str] | None) -> list[tuple[str, pd.DataFrame, dict, str]]:
     # (source name, table, metrics it has, id column) for the recourse rows and the outcomes.
@@ -233,15 +153,15 @@ def audit(
     family: str = "table",
     seed: int = 0,
 ) -> AuditResult:
-    """Audits a run's recourse (and event-world outcomes) by groups and their intersection.
+    """Audits a run's recourse (and event-world outcomes) by groups and their intersection;
+    returns the tables as an :class:`AuditResult`.
 
     Args:
         recourse: ``recourse.parquet`` rows (``replication``, ``condition``, ``policy``,
             ``applicant_id``, the ``by`` columns and the metric columns).
         by: group attributes; intersections are taken over all of them.
         baseline: the no-personalization condition for hidden-disparity lines (``None``: none).
-        metrics: names from :data:`simstudy.metrics.METRICS` (default: the audited ones that
-            the tables have).
+        metrics: names in :data:`simstudy.metrics.METRICS` (default: the audited ones present).
         outcomes: the event world's per-applicant outcomes with ``condition``, ``policy``,
             ``replication``, ``applicant`` and the ``by`` columns (optional).
         n_bootstrap: bootstrap resamples.
@@ -252,9 +172,6 @@ def audit(
             policy, condition and metric) or ``audit`` (every gap of the audit; needs enough
             permutations that ``1 / (P + 1)`` clears ``alpha`` divided by the number of tests).
         seed: base seed of the bootstrap and permutation streams.
-
-    Returns:
-        An :class:`AuditResult`.
 
     References:
         Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13; Good (2005),
@@ -274,36 +191,45 @@ def audit(
     by = list(by)
     tables = _Tables()
     for source, table, defs, id_col in _sources(recourse, outcomes, by, metrics):
-        if not defs:
-            continue
-        # A condition without the attribute (no ``privileged`` under the baseline) is left out.
-        table = table.dropna(subset=by)
-        if not len(table):
-            continue
-        levels = {a: sorted(int(v) for v in pd.unique(table[a].dropna())) for a in by}
-        cells = list(itertools.product(*(levels[a] for a in by)))
-        comps = _comparisons(by, levels, cells)
-        sums = accumulate(table, defs, by, cells, comps, id_col, source, n_bootstrap,
-                          n_permutations, seed)
-        boot_gap: dict[tuple, np.ndarray] = {}
-        for (policy, condition), per_metric in sums.items():
-            for m, cs in per_metric.items():
-                base = {"source": source, "policy": policy, "condition": condition, "metric": m}
-                _estimate_rows(tables, base, cs, by, levels, cells, comps, alpha, boot_gap)
-        _contrast_rows(tables, source, list(sums), list(defs), comps, baseline, boot_gap, alpha)
+        _audit_source(tables, source, table, defs, id_col, by, baseline, n_bootstrap,
+                      n_permutations, alpha, seed)
     gaps = _adjust(pd.DataFrame(tables.gaps), family, correction, alpha)
     settings = {"by": by, "baseline": baseline, "n_bootstrap": n_bootstrap,
                 "n_permutations": n_permutations, "alpha": alpha, "correction": correction,
-                "family": family,
-                "seed": seed, "tests": int(gaps["p_value"].notna().sum()) if len(gaps) else 0}
+                "family": family, "seed": seed,
+                "tests": int(gaps["p_value"].notna().sum()) if len(gaps) else 0}
     return AuditResult(pd.DataFrame(tables.groups), gaps, pd.DataFrame(tables.contrasts),
                        pd.DataFrame(tables.extremes), _hidden(gaps, baseline, alpha), settings)
 
 
+def _audit_source(tables: _Tables, source: str, table: pd.DataFrame, defs: dict[str, Metric],
+                  id_col: str, by: list[str], baseline: str | None, n_bootstrap: int,
+                  n_permutations: int, alpha: float, seed: int) -> None:
+    # One source's steps: accumulate cell sums (bootstrap and permutation draws included),
+    # estimate groups and gaps, then contrast conditions.
+    if not defs:
+        return
+    # A condition without the attribute (no ``privileged`` under the baseline) is left out.
+    table = table.dropna(subset=by)
+    if not len(table):
+        return
+    levels = {a: sorted(int(v) for v in pd.unique(table[a].dropna())) for a in by}
+    cells = list(itertools.product(*(levels[a] for a in by)))
+    comps = comparisons(by, levels, cells)
+    sums = accumulate(table, defs, by, cells, comps, id_col, source, n_bootstrap,
+                      n_permutations, seed)
+    boot_gap: dict[tuple, np.ndarray] = {}
+    for (policy, condition), per_metric in sums.items():
+        for m, cs in per_metric.items():
+            base = {"source": source, "policy": policy, "condition": condition, "metric": m}
+            _estimate_rows(tables, base, cs, by, levels, cells, comps, alpha, boot_gap)
+    _contrast_rows(tables, source, list(sums), list(defs), comps, baseline, boot_gap, alpha)
+
+
 def _estimate_rows(tables: _Tables, base: dict, cs: CellSums, by: list[str], levels: Mapping,
-                   cells: list, comps: list[_Comparison], alpha: float, boot_gap: dict) -> None:
+                   cells: list, comps: list[Comparison], alpha: float, boot_gap: dict) -> None:
     # Group estimates, gaps with permutation p-values, and the highest intersection cell.
-    for grouping, label, cset in _groupings(by, levels, cells):
+    for grouping, label, cset in groupings(by, levels, cells):
         lo, hi = percentile_interval(cs.bootstrap(cset), alpha)
         tables.groups.append({**base, "grouping": grouping, "group": label,
                               "n": float(cs.n[:, cset].sum(1).mean()),
@@ -331,16 +257,16 @@ def _estimate_rows(tables: _Tables, base: dict, cs: CellSums, by: list[str], lev
     margin = cb[:, top] - np.nanmax(np.delete(cb, top, axis=1), axis=1)
     lo, hi = percentile_interval(margin, alpha)
     tables.extremes.append({**base, "grouping": " x ".join(by),
-                            "highest": _cell_name(by, cells[top]),
+                            "highest": cell_name(by, cells[top]),
                             "highest_estimate": float(ests[top]),
-                            "runner_up": _cell_name(by, cells[second]),
+                            "runner_up": cell_name(by, cells[second]),
                             "runner_up_estimate": float(ests[second]),
                             "margin": float(ests[top] - ests[second]), "ci_low": lo,
                             "ci_high": hi, "share_highest": float(np.mean(margin > 0))})
 
 
 def _contrast_rows(tables: _Tables, source: str, blocks: list[tuple], metrics: list[str],
-                   comps: list[_Comparison], baseline: str | None, boot_gap: dict,
+                   comps: list[Comparison], baseline: str | None, boot_gap: dict,
                    alpha: float) -> None:
     # Differences of a gap between two conditions, with a paired bootstrap interval.
     conditions = list(dict.fromkeys(c for _, c in blocks))

@@ -92,6 +92,23 @@ class GAMM:
             groups: participant id of each rating, shape (n,).
             rho0: optional warm start for the log smoothing parameters.
         """
+        x, y, gidx, n_groups = self._checked(x, y, groups)
+        if self.family != "gaussian":
+            return self._fit_family(x, y, gidx, n_groups, rho0)
+        design, blocks, null_dim = self._gaussian_design(x, gidx, n_groups)
+        smooth_blocks = (0,) if self.smooth == "tp" and self.multistart else ()
+        self.reml_: RemlResult = fit_reml(design, y, blocks, null_space_dim=null_dim, rho0=rho0,
+                                          smooth_blocks=smooth_blocks, max_iter=self.max_iter)
+        res = self.reml_
+        if not res.converged:
+            self._warn(f"REML did not converge in {res.n_iter} Newton iterations; "
+                       "read the estimates with caution")
+        self._store_gaussian(res, blocks, x.size, n_groups)
+        self._test_smooth(res, design)
+        return self
+
+    def _checked(self, x, y, groups) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        # Inputs as arrays, participants as indices (``groups_``); refuses what cannot be fit.
         x = np.asarray(x, dtype=float)
         y = np.asarray(y, dtype=float)
         if self.smooth not in ("tp", "linear", "none"):
@@ -106,8 +123,12 @@ class GAMM:
         if n_groups < 2 and (self.random_intercept or self.random_slope):
             raise ValueError(f"participant random effects need at least 2 participants, "
                              f"got {n_groups}")
-        if self.family != "gaussian":
-            return self._fit_family(x, y, gidx, n_groups, rho0)
+        return x, y, gidx, n_groups
+
+    def _gaussian_design(self, x: np.ndarray, gidx: np.ndarray,
+                         n_groups: int) -> tuple[np.ndarray, list[PenaltyBlock], int]:
+        # The design (fixed part, then random-effect columns), its penalty blocks and the
+        # dimension of the unpenalized space.
         blocks: list[PenaltyBlock] = []
         null_dim = 1
         if self.smooth == "tp":
@@ -140,13 +161,11 @@ class GAMM:
             blocks.append(PenaltyBlock(start, start + n_groups, np.ones(n_groups)))
             start += n_groups
         design = np.hstack([fixed, *re_cols]) if re_cols else fixed
-        smooth_blocks = (0,) if self.smooth == "tp" and self.multistart else ()
-        self.reml_: RemlResult = fit_reml(design, y, blocks, null_space_dim=null_dim, rho0=rho0,
-                                          smooth_blocks=smooth_blocks, max_iter=self.max_iter)
-        res = self.reml_
-        if not res.converged:
-            self._warn(f"REML did not converge in {res.n_iter} Newton iterations; "
-                       "read the estimates with caution")
+        return design, blocks, null_dim
+
+    def _store_gaussian(self, res: RemlResult, blocks: list[PenaltyBlock], n: int,
+                        n_groups: int) -> None:
+        # Coefficients, scale, random-effect standard deviations and degrees of freedom.
         self.blocks_ = blocks
         self.coef_ = res.beta
         self.intercept_ = float(res.beta[0])
@@ -164,6 +183,9 @@ class GAMM:
         self.sd_slope_ = sds.get("slope", 0.0)
         self.edf_total_ = float(res.edf.sum())
         self.residual_df_ = n - self.edf_total_
+
+    def _test_smooth(self, res: RemlResult, design: np.ndarray) -> None:
+        # The smooth's EDF and Wood's test of it (none without a smooth).
         sl = self.smooth_slice_
         if self.smooth == "tp":
             self.edf_ = float(res.edf[sl].sum())
@@ -184,7 +206,6 @@ class GAMM:
         else:
             self.edf_ = self.edf1_ = float("nan")
             self.test_ = None
-        return self
 
     def _fit_basis(self, x: np.ndarray) -> None:
         """The thin plate basis, its size resolved as mgcv does (with a warning when changed)."""

@@ -78,48 +78,56 @@ def check_rating_table(data: pd.DataFrame, group: str,
     if data[group].isna().any():
         raise TableError(f"{group}: {int(data[group].isna().sum())} rows without a participant")
     for response, distance, family in models:
-        x = _numeric(data, distance)
-        y = _numeric(data, response)
-        if (x < 0).any():
-            raise TableError(f"{distance}: {int((x < 0).sum())} negative distances (first "
-                             f"{x[x < 0].iloc[0]:g}; a missing-value code? leave missing cells "
-                             "empty)")
-        rows = x.notna() & y.notna()
-        if not rows.any():
-            raise TableError(f"{response}: no row has both {response} and {distance}")
-        y_used = y[rows]
-        if family == "binomial":
-            bad = y_used[~y_used.isin((0.0, 1.0))]
-            if len(bad):
-                raise TableError(f"{response}: binomial responses must be 0 or 1; "
-                                 f"{len(bad)} values are not (first {bad.iloc[0]:g})")
-        elif scale is not None:
-            lo, hi = scale
-            bad = y_used[(y_used < lo) | (y_used > hi)]
-            if len(bad):
-                codes = ", ".join(f"{v:g}" for v in sorted(set(bad))[:3])
-                hint = ("; a missing-value code? leave missing ratings empty"
-                        if (bad < 0).any() or (bad >= 90).any() else "")
-                raise TableError(f"{response}: {len(bad)} value{'s' * (len(bad) > 1)} outside "
-                                 f"the rating scale {lo:g}..{hi:g} ({codes}{hint})")
-            if family == "ocat" and (y_used != np.round(y_used)).any():
-                raise TableError(f"{response}: ordered categories must be whole numbers")
-        if y_used.nunique() < 2:
-            raise TableError(f"{response}: every rating is {y_used.iloc[0]:g}; a constant "
-                             "response cannot be modelled")
-        if x[rows].nunique() < 3:
-            raise TableError(f"{distance}: {x[rows].nunique()} distinct values; a smooth "
-                             "needs at least 3")
-        per_person = data.loc[rows, group].value_counts()
-        if per_person.size < 2:
-            raise TableError(f"{group}: one participant; participant effects need at least 2")
-        single = int((per_person == 1).sum())
-        if single:
-            warnings.append(f"{group}: {single} of {per_person.size} participants have a single "
-                            f"{response} rating; with one rating per person the random "
-                            "intercept and the residual are not separately identifiable")
-        dropped = int((~rows).sum())
-        if dropped:
-            warnings.append(f"{response}: {dropped} rows without {response} or {distance} "
-                            "left out")
+        warnings += _check_model(data, group, response, distance, family, scale)
     return list(dict.fromkeys(warnings))
+
+
+def _check_model(data: pd.DataFrame, group: str, response: str, distance: str, family: str,
+                 scale: tuple[float, float] | None) -> list[str]:
+    # One model's response and distance columns: refused, or the warnings about them.
+    warnings: list[str] = []
+    x = _numeric(data, distance)
+    y = _numeric(data, response)
+    if (x < 0).any():
+        raise TableError(f"{distance}: {int((x < 0).sum())} negative distances (first "
+                         f"{x[x < 0].iloc[0]:g}; a missing-value code? leave missing cells "
+                         "empty)")
+    rows = x.notna() & y.notna()
+    if not rows.any():
+        raise TableError(f"{response}: no row has both {response} and {distance}")
+    y_used = y[rows]
+    if family == "binomial":
+        bad = y_used[~y_used.isin((0.0, 1.0))]
+        if len(bad):
+            raise TableError(f"{response}: binomial responses must be 0 or 1; "
+                             f"{len(bad)} values are not (first {bad.iloc[0]:g})")
+    elif scale is not None:
+        lo, hi = scale
+        bad = y_used[(y_used < lo) | (y_used > hi)]
+        if len(bad):
+            codes = ", ".join(f"{v:g}" for v in sorted(set(bad))[:3])
+            hint = ("; a missing-value code? leave missing ratings empty"
+                    if (bad < 0).any() or (bad >= 90).any() else "")
+            raise TableError(f"{response}: {len(bad)} value{'s' * (len(bad) > 1)} outside "
+                             f"the rating scale {lo:g}..{hi:g} ({codes}{hint})")
+        if family == "ocat" and (y_used != np.round(y_used)).any():
+            raise TableError(f"{response}: ordered categories must be whole numbers")
+    if y_used.nunique() < 2:
+        raise TableError(f"{response}: every rating is {y_used.iloc[0]:g}; a constant "
+                         "response cannot be modelled")
+    if x[rows].nunique() < 3:
+        raise TableError(f"{distance}: {x[rows].nunique()} distinct values; a smooth "
+                         "needs at least 3")
+    per_person = data.loc[rows, group].value_counts()
+    if per_person.size < 2:
+        raise TableError(f"{group}: one participant; participant effects need at least 2")
+    single = int((per_person == 1).sum())
+    if single:
+        warnings.append(f"{group}: {single} of {per_person.size} participants have a single "
+                        f"{response} rating; with one rating per person the random "
+                        "intercept and the residual are not separately identifiable")
+    dropped = int((~rows).sum())
+    if dropped:
+        warnings.append(f"{response}: {dropped} rows without {response} or {distance} "
+                        "left out")
+    return warnings

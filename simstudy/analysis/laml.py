@@ -289,14 +289,7 @@ def fit_laml(design: MixedDesign, y: np.ndarray, family: Family, smooth: slice,
     tau0 = family.start_theta(y)
     family.set_theta(tau0)
     if rho0 is None:
-        w0 = 0.25
-        counts = np.bincount(design.groups, minlength=design.n_groups).mean()
-        rho_r = [np.log(w0 * counts * max(np.mean(design.z[:, t] ** 2), 1e-8))
-                 for t in range(design.n_random)]
-        on = penalty > 0
-        rho_s = ([np.log(w0 * np.mean(np.sum(design.fixed[:, on] ** 2, axis=0)) / np.mean(
-            penalty[on]))] if prob.rank_s else [])
-        rho0 = np.array(rho_s + rho_r, dtype=float)
+        rho0 = _default_rho(prob, design, penalty)
     n_starts = 2 if multistart and prob.rank_s else 1
     bounds = [_RHO_BOUNDS] * prob.n_rho + [_TAU_BOUNDS] * family.n_theta
     prob.beta_f[0] = float(np.mean(family.start_eta(y)))
@@ -308,32 +301,60 @@ def fit_laml(design: MixedDesign, y: np.ndarray, family: Family, smooth: slice,
             # family parameters start where the first fit left them.
             x0 = np.concatenate([np.asarray(rho0, dtype=float), fits[0][2].x[prob.n_rho:]])
             x0[0] -= 10.0
-
-        def fun(params):
-            try:
-                value, grad = prob.criterion(params)
-            except (np.linalg.LinAlgError, ValueError):
-                return 1e30, np.zeros_like(params)  # outside the usable region: step back
-            if not np.isfinite(value) or not np.all(np.isfinite(grad)):
-                return 1e30, np.zeros_like(params)
-            return value, grad
-
-        x0 = np.clip(x0, [b[0] for b in bounds], [b[1] for b in bounds])
-        res = optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
-                                options={"maxiter": max_iter, "ftol": 1e-12, "gtol": 1e-5})
-        # Refit exactly at the optimum so the cached factor matches the reported parameters.
-        final, grad = prob.criterion(res.x)
-        lo, hi = np.array(bounds).T
-        free = ~(((res.x >= hi - 1e-9) & (grad < 0)) | ((res.x <= lo + 1e-9) & (grad > 0)))
-        converged = bool(res.success or np.all(np.abs(grad[free]) < 1e-3))
-        fits.append((final, converged, res, prob.beta_f.copy(), prob.u.copy(), dict(prob.cache)))
+        fits.append(_minimize_from(prob, x0, bounds, max_iter))
     best = min(fits, key=lambda f: (not f[1], f[0]))
     value, converged, res, bf, u, cache = best
     family.set_theta(res.x[prob.n_rho:])
+    edf_f, edf_r, edf1 = _edf(design, smooth, cache)
+    return LamlResult(beta_f=bf, u=u, rho=res.x[: prob.n_rho], tau=res.x[prob.n_rho:],
+                      objective=float(value), converged=converged, n_iter=int(res.nit),
+                      cov_f=cache["c"], edf_f=edf_f, edf1_smooth=edf1,
+                      edf_total=float(edf_f.sum() + edf_r), weights=cache["w"],
+                      starts=n_starts)
+
+
+def _default_rho(prob: _Problem, design: MixedDesign, penalty: np.ndarray) -> np.ndarray:
+    # Start with each penalty comparable to its columns' share of the data.
+    w0 = 0.25
+    counts = np.bincount(design.groups, minlength=design.n_groups).mean()
+    rho_r = [np.log(w0 * counts * max(np.mean(design.z[:, t] ** 2), 1e-8))
+             for t in range(design.n_random)]
+    on = penalty > 0
+    rho_s = ([np.log(w0 * np.mean(np.sum(design.fixed[:, on] ** 2, axis=0)) / np.mean(
+        penalty[on]))] if prob.rank_s else [])
+    return np.array(rho_s + rho_r, dtype=float)
+
+
+def _minimize_from(prob: _Problem, x0: np.ndarray, bounds: list, max_iter: int) -> tuple:
+    """One L-BFGS-B minimisation of the criterion from ``x0``: ``(value, converged, result,
+    beta_f, u, cache)`` refitted exactly at the optimum."""
+
+    def fun(params):
+        try:
+            value, grad = prob.criterion(params)
+        except (np.linalg.LinAlgError, ValueError):
+            return 1e30, np.zeros_like(params)  # outside the usable region: step back
+        if not np.isfinite(value) or not np.all(np.isfinite(grad)):
+            return 1e30, np.zeros_like(params)
+        return value, grad
+
+    x0 = np.clip(x0, [b[0] for b in bounds], [b[1] for b in bounds])
+    res = optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                            options={"maxiter": max_iter, "ftol": 1e-12, "gtol": 1e-5})
+    # Refit exactly at the optimum so the cached factor matches the reported parameters.
+    final, grad = prob.criterion(res.x)
+    lo, hi = np.array(bounds).T
+    free = ~(((res.x >= hi - 1e-9) & (grad < 0)) | ((res.x <= lo + 1e-9) & (grad > 0)))
+    converged = bool(res.success or np.all(np.abs(grad[free]) < 1e-3))
+    return final, converged, res, prob.beta_f.copy(), prob.u.copy(), dict(prob.cache)
+
+
+def _edf(design: MixedDesign, smooth: slice, cache: dict) -> tuple[np.ndarray, float, float]:
+    """EDF per fixed coefficient, of the random effects, and the smooth block's tr(2F - FF),
+    with F = I - H^-1 S."""
     c = cache["c"]
     lam_f, lam_r = cache["lam_f"], cache["lam_r"]
     cm = cache["cm"]
-    # F = I - H^-1 S: EDF per fixed coefficient and the smooth block's tr(2F - FF).
     edf_f = 1.0 - np.diag(c) * lam_f
     edf_r = 0.0
     if design.n_random:
@@ -353,8 +374,4 @@ def fit_laml(design: MixedDesign, y: np.ndarray, family: Family, smooth: slice,
         edf1 = 2.0 * float(np.trace(f_ss)) - ff
     else:
         edf1 = 0.0
-    return LamlResult(beta_f=bf, u=u, rho=res.x[: prob.n_rho], tau=res.x[prob.n_rho:],
-                      objective=float(value), converged=converged, n_iter=int(res.nit),
-                      cov_f=c, edf_f=edf_f, edf1_smooth=edf1,
-                      edf_total=float(edf_f.sum() + edf_r), weights=cache["w"],
-                      starts=n_starts)
+    return edf_f, edf_r, edf1

@@ -142,15 +142,31 @@ def smooth_test(
         res_df: residual degrees of freedom of an estimated scale; <= 0 for a known scale.
     """
     r_fac = np.linalg.qr(xt, mode="r")
-    v = r_fac @ vb @ r_fac.T
+    evals, evecs = _eigen(r_fac @ vb @ r_fac.T)
+    vec, vec1, rank, k, k1, nu = _projections(evals, evecs, rank)
+    rb = r_fac @ coef
+    d = float(np.sum((vec.T @ rb) ** 2))
+    d1 = float(np.sum((vec1.T @ rb) ** 2))
+    pval = _p_value(d, d1, rank, k, k1, nu, res_df)
+    return SmoothTest(ref_df=float(rank), stat=d, F=d / rank if rank > 0 else np.nan,
+                      p=min(1.0, pval))
+
+
+def _eigen(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # Eigen-decomposition of the symmetrised v, largest first, with eigenvector signs fixed
+    # (first element non-negative) so the statistic is well defined.
     v = (v + v.T) / 2
     evals, evecs = np.linalg.eigh(v)
     order = np.argsort(-evals)
     evals, evecs = evals[order], evecs[:, order]
-    # Fix eigenvector signs (first element non-negative) so the statistic is well defined.
     signs = np.sign(evecs[0, :])
     signs[signs == 0] = 1.0
-    evecs = evecs * signs
+    return evals, evecs * signs
+
+
+def _projections(evals: np.ndarray, evecs: np.ndarray, rank: float) -> tuple:
+    """The two projection matrices of the statistic (equal at an integer rank), the rank used
+    (lowered to the numerical rank), its integer part ``k``, ``k1`` and fractional part ``nu``."""
     k = max(0, int(np.floor(rank)))
     nu = abs(rank - k)
     k1 = k + 1 if nu > 0 else k
@@ -179,9 +195,13 @@ def smooth_test(
         vec1 = vec
         if k == 1:
             rank = 1.0
-    rb = r_fac @ coef
-    d = float(np.sum((vec.T @ rb) ** 2))
-    d1 = float(np.sum((vec1.T @ rb) ** 2))
+    return vec, vec1, rank, k, k1, nu
+
+
+def _p_value(d: float, d1: float, rank: float, k: int, k1: int, nu: float,
+             res_df: float) -> float:
+    """The p-value of the statistics ``d``, ``d1``: a weighted chi^2 sum at a fractional rank,
+    else the plain chi^2 (known scale) or F (estimated scale) reference."""
     rank1 = rank
     if nu > 0:
         if k1 == 1:
@@ -208,5 +228,4 @@ def smooth_test(
         else:
             pval = float((stats.f.sf(d / rank1, rank1, res_df)
                           + stats.f.sf(d1 / rank1, rank1, res_df)) / 2)
-    return SmoothTest(ref_df=float(rank), stat=d, F=d / rank if rank > 0 else np.nan,
-                      p=min(1.0, pval))
+    return pval

@@ -3,7 +3,8 @@
 A person's hidden *loss* of a recourse ``r`` (scaled space) is either its distance to their
 ground truth, ``||r - r_gt||_2``, or their weighted change ``sum_j w_j |r_j - x_j|``. Without
 noise they prefer the candidate with the smaller loss and accept ``r`` when its loss is at most
-their threshold. Noise models (``Δ`` = loss gap, ``δ = ||a - b||_2`` the candidates' separation):
+their threshold (:attr:`People.accept_threshold`, derived from their model unless set).
+Noise models (``Δ`` = loss gap, ``δ = ||a - b||_2`` the candidates' separation):
 
 * ``none``: the noiseless answer;
 * ``bernoulli``: the answer is flipped with probability ``p``;
@@ -81,5 +82,5 @@ class PeopleFeedback:
     def accept(self, ids: np.ndarray, r: np.ndarray) -> np.ndarray:
         """"Is ``r`` satisfactory?" (see :class:`~simstudy.primitives.Feedback`)."""
         rows = self.people.rows(ids)
-        gap = self.people.accept_threshold - self._loss(rows, r)
+        gap = torch.from_numpy(self.people.accept_threshold[rows]) - self._loss(rows, r)
         return (self._draw(rows) < self.noise.probability(gap, gap.abs())).numpy()

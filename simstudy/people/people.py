@@ -36,7 +36,14 @@ from ..population import ActionabilityProfiles
 from ..primitives.space import ScaledSpace, action_mask
 from ..rng import entity_normals, entity_uniforms
 from .feedback import NoiseModel, PeopleFeedback
-from .preferences import centred_weights, ground_truth_recourse, profile_weights
+from .preferences import (
+    GROUND_TRUTH_SEARCHES,
+    TruthSearch,
+    centred_weights,
+    derived_accept_threshold,
+    ground_truth_recourse,
+    profile_weights,
+)
 from .response import ResponseInputs, ResponseModel
 from .truth import ground_truth_dissimilarity, ground_truth_proximity
 
@@ -56,9 +63,8 @@ class UserSettings:
     eps: float = 1.5
     weights: Literal["centres", "profile"] = "centres"
     noise: NoiseModel = field(default_factory=NoiseModel)
-    accept_threshold: float = 0.1
-    n_samples: int = 200
-    eta: float = 0.05
+    accept_threshold: float | None = None
+    truth: TruthSearch = GROUND_TRUTH_SEARCHES["mutable"]
 
 
 @dataclass(eq=False)
@@ -85,6 +91,8 @@ class People:
         dispositions: ``(n, 6)`` standard normals: accept, act, effort capacity, answering
             speed, accept slope, act slope.
         patience_draw: ``(n,)`` uniforms behind each person's patience.
+        immutable: the world's immutable features (a ``mutable`` ground-truth search moves
+            every other feature).
     """
 
     ids: np.ndarray
@@ -101,13 +109,15 @@ class People:
     dispositions: np.ndarray
     patience_draw: np.ndarray
     preference_seed: int
+    immutable: tuple[str, ...] | None = None
 
     @classmethod
     def create(cls, ids: np.ndarray, x: np.ndarray, feature_names: tuple[str, ...],
                reported: ActionabilityProfiles, groups: dict[str, np.ndarray], seed: int,
                space: ScaledSpace, users: UserSettings, response: ResponseModel,
                hidden_mismatch_probability: float = 0.0,
-               preference_seed: int | None = None) -> People:
+               preference_seed: int | None = None,
+               immutable: tuple[str, ...] | None = None) -> People:
         """Draws the hidden profile and the dispositions of people with a reported profile."""
         ids = np.asarray(ids, dtype=np.int64)
         true = reported.actionable.copy()
@@ -127,7 +137,8 @@ class People:
         return cls(ids, x, tuple(feature_names),
                    {k: np.asarray(v) for k, v in groups.items()}, reported, true, mismatch,
                    int(seed), space, users, response, dispositions, patience,
-                   int(seed if preference_seed is None else preference_seed))
+                   int(seed if preference_seed is None else preference_seed),
+                   None if immutable is None else tuple(immutable))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -166,17 +177,28 @@ class People:
         mask = self.true_mask if rows is None else self.true_mask[rows]
         return (np.asarray(intervened, dtype=bool) & ~mask).any(axis=1)
 
+    @cached_property
+    def mutable_mask(self) -> np.ndarray:
+        """``(n, d)`` bool over every feature: not one of the world's immutable features."""
+        if self.immutable is None:
+            raise ValueError("these people were built without the world's immutable features; "
+                             "pass immutable=world.roles.immutable to PeopleSpec.build")
+        row = np.array([f not in self.immutable for f in self.feature_names])
+        return np.repeat(row[None, :], len(self), axis=0)
+
     # -- hidden preferences -----------------------------------------------------------------
     @cached_property
     def ground_truth(self) -> tuple[torch.Tensor, torch.Tensor] | None:
         """Scaled hidden ground-truth recourses ``(n, d)`` and ``(n,)`` bool (found), or
-        ``None`` for weighted-change preferences."""
+        ``None`` for weighted-change preferences. The search
+        (:class:`~simstudy.people.preferences.TruthSearch`) moves the world's mutable features
+        or each person's truly actionable ones."""
         if self.users.preference != "ground_truth":
             return None
-        return ground_truth_recourse(self.space, self.space.scale(self.x), self.true_mask,
-                                     self.ids, self.preference_seed, self.users.eps,
-                                     self.users.n_samples,
-                                     self.users.eta)
+        truth = self.users.truth
+        mask = self.true_mask if truth.features == "actionable" else self.mutable_mask
+        return ground_truth_recourse(self.space, self.space.scale(self.x), mask, self.ids,
+                                     self.preference_seed, self.users.eps, truth)
 
     @cached_property
     def preference_weights(self) -> np.ndarray | None:
@@ -210,9 +232,15 @@ class People:
     def noise(self) -> NoiseModel:
         return self.users.noise
 
-    @property
-    def accept_threshold(self) -> float:
-        return self.users.accept_threshold
+    @cached_property
+    def accept_threshold(self) -> np.ndarray:
+        """``(n,)`` the hidden loss at or below which each person calls a recourse satisfactory:
+        the ``users:`` setting, or derived from the people's model
+        (:func:`~simstudy.people.preferences.derived_accept_threshold`)."""
+        if self.users.accept_threshold is not None:
+            return np.full(len(self), float(self.users.accept_threshold))
+        return derived_accept_threshold(self.users.truth, self.users.preference,
+                                        self.preference_weights, len(self))
 
     def feedback(self, x: np.ndarray | None = None,
                  noise: NoiseModel | None = None) -> PeopleFeedback:

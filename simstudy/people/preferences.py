@@ -3,41 +3,94 @@
 Two kinds of hidden truth, following the evaluation scheme of HARE ("HARE: Human-in-the-Loop
 Algorithmic Recourse", anonymous submission):
 
-* a **ground-truth recourse** ``r_gt``: perturb the factual's actionable coordinates (scaled to
+* a **ground-truth recourse** ``r_gt``: perturb the factual's movable coordinates (scaled to
   [0, 1]) by a random vector of L2 norm ``eps`` (near 0.2, intermediate 0.8, far 1.5), clip to
   the box, and run Growing Spheres from the perturbed point; the approved point found is
-  ``r_gt``. Only the person's own actionable features move, so ``r_gt`` respects their hard
-  constraints;
+  ``r_gt``. How it is searched is a :class:`TruthSearch` (:data:`GROUND_TRUTH_SEARCHES`):
+  ``mutable`` (the default, as HARE's evaluation does it) moves every mutable feature of the
+  world and searches with CARLA's Growing Spheres (shells of width 0.2 from the start, 1,000
+  samples per shell, radius uniform in length, no feature selection); ``actionable`` (the
+  earlier variant) moves only the person's truly actionable features and searches with the
+  project's Growing Spheres (radius halving from 0.05, 200 samples, feature selection), so
+  ``r_gt`` respects their hard constraints;
 * **preference weights** ``w``: per feature, a centre drawn uniformly from
   ``{0.2, 1, 2, 3, 4}`` plus unit normal noise, clipped to ``[0.1, 5]``; or the cost weights of
   the person's actionability profile. A weighted-preference person prefers the smaller
   ``sum_j w_j |r_j - x_j|``.
 
-Every draw is keyed by ``(seed, purpose, applicant id)``.
+The threshold under which a person calls a recourse satisfactory is derived from the same
+model (:func:`derived_accept_threshold`). Every draw is keyed by ``(seed, purpose, applicant
+id)``.
+
+References:
+    "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission), section 4.1,
+    "Simulating Ground-Truth Recourses".
+
+    Pawelczyk et al. (2021), "CARLA: A Python library to benchmark algorithmic recourse and
+    counterfactual explanation algorithms", NeurIPS Datasets and Benchmarks (its Growing
+    Spheres). https://arxiv.org/abs/2108.00783
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
 
 from ..population import ActionabilityProfiles
-from ..primitives.space import ScaledSpace
+from ..primitives.space import ScaledSpace, clip_to_box
 from ..primitives.spheres import growing_spheres
 from ..rng import entity_normals, entity_uniforms
 
 __all__ = [
     "GROUND_TRUTH_SCALES",
+    "GROUND_TRUTH_SEARCHES",
     "WEIGHT_CENTRES",
+    "TruthSearch",
     "ground_truth_recourse",
+    "derived_accept_threshold",
     "centred_weights",
     "profile_weights",
 ]
 
 #: Perturbation norm of each named ground-truth scale (HARE's near / intermediate / far).
 GROUND_TRUTH_SCALES: dict[str, float] = {"near": 0.2, "intermediate": 0.8, "far": 1.5}
+
+@dataclass(frozen=True)
+class TruthSearch:
+    """How a person's hidden ground-truth recourse is searched for
+    (:func:`~simstudy.primitives.spheres.growing_spheres`).
+
+    Attributes:
+        features: ``mutable`` (every feature of the world that is not immutable) or
+            ``actionable`` (the person's truly actionable features): the coordinates perturbed
+            and searched.
+        shell_width: the search's shell width ``eta`` (scaled units).
+        n_samples: samples per shell.
+        halving: the radius-halving phase before the shells.
+        select_features: the feature-selection (sparsifying) step after the search.
+        radius: ``length`` (CARLA) or ``volume`` radii in a shell.
+    """
+
+    features: Literal["mutable", "actionable"]
+    shell_width: float
+    n_samples: int
+    halving: bool
+    select_features: bool
+    radius: Literal["length", "volume"]
+
+
+#: The named ground-truth searches: ``mutable`` is HARE's (CARLA's Growing Spheres on the
+#: mutable features), ``actionable`` the earlier variant.
+GROUND_TRUTH_SEARCHES: dict[str, TruthSearch] = {
+    "mutable": TruthSearch("mutable", 0.2, 1000, halving=False, select_features=False,
+                           radius="length"),
+    "actionable": TruthSearch("actionable", 0.05, 200, halving=True, select_features=True,
+                              radius="volume"),
+}
 
 #: Centres of HARE's hidden per-feature preference weights.
 WEIGHT_CENTRES: tuple[float, ...] = (0.2, 1.0, 2.0, 3.0, 4.0)
@@ -46,32 +99,87 @@ WEIGHT_CENTRES: tuple[float, ...] = (0.2, 1.0, 2.0, 3.0, 4.0)
 @torch.no_grad()
 def ground_truth_recourse(
     space: ScaledSpace, x: torch.Tensor, mask: np.ndarray | torch.Tensor, ids: np.ndarray,
-    seed: int, eps: float | str, n_samples: int = 200, eta: float = 0.05,
+    seed: int, eps: float | str, search: TruthSearch | str = "mutable",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Each person's hidden ground-truth recourse, for a whole batch.
+
+    ``start = clip(x + eps z / ||z||)`` with ``z`` standard normal on the coordinates in
+    ``mask`` (clipped to the feasible box of
+    :func:`~simstudy.primitives.space.clip_to_box`), then Growing Spheres from ``start`` over
+    the same coordinates; ``r_gt`` is the approved point it finds.
 
     Args:
         space: the scaled decision model.
         x: ``(n, d)`` scaled factuals.
-        mask: ``(n, d)`` bool, each person's actionable coordinates.
+        mask: ``(n, d)`` bool, the coordinates perturbed and searched (the world's mutable
+            features, or each person's actionable ones, as ``search.features`` says).
         ids: applicant ids keying the draws.
         seed: the replication's seed.
         eps: perturbation norm, or a name from :data:`GROUND_TRUTH_SCALES`.
-        n_samples, eta: Growing Spheres settings.
+        search: a :class:`TruthSearch` or a name from :data:`GROUND_TRUTH_SEARCHES`.
 
     Returns:
         ``(r_gt, found)``, scaled ``(n, d)`` and ``(n,)`` bool (false: no approved point exists
-        within the person's actionable subspace, or they cannot act at all).
+        within the searched subspace, or nothing can move).
     """
     if isinstance(eps, str):
         eps = GROUND_TRUTH_SCALES[eps]
+    if isinstance(search, str):
+        search = GROUND_TRUTH_SEARCHES[search]
     x = torch.as_tensor(x, dtype=torch.float64)
     m = torch.as_tensor(np.asarray(mask), dtype=torch.bool)
     z = torch.from_numpy(entity_normals(seed, "ground-truth-perturbation", ids, x.shape[1])) * m
     z = z / z.norm(dim=1, keepdim=True).clamp_min(1e-12)
-    start = (x + float(eps) * z).clamp(0.0, 1.0)
+    start = clip_to_box(x + float(eps) * z, x, m)
     return growing_spheres(space, start, m, np.asarray(ids), seed, "ground-truth-search",
-                           n_samples, eta)
+                           search.n_samples, search.shell_width,
+                           select_features=search.select_features, halving=search.halving,
+                           radius=search.radius)
+
+
+def derived_accept_threshold(search: TruthSearch, preference: Literal["ground_truth", "weights"],
+                             weights: np.ndarray | None = None, n: int = 1) -> np.ndarray:
+    """The hidden loss at or below which a simulated person calls a recourse satisfactory.
+
+    The person's ideal ``r_gt`` is the approved sample nearest the start in the first shell
+    of width ``w`` (``search.shell_width``) that holds one, so the search places it only to
+    within one shell: the nearest approved point lies somewhere in that shell, up to ``w``
+    closer to the start. The simulated preference is therefore defined to a resolution of
+    ``w``; a recourse within half a shell of ``r_gt`` is, at that resolution, the ideal. With
+    ``u_i`` the person's hidden loss per unit of scaled distance,
+
+    ``tau_i = (w / 2) u_i``
+
+    with ``u_i = 1`` for ground-truth preferences (the loss is ``||r - r_gt||_2``) and, for
+    weighted-change preferences (``sum_j w_ij |r_j - x_j|``), ``u_i = min_j w_ij`` over the
+    features they can move (the loss of a change along their cheapest direction). For HARE's
+    search (``w = 0.2``) ``tau = 0.1``. The answer noise acts around ``tau``, not on it: a
+    person accepts with probability ``noise.probability(tau - loss)``
+    (:class:`~simstudy.people.feedback.NoiseModel`).
+
+    Args:
+        search: the ground-truth search whose resolution defines the preference.
+        preference: ``ground_truth`` or ``weights``.
+        weights: ``(n, d)`` hidden weights (``inf`` where the person cannot act), for
+            ``weights``.
+        n: the number of people, for ``ground_truth``.
+
+    Returns:
+        ``(n,)`` thresholds (0 for a person who can move nothing).
+
+    Example:
+        >>> derived_accept_threshold(GROUND_TRUTH_SEARCHES["mutable"], "ground_truth", n=2)
+        array([0.1, 0.1])
+        >>> derived_accept_threshold(GROUND_TRUTH_SEARCHES["mutable"], "weights",
+        ...                          np.array([[2.0, 0.5, np.inf]]))
+        array([0.05])
+    """
+    half = search.shell_width / 2
+    if preference == "ground_truth":
+        return np.full(n, half)
+    w = np.asarray(weights, dtype=np.float64)
+    cheapest = np.where(np.isfinite(w), w, np.inf).min(axis=1)
+    return np.where(np.isfinite(cheapest), half * cheapest, 0.0)
 
 
 def centred_weights(

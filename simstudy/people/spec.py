@@ -16,6 +16,7 @@ and builds :class:`~simstudy.people.People`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import numpy as np
@@ -178,28 +179,42 @@ class UsersSpec(StrictModel):
             ``weights`` (prefer the smaller hidden weighted change).
         scale: ground-truth perturbation norm or a name of
             :data:`~simstudy.people.preferences.GROUND_TRUTH_SCALES`.
+        ground_truth: how ``r_gt`` is searched for, a name of
+            :data:`~simstudy.people.preferences.GROUND_TRUTH_SEARCHES`: ``mutable`` (HARE's
+            evaluation: CARLA's Growing Spheres over the world's mutable features) or
+            ``actionable`` (the earlier variant: each person's actionable features, the
+            project's Growing Spheres with its feature-selection step).
         weights: ``centres`` (HARE's hidden weights) or ``profile`` (the person's true cost
             weights).
         noise: the answer noise.
-        accept_threshold: the hidden loss at or below which a person accepts a recourse.
-        n_samples, eta: Growing Spheres settings of the ground-truth search.
+        accept_threshold: the hidden loss at or below which a person accepts a recourse;
+            ``null`` derives it from the people's model (half the ground-truth search's shell
+            width, in units of their loss; see
+            :func:`~simstudy.people.preferences.derived_accept_threshold`).
+        n_samples, eta: replace the ground-truth search's samples per shell and shell width.
     """
 
     preference: Literal["ground_truth", "weights"] = "ground_truth"
     scale: Literal["near", "intermediate", "far"] | Annotated[float, Field(gt=0.0)] = "far"
+    ground_truth: Literal["mutable", "actionable"] = "mutable"
     weights: Literal["centres", "profile"] = "centres"
     noise: NoiseSpec = Field(default_factory=NoiseSpec)
-    accept_threshold: float = Field(0.1, ge=0.0)
-    n_samples: int = Field(200, gt=0)
-    eta: float = Field(0.05, gt=0.0)
+    accept_threshold: float | None = Field(None, ge=0.0)
+    n_samples: int | None = Field(None, gt=0)
+    eta: float | None = Field(None, gt=0.0)
 
     def settings(self) -> UserSettings:
         from .people import UserSettings
-        from .preferences import GROUND_TRUTH_SCALES
+        from .preferences import GROUND_TRUTH_SCALES, GROUND_TRUTH_SEARCHES
 
         eps = GROUND_TRUTH_SCALES[self.scale] if isinstance(self.scale, str) else self.scale
+        truth = GROUND_TRUTH_SEARCHES[self.ground_truth]
+        if self.n_samples is not None:
+            truth = replace(truth, n_samples=self.n_samples)
+        if self.eta is not None:
+            truth = replace(truth, shell_width=self.eta)
         return UserSettings(self.preference, float(eps), self.weights, self.noise.build(),
-                            self.accept_threshold, self.n_samples, self.eta)
+                            self.accept_threshold, truth)
 
 
 def _response_union() -> Any:
@@ -223,7 +238,8 @@ class PeopleSpec(StrictModel):
     def build(self, x: np.ndarray, ids: np.ndarray, seed: int, feature_names: Sequence[str],
               actionable: tuple[str, ...], space: ScaledSpace,
               reported: ActionabilityProfiles | None = None,
-              preference_seed: int | None = None) -> People:
+              preference_seed: int | None = None,
+              immutable: Sequence[str] | None = None) -> People:
         """The people behind rows ``x`` (ids ``ids``), every draw keyed by ``(seed, purpose,
         id)``.
 
@@ -236,6 +252,8 @@ class PeopleSpec(StrictModel):
             reported: use these reported profiles instead of drawing them from the population
                 document (no group columns then).
             preference_seed: the stream of hidden preferences and answers (default: ``seed``).
+            immutable: the world's immutable features (``world.roles.immutable``); needed by
+                the ``mutable`` ground-truth search, which moves every other feature.
         """
         from .people import People
 
@@ -247,4 +265,5 @@ class PeopleSpec(StrictModel):
             profiles, groups = reported, {}
         return People.create(ids, x, tuple(feature_names), profiles, groups, seed, space,
                              self.users.settings(), self.response.build(),
-                             self.population.hidden_mismatch_probability, preference_seed)
+                             self.population.hidden_mismatch_probability, preference_seed,
+                             None if immutable is None else tuple(immutable))

@@ -46,8 +46,11 @@ across training seeds) is the highest validation validity, ties within 0.005 bro
 lowest validation objective without the validity term (the multiplier changes during training,
 so the full Lagrangian does not compare across checks or seeds).
 
-Counterfactuals go through the world's protocol ``counterfactual(x, intervened, values)``, which
-takes a boolean intervention set. To pass a gradient to the mask, the training step intervenes on
+The action is a shift of the acted-on features' causal latent noise (``action_space="latent"``,
+as CARMA's code and App. A.5 have it; see :class:`ICARMAConfig`). With the named alternative
+``action_space="value"``, counterfactuals go through the world's protocol
+``counterfactual(x, intervened, values)``, which takes a boolean intervention set; to pass a
+gradient to the mask, the training step intervenes on
 every individually actionable feature with the relaxed value
 ``v_k = m_k theta_k + (1 - m_k) n_k``, where ``n_k`` is the value the feature takes under the hard
 action (the factual value for the acted-on features). With the straight-through mask the forward
@@ -112,10 +115,17 @@ class ICARMAConfig:
         hinge_on: ``probability`` (default; the hinge on ``2p - 1``) or ``logit``.
         cost_placement: ``outside`` (default; weight times squared change) or ``inside``.
         cost_scale: ``standardized`` (CARMA: ``Δ^2 / (σ r)``) or ``range`` (``Δ^2 / r^2``).
-        action_space: ``value`` (default; the action network gives intervention values
-            ``θ = x + r ⊙ net``, a hard intervention) or ``latent`` (CARMA's code: the network
-            shifts the acted-on features' exogenous noise, ``x_cf = predict(u + m ⊙ σ_u ⊙ net)``,
-            so a child acted on together with its parent moves with it).
+        action_space: ``latent`` (default, as published: the action network gives
+            intervention *magnitudes* in the causal latent space, ``u_cf = u + m ⊙ σ_u ⊙ net``
+            and ``x_cf = predict(u_cf)``, App. A.5 and CARMA's ``downstream_for_recourse``;
+            a child acted on together with its parent moves with it, and the cost counts the
+            acted-on features' whole change) or ``value`` (the network gives intervention
+            values ``θ = x + r ⊙ net``, a hard intervention that cuts the acted-on features
+            off their parents).
+        plausibility_form: ``hinge`` (default; ``max(0, log p(x) - log p(x_cf))``, zero once
+            the counterfactual is as likely as the factual) or ``difference``
+            (``log p(x) - log p(x_cf)``: the counterfactual's negative log-likelihood up to a
+            constant, which keeps pulling towards denser regions).
     """
 
     preferences: Literal["ranking", "likert"] = "ranking"
@@ -142,7 +152,8 @@ class ICARMAConfig:
     hinge_on: Literal["probability", "logit"] = "probability"
     cost_placement: Literal["outside", "inside"] = "outside"
     cost_scale: Literal["standardized", "range"] = "standardized"
-    action_space: Literal["value", "latent"] = "value"
+    action_space: Literal["value", "latent"] = "latent"
+    plausibility_form: Literal["hinge", "difference"] = "hinge"
 
     @classmethod
     def score_based(cls, **overrides) -> ICARMAConfig:
@@ -215,11 +226,11 @@ class ICARMANetworks(nn.Module):
         return base + step.to(x.dtype) * self.range[self.act_index].to(x.dtype)
 
     def latent_actions(self, h: torch.Tensor, x: torch.Tensor, mask: torch.Tensor, world,
-                       noise_std: torch.Tensor) -> torch.Tensor:
+                       noise_std: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         """CARMA's latent action: the counterfactual ``x_cf = predict(u + m ⊙ σ_u ⊙ net(h, m))``
         with ``u = abduct(x)``; the acted-on features take the values they have in ``x_cf``."""
         step = self.action_net(torch.cat([h, mask.to(torch.float32)], dim=1)).to(x.dtype)
-        u = world.abduct(x)
+        u = world.abduct(x) if u is None else u
         shift = torch.zeros_like(u)
         shift[:, self.act_index] = mask.to(x.dtype) * step * noise_std[self.act_index]
         return world.predict(u + shift)
@@ -307,9 +318,20 @@ class _Objective:
         out[:, self.nets.act_index] = rows.to(out.dtype)
         return out
 
+    def _counterfactual(self, x: torch.Tensor, u: torch.Tensor | None, intervened: torch.Tensor,
+                        values: torch.Tensor, with_log_prob: bool):
+        """``(x_cf, log p(x_cf) or None)``. A world that can act on abducted noise
+        (``intervene_with_log_prob``) reuses ``u = abduct(x)``, fixed for a training applicant,
+        and gives the log-density in the same pass; any other world abducts ``x`` again."""
+        if u is not None and hasattr(self.world, "intervene_with_log_prob"):
+            return self.world.intervene_with_log_prob(u, intervened, values,
+                                                      log_prob=with_log_prob)
+        x_cf = self.world.counterfactual(x, intervened, values)
+        return x_cf, (self.world.log_prob(x_cf) if with_log_prob else None)
+
     def __call__(self, x: torch.Tensor, logp: torch.Tensor, actionable: torch.Tensor,
                  weights: torch.Tensor, generator: torch.Generator | None,
-                 multiplier: float = 0.0) -> dict:
+                 multiplier: float = 0.0, u: torch.Tensor | None = None) -> dict:
         cfg, nets = self.config, self.nets
         h = nets.encode(x, actionable, weights)
         logits = nets.mask_logits(h)
@@ -317,8 +339,8 @@ class _Objective:
             soft = torch.sigmoid(logits)
             hard = (logits > 0).to(logits.dtype)
         else:
-            u = torch.rand(logits.shape, generator=generator).clamp(1e-6, 1 - 1e-6)
-            soft = torch.sigmoid((logits + u.log() - (-u).log1p()) / cfg.tau)
+            g = torch.rand(logits.shape, generator=generator).clamp(1e-6, 1 - 1e-6)
+            soft = torch.sigmoid((logits + g.log() - (-g).log1p()) / cfg.tau)
             hard = (soft > 0.5).to(soft.dtype)
         a = actionable.to(logits.dtype)
         m = (hard + soft - soft.detach()) * a  # straight-through, zero where not actionable
@@ -328,17 +350,18 @@ class _Objective:
         idx = nets.act_index
         m64 = m.to(x.dtype)
         if cfg.action_space == "latent":
-            x_cf = nets.latent_actions(h, x, m, self.world, self.noise_std)
+            x_cf = nets.latent_actions(h, x, m, self.world, self.noise_std, u)
             theta = x_cf[:, idx]
             theta_full = self._scatter(theta.detach(), x)
+            logp_cf = self.world.log_prob(x_cf)
         else:
             theta = nets.actions(h, x, m)
             act_full = self._scatter(actionable, zeros)
             theta_full = self._scatter(theta, x)
-            x_hard = self.world.counterfactual(x, hard_full, theta_full)
+            x_hard, _ = self._counterfactual(x, u, hard_full, theta_full, False)
             natural = torch.where(hard_bool, x[:, idx], x_hard[:, idx])
             relaxed = self._scatter(m64 * theta + (1 - m64) * natural, x)
-            x_cf = self.world.counterfactual(x, act_full, relaxed)
+            x_cf, logp_cf = self._counterfactual(x, u, act_full, relaxed, True)
 
         logit = self.model(x_cf).to(torch.float64)
         prob = torch.sigmoid(logit)
@@ -355,8 +378,9 @@ class _Objective:
         rel = torch.where(actionable, (weights - 1.0) / max(cfg.alpha, 1e-9), 0.0).clamp(0, 1)
         prior = cfg.prior_high - (cfg.prior_high - cfg.prior_low) * rel
         kl = (_bernoulli_kl(torch.sigmoid(logits).to(x.dtype), prior) * a.to(x.dtype)).sum(1)
-        logp_cf = torch.nan_to_num(self.world.log_prob(x_cf), nan=-1e6, neginf=-1e6)
-        plaus = torch.relu(logp - logp_cf)
+        logp_cf = torch.nan_to_num(logp_cf, nan=-1e6, neginf=-1e6)
+        gap = logp - logp_cf
+        plaus = torch.relu(gap) if cfg.plausibility_form == "hinge" else gap
         feas = ((torch.relu(self.lower - x_cf) + torch.relu(x_cf - self.upper))
                 / self.range).sum(dim=1)
         primary = (cfg.cost_weight * cost + cfg.kl_weight * kl
@@ -492,6 +516,8 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
         x_va = data.x_val[~model.approves(data.x_val)].to(torch.float64)
         logp_tr = world.log_prob(x_tr)
         logp_va = world.log_prob(x_va)
+        # the applicants are fixed, so their abducted noise is computed once
+        u_tr, u_va = world.abduct(x_tr), world.abduct(x_va)
     if len(x_tr) == 0:
         raise ValueError("the decision model rejects no training applicant; nothing to learn")
     mean = data.x_train.mean(dim=0)
@@ -502,7 +528,8 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
                               data.feature_range, config)
     k = len(world.roles.actionable)
     objective = _Objective(nets, context, config)
-    opt = torch.optim.Adam(nets.parameters(), lr=config.lr)
+    # foreach: one kernel per step for all parameters (same arithmetic as the per-tensor loop)
+    opt = torch.optim.Adam(nets.parameters(), lr=config.lr, foreach=True)
     g_batch = torch_generator(seed, "icarma", "batches")
     g_prof = torch_generator(seed, "icarma", "profiles")
     g_noise = torch_generator(seed, "icarma", "gumbel")
@@ -519,7 +546,8 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
         order = torch.randperm(len(x_tr), generator=g_batch)
         for start in range(0, len(x_tr), config.batch_size):
             idx = order[start:start + config.batch_size]
-            out = objective(x_tr[idx], logp_tr[idx], act[idx], w[idx], g_noise, multiplier)
+            out = objective(x_tr[idx], logp_tr[idx], act[idx], w[idx], g_noise, multiplier,
+                            u_tr[idx])
             opt.zero_grad(set_to_none=True)
             out["loss"].backward()
             opt.step()
@@ -530,7 +558,7 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
             continue
         nets.eval()
         with torch.no_grad():
-            val = objective(x_va, logp_va, val_act, val_w, None, multiplier)
+            val = objective(x_va, logp_va, val_act, val_w, None, multiplier, u_va)
         record = {"epoch": epoch + 1, "multiplier": multiplier,
                   **{k2: float(val[k2]) for k2 in ("primary", "hinge", "valid", "cost",
                                                    "plausible", "plausibility_term")}}
@@ -625,6 +653,7 @@ class ICARMASpec(PolicySpec):
     cost_placement: Literal["outside", "inside"] | None = None
     cost_scale: Literal["standardized", "range"] | None = None
     action_space: Literal["value", "latent"] | None = None
+    plausibility_form: Literal["hinge", "difference"] | None = None
     cache: bool = True
 
     @classmethod
@@ -637,7 +666,8 @@ class ICARMASpec(PolicySpec):
         fields = ("batch_size", "epochs", "lr", "margin", "tau", "cost_weight",
                   "plausibility_weight", "feasibility_weight", "kl_weight", "patience",
                   "mask_hidden", "action_hidden", "cost_shapes", "alpha", "validity", "damping",
-                  "hinge_on", "cost_placement", "cost_scale", "action_space")
+                  "hinge_on", "cost_placement", "cost_scale", "action_space",
+                  "plausibility_form")
         overrides = {f: getattr(self, f) for f in fields if getattr(self, f) is not None}
         overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in overrides.items()}
         return replace(base, **overrides)

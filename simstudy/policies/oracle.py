@@ -14,10 +14,12 @@ the decision model approves and, unless switched off, is plausible
 ascending order), so the result equals a one-by-one enumeration exactly.
 
 Speed comes from visiting candidates in increasing cost and stopping at the first feasible one:
-people are grouped by their set of actionable features, every candidate's cost is computed at
-once (costs are separable, so this is a broadcast sum), and candidates are then evaluated in
-cost tiers (the cheapest 256, then up to 4096, 65536, all) for all unresolved people of a chunk
-together. Memory is bounded by the chunk size.
+people are grouped by their set of actionable features, and candidates are evaluated in cost
+tiers (the cheapest 256, then up to 4096, 65536, all) for all unresolved people of a chunk
+together. Costs are separable sums over features, so a tier's threshold and its candidates come
+from pruned partial sums without forming every combination's cost (up to 26^4 per person with
+four actionable features); only the last tier forms them all, for the few people still without
+an action. Memory is bounded by blocks of people.
 """
 
 from __future__ import annotations
@@ -148,91 +150,177 @@ class CausalOracle(OracleParams, RecoursePolicy):
         return Recourse(intervened, values, found, extras={"candidates_evaluated": evaluated})
 
     def _solve_chunk(self, x, cols, feat_idx, grid, usable, weights, scale, placement):
-        p, d = x.shape
-        m = len(cols)
-        # Option 0 is "no action"; then each person's distinct grid values in ascending order,
-        # padded to the chunk's largest count. Padding sits at the end of each feature's
-        # options, so real candidates keep their enumeration order.
-        sub_usable = usable[:, cols]
-        n_opt = int(sub_usable.sum(axis=2).max()) + 1
-        order = np.argsort(~sub_usable, axis=2, kind="stable")[..., : n_opt - 1]
-        packed = np.take_along_axis(grid[:, cols], order, axis=2)
-        packed_ok = np.take_along_axis(sub_usable, order, axis=2)
-        opt_values = np.concatenate([np.full((p, m, 1), np.nan), packed], axis=2)
-        opt_ok = np.concatenate([np.ones((p, m, 1), bool), packed_ok], axis=2)
-        total = None
-        for j, k in enumerate(cols):
-            delta = (opt_values[:, j] - x[:, feat_idx[k], None]) / scale[k]
-            term = cost_terms(delta, weights[:, k, None], placement)
-            term[:, 0] = 0.0
-            term = np.where(opt_ok[:, j], term, np.inf)
-            shape = (p,) + (1,) * j + (n_opt,) + (1,) * (m - j - 1)
-            term = term.reshape(shape)
-            total = term if total is None else total + term
-        cost = finish_cost(total.reshape(p, -1), len(feat_idx), placement)
-        cost[:, 0] = np.inf  # doing nothing is not an action
-        n_cand = cost.shape[1]
+        """The cheapest feasible action of each person of a chunk (who share the actionable
+        features ``cols``): candidates in increasing cost tiers, each tier found from pruned
+        partial sums, until every person has one or none is left."""
+        p = len(x)
+        opt_values, terms = _option_terms(x, cols, feat_idx, grid, usable, weights, scale,
+                                          placement)
+        n_cand = opt_values.shape[2] ** len(cols)
 
+        def finish(total):
+            return finish_cost(total, len(feat_idx), placement)
+
+        with torch.no_grad():
+            # column-major copies: candidates are gathered and evaluated feature by feature
+            u_cols = self.context_.world.abduct(torch.from_numpy(x)).T.contiguous()
+            logp_all = self.context_.world.log_prob(torch.from_numpy(x)).numpy()
+        x_cols = np.ascontiguousarray(x.T)
         best = np.full(p, -1, dtype=np.int64)
         evaluated = np.zeros(p, dtype=np.int64)
-        done = np.zeros(p, dtype=bool)
         lower_bound = np.full(p, -np.inf)
-        tiers = [t for t in _TIERS if t < n_cand] + [n_cand]
-        with torch.no_grad():
-            u_all = self.context_.world.abduct(torch.from_numpy(x))
-            logp_all = self.context_.world.log_prob(torch.from_numpy(x)).numpy()
-        for size in tiers:
-            open_rows = np.flatnonzero(~done)
+        for size in [t for t in _TIERS if t < n_cand] + [n_cand]:
+            open_rows = np.flatnonzero(best < 0)
             if not len(open_rows):
                 break
-            sub = cost[open_rows]
-            if size < n_cand:
-                upper_bound = np.partition(sub, size - 1, axis=1)[:, size - 1]
-            else:
-                upper_bound = np.full(len(open_rows), np.inf)
-            in_tier = (sub > lower_bound[open_rows, None]) & (sub <= upper_bound[:, None])
-            in_tier &= np.isfinite(sub)
-            r_loc, cand = np.nonzero(in_tier)
+            sub = [t[open_rows] for t in terms]
+            upper_bound = (_kth_smallest_cost(sub, size, finish) if size < n_cand
+                           else np.full(len(open_rows), np.inf))
+            r_loc, cand, cost = _candidates_between(sub, lower_bound[open_rows], upper_bound,
+                                                    size, finish)
+            evaluated[open_rows] += np.bincount(r_loc, minlength=len(open_rows))
             person = open_rows[r_loc]
-            evaluated[open_rows] += in_tier.sum(axis=1)
-            if len(person):
-                slots = np.unravel_index(cand, (n_opt,) * m)
-                inter = np.zeros((len(person), d), dtype=bool)
-                vals = x[person].copy()
-                for j, k in enumerate(cols):
-                    s = slots[j]
-                    act = s > 0
-                    inter[:, feat_idx[k]] = act
-                    vals[act, feat_idx[k]] = opt_values[person[act], j, s[act]]
-                feasible = np.zeros(len(person), dtype=bool)
-                for b in range(0, len(person), 262144):
-                    sl = slice(b, b + 262144)
-                    rows_sl = person[sl]
-                    feasible[sl] = self._feasible(u_all[torch.from_numpy(rows_sl)],
-                                                  logp_all[rows_sl], torch.from_numpy(inter[sl]),
-                                                  torch.from_numpy(vals[sl]))
-                fp, fc = person[feasible], cand[feasible]
-                if len(fp):
-                    # lexicographic minimum of (cost, enumeration index) per person
-                    order = np.lexsort((fc, cost[fp, fc], fp))
-                    fp, fc = fp[order], fc[order]
-                    first = np.ones(len(fp), dtype=bool)
-                    first[1:] = fp[1:] != fp[:-1]
-                    best[fp[first]] = fc[first]
-                    done[fp[first]] = True
+            feasible = np.zeros(len(person), dtype=bool)
+            for b in range(0, len(person), _EVAL_BATCH):
+                sl = slice(b, b + _EVAL_BATCH)
+                inter, vals = _decode(x_cols, person[sl], cand[sl], cols, feat_idx, opt_values)
+                # transposed views of column-major arrays: the world reads whole columns
+                u = u_cols[:, torch.from_numpy(person[sl])]
+                feasible[sl] = self._feasible(u.T, logp_all[person[sl]],
+                                              torch.from_numpy(inter).T,
+                                              torch.from_numpy(vals).T)
+            _keep_cheapest(best, person[feasible], cand[feasible], cost[feasible])
             lower_bound[open_rows] = upper_bound
 
-        intervened = np.zeros((p, d), dtype=bool)
-        values = np.full((p, d), np.nan)
         rows = np.flatnonzero(best >= 0)
-        if len(rows):
-            slots = np.unravel_index(best[rows], (n_opt,) * m)
-            for j, k in enumerate(cols):
-                s = slots[j]
-                act = s > 0
-                intervened[rows[act], feat_idx[k]] = True
-                values[rows[act], feat_idx[k]] = opt_values[rows[act], j, s[act]]
+        inter, vals = _decode(x_cols, rows, best[rows], cols, feat_idx, opt_values)
+        intervened = np.zeros(x.shape, dtype=bool)
+        values = np.full(x.shape, np.nan)
+        intervened[rows] = inter.T
+        values[rows] = np.where(inter, vals, np.nan).T
         return intervened, values, best >= 0, evaluated
+
+
+#: Candidates sent to the world and the classifier at once.
+_EVAL_BATCH = 262144
+#: Numbers held at once per block of people while forming partial sums (bounds memory).
+_BLOCK_NUMBERS = 1 << 22
+
+
+def _option_terms(x, cols, feat_idx, grid, usable, weights, scale, placement):
+    """Each person's options per actionable feature and their cost terms.
+
+    Option 0 is "no action" (term 0); then the person's distinct grid values in ascending
+    order, padded to the chunk's largest count with unusable options (term ``inf``) at the
+    end, so real candidates keep their enumeration order. Returns ``opt_values``
+    ``(p, m, n_opt)`` and one ``(p, n_opt)`` array of terms per feature (see
+    :func:`~simstudy.metrics.cost_terms`).
+    """
+    p, m = len(x), len(cols)
+    sub_usable = usable[:, cols]
+    n_opt = int(sub_usable.sum(axis=2).max()) + 1
+    order = np.argsort(~sub_usable, axis=2, kind="stable")[..., : n_opt - 1]
+    packed = np.take_along_axis(grid[:, cols], order, axis=2)
+    packed_ok = np.take_along_axis(sub_usable, order, axis=2)
+    opt_values = np.concatenate([np.full((p, m, 1), np.nan), packed], axis=2)
+    opt_ok = np.concatenate([np.ones((p, m, 1), bool), packed_ok], axis=2)
+    terms = []
+    for j, k in enumerate(cols):
+        delta = (opt_values[:, j] - x[:, feat_idx[k], None]) / scale[k]
+        term = cost_terms(delta, weights[:, k, None], placement)
+        term[:, 0] = 0.0
+        terms.append(np.where(opt_ok[:, j], term, np.inf))
+    return opt_values, terms
+
+
+def _per_row(n_opt: int, m: int, k: int) -> int:
+    """Numbers held per person while keeping the ``k + 1`` smallest of ``m`` features' sums."""
+    return min(k + 1, n_opt ** (m - 1)) * n_opt
+
+
+def _blocks(n_rows: int, per_row: int):
+    """Slices of at most ``_BLOCK_NUMBERS // per_row`` people (at least one)."""
+    step = max(1, _BLOCK_NUMBERS // max(per_row, 1))
+    return [slice(b, b + step) for b in range(0, n_rows, step)]
+
+
+def _kth_smallest_cost(terms: list[np.ndarray], k: int, finish) -> np.ndarray:
+    """Per person, the ``k``-th smallest cost of an action ("no action" excluded).
+
+    A combination's cost is ``finish`` of the sum of its terms, summed in feature order (as
+    the full enumeration sums them, so the numbers are bit-identical). Terms are
+    non-negative, so a sum never falls as features are added, and the ``k + 1`` smallest full
+    sums extend the ``k + 1`` smallest partial sums: keeping only those after each feature
+    finds the threshold without forming every combination. "No action" sums to 0, the
+    smallest value, and is dropped by taking the ``k + 1``-th smallest; ``finish`` is
+    monotone, so it can be applied to the selected sum.
+    """
+    n_opt = terms[0].shape[1]
+    out = np.empty(len(terms[0]))
+    for rows in _blocks(len(out), _per_row(n_opt, len(terms), k)):
+        sums = terms[0][rows]
+        for term in terms[1:]:
+            sums = (sums[:, :, None] + term[rows, None, :]).reshape(len(sums), -1)
+            if sums.shape[1] > k + 1:
+                sums = np.partition(sums, k, axis=1)[:, : k + 1]
+        out[rows] = np.partition(sums, k, axis=1)[:, k] if sums.shape[1] > k else np.inf
+    return finish(out)
+
+
+def _candidates_between(terms: list[np.ndarray], lower: np.ndarray, upper: np.ndarray,
+                        size: int, finish) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every action with a finite cost in ``(lower, upper]`` (per person), "no action" aside;
+    ``upper`` is the ``size``-th smallest cost (it sets the blocks' size).
+
+    Returns ``(person, index, cost)`` ordered by person, then enumeration index (the flat
+    index over every feature's options, the first feature most significant). A partial sum
+    whose cost already exceeds ``upper`` is pruned as features are added (exact: sums never
+    fall); every surviving partial sum is itself a cheap action (the remaining features
+    taking "no action"), so the work stays proportional to the tier.
+    """
+    n_opt = terms[0].shape[1]
+    found = []
+    for rows in _blocks(len(lower), _per_row(n_opt, len(terms), size)):
+        person, index = np.nonzero(finish(terms[0][rows]) <= upper[rows, None])
+        person += rows.start
+        partial = terms[0][person, index]
+        for term in terms[1:]:
+            sums = partial[:, None] + term[person]
+            r, o = np.nonzero(finish(sums) <= upper[person][:, None])
+            person, index, partial = person[r], index[r] * n_opt + o, sums[r, o]
+        cost = finish(partial)
+        keep = (index != 0) & np.isfinite(cost) & (cost > lower[person])
+        found.append((person[keep], index[keep], cost[keep]))
+    return tuple(np.concatenate(parts) for parts in zip(*found, strict=True))
+
+
+def _decode(x_cols, person, cand, cols, feat_idx, opt_values):
+    """The actions with flat indexes ``cand`` of people ``person``, column-major: which
+    features are intervened on and every feature's value after the intervention, both
+    ``(d, len(person))``; ``x_cols`` is the factuals' ``(d, p)`` transpose."""
+    n_opt = opt_values.shape[2]
+    inter = np.zeros((len(x_cols), len(person)), dtype=bool)
+    vals = np.stack([row[person] for row in x_cols])
+    rest = cand
+    for j in reversed(range(len(cols))):
+        rest, slot = np.divmod(rest, n_opt)
+        k = feat_idx[cols[j]]
+        act = slot > 0
+        inter[k] = act
+        # option 0 ("no action") keeps the factual
+        chosen = opt_values[:, j].ravel()[person * n_opt + slot]
+        vals[k] = np.where(act, chosen, vals[k])
+    return inter, vals
+
+
+def _keep_cheapest(best, person, cand, cost) -> None:
+    """Records each person's cheapest feasible action (ties: the first in enumeration order)."""
+    if len(person):
+        order = np.lexsort((cand, cost, person))
+        person, cand, cost = person[order], cand[order], cost[order]
+        first = np.ones(len(person), dtype=bool)
+        first[1:] = person[1:] != person[:-1]
+        best[person[first]] = cand[first]
 
 
 def enumerate_one_by_one(

@@ -12,6 +12,19 @@ Sampling is restricted to each person's actionable subspace (the shell of dimens
 ``k_i = #actionable``, radius drawn as ``(a0^k + u (a1^k - a0^k))^(1/k)`` for uniformity) and
 clipped to the feasible box. Every sample is keyed by ``(seed, purpose:step, applicant id)``.
 
+CARLA's variant (Pawelczyk et al., 2021), which HARE's evaluation uses to simulate its
+ground truths, is the same search with three settings changed: no halving phase (the shells
+start at the factual, ``a0 = s eta``, ``a1 = (s + 1) eta``, ``eta = 0.2``), the radius drawn
+uniformly in length, ``a0 + u (a1 - a0)`` (``radius="length"``), and no feature selection.
+
+References:
+    Laugel, Lesot, Marsala, Renard, Detyniecki (2018), "Comparison-based inverse classification
+    for interpretability in machine learning", IPMU. https://arxiv.org/abs/1712.08443
+
+    Pawelczyk, Bielawski, van den Heuvel, Richter, Kasneci (2021), "CARLA: A Python library to
+    benchmark algorithmic recourse and counterfactual explanation algorithms", NeurIPS Datasets
+    and Benchmarks. https://arxiv.org/abs/2108.00783
+
 The search is a primitive: the Growing Spheres policy uses it, and so do the simulated people,
 whose hidden ground-truth recourse is found with it.
 """
@@ -19,6 +32,7 @@ whose hidden ground-truth recourse is found with it.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 import torch
@@ -32,9 +46,13 @@ __all__ = ["sample_shell", "growing_spheres", "sparsify"]
 def sample_shell(
     center: torch.Tensor, mask: torch.Tensor, inner: torch.Tensor, outer: torch.Tensor,
     ids: np.ndarray, seed: int, purpose: str, n_samples: int,
+    radius: Literal["volume", "length"] = "volume",
 ) -> torch.Tensor:
-    """Uniform samples in each person's shell, inside their actionable subspace and the box
+    """Samples in each person's shell, inside their actionable subspace and the box
     (:func:`~simstudy.primitives.space.clip_to_box`; the other coordinates stay at the center).
+
+    ``radius="volume"`` spreads the samples uniformly over the shell's volume; ``"length"``
+    draws the radius uniformly in ``[inner, outer]`` (CARLA's sampler).
 
     Returns:
         ``(n, n_samples, d)`` points.
@@ -43,10 +61,13 @@ def sample_shell(
     z = torch.from_numpy(entity_normals(seed, purpose, ids, n_samples * d)).reshape(n, n_samples, d)
     z = z * mask[:, None, :]
     direction = z / z.norm(dim=2, keepdim=True).clamp_min(1e-12)
-    k = mask.sum(dim=1).clamp_min(1).to(torch.float64)[:, None]
     u = torch.from_numpy(entity_uniforms(seed, purpose + ":radius", ids, n_samples))
-    radius = (inner[:, None] ** k + u * (outer[:, None] ** k - inner[:, None] ** k)) ** (1 / k)
-    points = center[:, None, :] + radius[..., None] * direction
+    if radius == "length":
+        r = inner[:, None] + u * (outer - inner)[:, None]
+    else:
+        k = mask.sum(dim=1).clamp_min(1).to(torch.float64)[:, None]
+        r = (inner[:, None] ** k + u * (outer[:, None] ** k - inner[:, None] ** k)) ** (1 / k)
+    points = center[:, None, :] + r[..., None] * direction
     return clip_to_box(points, center[:, None, :], mask[:, None, :] > 0)
 
 
@@ -74,10 +95,32 @@ def sparsify(space: ScaledSpace, x: torch.Tensor, r: torch.Tensor,
 
 
 @torch.no_grad()
+def _halved_widths(space: ScaledSpace, x: torch.Tensor, mask: torch.Tensor, ids: np.ndarray,
+                   seed: int, purpose: str, n_samples: int, width: torch.Tensor,
+                   max_halvings: int, radius: Literal["volume", "length"]) -> torch.Tensor:
+    """The halving phase: each person's radius halved while the ball ``B(x, radius)`` still
+    holds an approved sample (at most ``max_halvings`` times)."""
+    width = width.clone()
+    zero = torch.zeros(len(width), dtype=torch.float64)
+    shrinking = mask.any(dim=1)
+    for h in range(max_halvings):
+        idx = shrinking.nonzero().squeeze(1)
+        if idx.numel() == 0:
+            break
+        pts = sample_shell(x[idx], mask[idx], zero[idx], width[idx], ids[idx.numpy()], seed,
+                           f"{purpose}:ball{h}", n_samples, radius)
+        hit = space.approves(pts).any(dim=1)
+        width[idx[hit]] /= 2
+        shrinking[idx[~hit]] = False
+    return width
+
+
+@torch.no_grad()
 def growing_spheres(
     space: ScaledSpace, x: torch.Tensor, mask: np.ndarray | torch.Tensor, ids: np.ndarray,
     seed: int, purpose: str = "growing-spheres", n_samples: int = 200, eta: float = 0.05,
-    max_halvings: int = 10, select_features: bool = True,
+    max_halvings: int = 10, select_features: bool = True, halving: bool = True,
+    radius: Literal["volume", "length"] = "volume",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Batched Growing Spheres in scaled space.
 
@@ -91,6 +134,9 @@ def growing_spheres(
         eta: initial radius and shell width.
         max_halvings: cap on the radius-halving phase.
         select_features: run the feature-selection step.
+        halving: run the radius-halving phase; without it the first shell is the ball
+            ``B(x, eta)`` and shell ``s`` spans ``[s eta, (s + 1) eta]`` (CARLA).
+        radius: how radii are drawn in a shell (:func:`sample_shell`).
 
     Returns:
         ``(r, found)``: ``(n, d)`` approved points (``x`` where none was found) and ``(n,)`` bool.
@@ -99,31 +145,40 @@ def growing_spheres(
     mask = torch.as_tensor(np.asarray(mask), dtype=torch.bool)
     ids = np.asarray(ids)
     n, d = x.shape
-    width = torch.full((n,), float(eta), dtype=torch.float64)
-    zero = torch.zeros(n, dtype=torch.float64)
     movable = mask.any(dim=1)
-    halving = movable.clone()
-    for h in range(max_halvings):
-        idx = halving.nonzero().squeeze(1)
-        if idx.numel() == 0:
-            break
-        pts = sample_shell(x[idx], mask[idx], zero[idx], width[idx], ids[idx.numpy()], seed,
-                           f"{purpose}:ball{h}", n_samples)
-        hit = space.approves(pts).any(dim=1)
-        width[idx[hit]] /= 2
-        halving[idx[~hit]] = False
+    width = torch.full((n,), float(eta), dtype=torch.float64)
+    if halving:
+        width = _halved_widths(space, x, mask, ids, seed, purpose, n_samples, width,
+                               max_halvings, radius)
+    # after halving, the ball B(x, width) holds no approved sample: the shells start beyond it
+    first = 1 if halving else 0
+    # the feasible box has diameter sqrt(d) in scaled space; beyond it shells add nothing
+    max_shells = math.ceil(math.sqrt(d) / eta) + 1
+    r, found = _search_shells(space, x, mask, ids, seed, purpose, n_samples, width, first,
+                              max_shells * 2 ** max_halvings, movable, radius)
+    if select_features:
+        r = sparsify(space, x, r, found)
+    return r, found
+
+
+def _search_shells(space: ScaledSpace, x: torch.Tensor, mask: torch.Tensor, ids: np.ndarray,
+                   seed: int, purpose: str, n_samples: int, width: torch.Tensor, first: int,
+                   n_shells: int, movable: torch.Tensor,
+                   radius: Literal["volume", "length"]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Shells ``[(s + first) w, (s + first + 1) w]`` outward, each person until an approved
+    sample (the nearest one kept) or the feasible box is left behind."""
+    n, d = x.shape
     r = x.clone()
     found = torch.zeros(n, dtype=torch.bool)
     searching = movable.clone()
-    # the feasible box has diameter sqrt(d) in scaled space; beyond it shells add nothing
-    max_shells = math.ceil(math.sqrt(d) / eta) + 1
-    for s in range(max_shells * 2 ** max_halvings):
+    for s in range(n_shells):
         idx = searching.nonzero().squeeze(1)
         if idx.numel() == 0:
             break
         w = width[idx]
-        pts = sample_shell(x[idx], mask[idx], (s + 1) * w, (s + 2) * w, ids[idx.numpy()], seed,
-                           f"{purpose}:shell{s}", n_samples)
+        inner, outer = (s + first) * w, (s + first + 1) * w
+        pts = sample_shell(x[idx], mask[idx], inner, outer, ids[idx.numpy()], seed,
+                           f"{purpose}:shell{s}", n_samples, radius)
         ok = space.approves(pts)
         dist = torch.where(ok, (pts - x[idx, None, :]).norm(dim=2), torch.inf)
         best = dist.argmin(dim=1)
@@ -131,7 +186,5 @@ def growing_spheres(
         r[idx[hit]] = pts[hit, best[hit]]
         found[idx[hit]] = True
         searching[idx[hit]] = False
-        searching[idx[(s + 1) * w > math.sqrt(d)]] = False
-    if select_features:
-        r = sparsify(space, x, r, found)
+        searching[idx[inner > math.sqrt(d)]] = False
     return r, found

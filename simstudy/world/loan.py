@@ -98,9 +98,13 @@ class LoanSCM(LoanParams):
 
     def noise_log_prob(self, u: torch.Tensor) -> torch.Tensor:
         """Sum over features of the exogenous log-densities (Bernoulli mass for gender)."""
-        uc = u.T.contiguous()
+        return self._noise_log_prob_columns(u.T.contiguous())
+
+    @staticmethod
+    def _noise_log_prob_columns(uc: torch.Tensor | list[torch.Tensor]) -> torch.Tensor:
+        # one column per feature: the candidates of a search arrive column by column
         is_binary = (uc[G] == 0) | (uc[G] == 1)
-        lp = torch.where(is_binary, math.log(0.5), -math.inf).to(u.dtype)
+        lp = torch.where(is_binary, math.log(0.5), -math.inf).to(uc[A].dtype)
         ua = uc[A]
         gamma_lp = ((_AGE_SHAPE - 1) * torch.log(ua.clamp_min(1e-300)) - ua / _AGE_SCALE
                     - math.lgamma(_AGE_SHAPE) - _AGE_SHAPE * math.log(_AGE_SCALE))
@@ -208,7 +212,7 @@ class LoanSCM(LoanParams):
         z = x[E] + 0.5
         inside = (z > 0) & (z < 1)
         log_jac = -torch.log(z.clamp(1e-300, 1.0)) - torch.log((1.0 - z).clamp(1e-300, 1.0))
-        lp = self.noise_log_prob(torch.stack(u, dim=1)) + log_jac
+        lp = self._noise_log_prob_columns(u) + log_jac
         return torch.where(inside, lp, torch.full_like(lp, -math.inf))
 
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
