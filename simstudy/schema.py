@@ -111,14 +111,35 @@ def derive_spec(declaration: type, *, runtime: type | str | None = None,
         ``arguments()`` (the derived fields' values, ``None`` dropped when ``optional``) and a
         ``build()`` that calls ``runtime(**arguments())``; subclass it to add methods.
     """
-    replace = dict(replace or {})
-    replaced = tuple(replace)
+    replaced = tuple(replace or {})
+    annotations, namespace, parameters = _derived_fields(declaration, exclude, replace or {},
+                                                         optional, defaults)
+    if kind is not None:
+        annotations = {"kind": Literal[kind], **annotations}
+        namespace["kind"] = kind
+    name = name or f"{declaration.__name__}Spec"
+    doc = doc or (f"Document entry of :class:`{declaration.__name__}` (fields and defaults are "
+                  "its constructor's).")
+    namespace.update(_derived_members(declaration, declaration if runtime is None else runtime,
+                                      tuple(parameters), replaced, optional))
+    namespace["defaults"] = defaults
+    annotations.update({"declaration": ClassVar[type], "runtime": ClassVar[Any],
+                        "defaults": ClassVar[Any],
+                        "parameters": ClassVar[tuple[str, ...]],
+                        "replaced": ClassVar[tuple[str, ...]], "optional": ClassVar[bool]})
+    namespace.update({"__module__": declaration.__module__, "__qualname__": name,
+                      "__doc__": doc, "__annotations__": annotations})
+    return type(base)(name, (base,), namespace)
+
+
+def _derived_fields(declaration: type, exclude: Sequence[str],
+                    replace: Mapping[str, tuple[Any, Any]], optional: bool, defaults: Any
+                    ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    # the document fields (annotations and defaults) of a declaration's parameters
+    replace = dict(replace)
     annotations: dict[str, Any] = {}
     namespace: dict[str, Any] = {}
     parameters: list[str] = []
-    if kind is not None:
-        annotations["kind"] = Literal[kind]
-        namespace["kind"] = kind
     for param, (annotation, default) in constructor_parameters(declaration).items():
         if param in exclude:
             continue
@@ -143,19 +164,7 @@ def derive_spec(declaration: type, *, runtime: type | str | None = None,
             namespace[param] = default
     if replace:
         raise TypeError(f"{declaration.__name__} has no parameter {sorted(replace)}")
-    name = name or f"{declaration.__name__}Spec"
-    doc = doc or (f"Document entry of :class:`{declaration.__name__}` (fields and defaults are "
-                  "its constructor's).")
-    namespace.update(_derived_members(declaration, declaration if runtime is None else runtime,
-                                      tuple(parameters), replaced, optional))
-    namespace["defaults"] = defaults
-    annotations.update({"declaration": ClassVar[type], "runtime": ClassVar[Any],
-                        "defaults": ClassVar[Any],
-                        "parameters": ClassVar[tuple[str, ...]],
-                        "replaced": ClassVar[tuple[str, ...]], "optional": ClassVar[bool]})
-    namespace.update({"__module__": declaration.__module__, "__qualname__": name,
-                      "__doc__": doc, "__annotations__": annotations})
-    return type(base)(name, (base,), namespace)
+    return annotations, namespace, parameters
 
 
 _BOUNDS = ((Gt, "gt", "greater than", lambda v, b: v > b),
