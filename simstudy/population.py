@@ -36,6 +36,7 @@ __all__ = [
     "CostProfile",
     "COST_SHAPES",
     "PERMUTATION_BIASES",
+    "BiasName",
     "permutation_distribution",
     "RankingSampler",
     "LikertSampler",
@@ -57,6 +58,8 @@ PERMUTATION_BIASES: dict[str, frozenset[str] | None] = {
     "privileged": frozenset({"income", "savings"}),
     "non_privileged": frozenset({"loan_amount", "loan_duration"}),
 }
+#: A ranking distribution named in a document: a key of :data:`PERMUTATION_BIASES`.
+BiasName = Literal[tuple(PERMUTATION_BIASES)]
 
 
 @dataclass(frozen=True)
@@ -207,8 +210,8 @@ class RankingSampler:
             and which features are actionable are both uniform.
     """
 
-    bias: str | tuple[float, ...] = "uniform"
-    n_actionable: int | None = None
+    bias: BiasName | tuple[float, ...] = "uniform"
+    n_actionable: Annotated[int, Ge(0), Le(16)] | None = None
 
     def sample(self, features: Sequence[str], uniforms: np.ndarray) -> tuple[np.ndarray, int]:
         """Scores from two uniforms per person (column 0: permutation, 1: threshold)."""
@@ -240,7 +243,7 @@ class LikertSampler:
         allow_not_actionable: include the level 0 ("I cannot change this") among the draws.
     """
 
-    levels: int = 4
+    levels: Annotated[int, Ge(2), Le(10)] = 4
     allow_not_actionable: bool = False
 
     def sample(self, features: Sequence[str], uniforms: np.ndarray) -> tuple[np.ndarray, int]:

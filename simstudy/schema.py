@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import types
 import typing
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Literal
@@ -218,11 +219,17 @@ def _as_tuple(value: Any) -> Any:
 
 def _document_annotation(annotation: Any) -> Any:
     # YAML gives lists where a declaration keeps tuples (hashable, frozen)
-    bare = typing.get_args(annotation)[0] if typing.get_origin(annotation) is Annotated \
-        else annotation
-    if typing.get_origin(bare) is tuple:
+    if _holds_tuple(annotation):
         return Annotated[annotation, BeforeValidator(_as_tuple)]
     return annotation
+
+
+def _holds_tuple(annotation: Any) -> bool:
+    if typing.get_origin(annotation) is Annotated:
+        return _holds_tuple(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return any(_holds_tuple(a) for a in typing.get_args(annotation))
+    return typing.get_origin(annotation) is tuple
 
 
 def _is_derived(value: Any) -> bool:

@@ -33,6 +33,9 @@ NOT_DERIVED = {
     ("world", "causal_flow"): "document-only fields (data source, sample size, CSV file); its "
                               "flow is FlowSettings, derived from FlowConfig",
     ("policy", "icarma"): "its entry lives with its runtime, maintained with iCARMA itself",
+    ("model", "UsersSpec"): "not yet: named scales and ground-truth searches are resolved into "
+                            "UserSettings, whose preference, weights and accept_threshold it "
+                            "still restates",
 }
 
 
@@ -49,11 +52,12 @@ def _registered() -> dict[tuple[str, str], type[BaseModel]]:
 
 def _model_entries() -> dict[tuple[str, str], type[BaseModel]]:
     from simstudy.analysis.documents import EffectSpec, RatingSpec
-    from simstudy.people.spec import CostSpec, GroupsSpec, NoiseSpec
+    from simstudy.people.spec import ActionabilitySpec, CostSpec, GroupsSpec, NoiseSpec, UsersSpec
     from simstudy.world.specs import DecisionModelSpec, FlowSettings
 
     return {("model", s.__name__): s for s in (DecisionModelSpec, FlowSettings, CostSpec,
-                                               NoiseSpec, GroupsSpec, RatingSpec, EffectSpec)}
+                                               NoiseSpec, GroupsSpec, ActionabilitySpec,
+                                               UsersSpec, RatingSpec, EffectSpec)}
 
 
 def _is_derived(spec: type) -> bool:
@@ -74,26 +78,33 @@ def _hand_written(spec: type[BaseModel]) -> set[str]:
 
 
 def _problems(spec: type[BaseModel]) -> list[str]:
-    """Why ``spec`` does not take its fields and defaults from its declaration (none: it
-    does)."""
+    """Why ``spec`` does not take its fields and defaults from its declarations (none: it
+    does). An entry may combine several derived models (each a base of the next)."""
     if not _is_derived(spec):
         return ["not derived from a declaration"]
+    return [p for derived in spec.__mro__ if "declaration" in vars(derived)
+            for p in _problems_of(spec, derived)]
+
+
+def _problems_of(spec: type[BaseModel], derived: type) -> list[str]:
+    # the fields ``derived`` (a model made by derive_spec) contributes to ``spec``
     out = []
-    params = constructor_parameters(spec.declaration)
+    params = constructor_parameters(derived.declaration)
     twice = _hand_written(spec) & set(params)
     if twice:
         out.append(f"declared again by hand: {sorted(twice)}")
-    missing = set(spec.parameters) - set(spec.model_fields)
-    if missing or not set(spec.parameters) <= set(params):
-        out.append(f"parameters {sorted(spec.parameters)} vs fields / declaration")
-    for name in set(spec.parameters) - set(spec.replaced):
+    missing = set(derived.parameters) - set(spec.model_fields)
+    if missing or not set(derived.parameters) <= set(params):
+        out.append(f"parameters {sorted(derived.parameters)} vs fields / declaration")
+    for name in set(derived.parameters) - set(derived.replaced):
         field = spec.model_fields[name]
         default = field.get_default(call_default_factory=True)
-        if spec.optional:
+        if derived.optional:
             if default is not None:
                 out.append(f"{name}: optional entry with default {default!r}")
             continue
-        expect = params[name][1] if spec.defaults is None else getattr(spec.defaults, name)
+        expect = params[name][1] if derived.defaults is None else getattr(derived.defaults,
+                                                                            name)
         if _is_derived(type(default)):
             out += [f"{name}.{p}" for p in _problems(type(default))]
             default = default.build()
@@ -104,8 +115,8 @@ def _problems(spec: type[BaseModel]) -> list[str]:
             Annotated else ()
         if any(b not in field.metadata for b in bounds):
             out.append(f"{name}: constraints {bounds} not enforced ({field.metadata})")
-    runtime = resolve_runtime(spec.runtime)
-    if runtime is not spec.declaration and constructor_parameters(runtime).keys() != \
+    runtime = resolve_runtime(derived.runtime)
+    if runtime is not derived.declaration and constructor_parameters(runtime).keys() != \
             params.keys():
         out.append(f"{runtime.__name__}'s constructor is not its declaration's")
     return out

@@ -26,6 +26,7 @@ from ..documents import StrictModel
 from ..population import (
     ActionabilityProfiles,
     AllActionableSampler,
+    BiasName,
     CostProfile,
     GroupAssignment,
     LikertSampler,
@@ -46,23 +47,18 @@ if TYPE_CHECKING:  # the people themselves are built with torch; documents valid
 __all__ = ["ActionabilitySpec", "CostSpec", "GroupsSpec", "PopulationSpec", "NoiseSpec",
            "UsersSpec", "ResponseSpecs", "PeopleSpec"]
 
-BiasName = Literal["uniform", "causal_order", "reverse_causal_order", "privileged",
-                   "non_privileged"]
-
-
-class ActionabilitySpec(StrictModel):
+class ActionabilitySpec(derive_spec(LikertSampler, name="ActionabilitySpec", base=derive_spec(
+        RankingSampler, name="RankingSamplerSpec"))):
     """How each person's individual actionability scores are drawn.
 
     ``ranking``: a permutation from ``bias`` and a threshold leaving ``n_actionable`` features
     (``null``: uniform over 1..K). ``likert``: scores uniform in 1..``levels`` (0 included when
-    ``allow_not_actionable``). ``all``: no personalization.
+    ``allow_not_actionable``). ``all``: no personalization. The fields and defaults are the
+    samplers' (:class:`~simstudy.population.RankingSampler`,
+    :class:`~simstudy.population.LikertSampler`).
     """
 
     kind: Literal["ranking", "likert", "all"] = "ranking"
-    bias: BiasName | list[float] = "uniform"
-    n_actionable: int | None = Field(None, ge=0, le=16)
-    levels: int = Field(4, ge=2, le=10)
-    allow_not_actionable: bool = False
 
     def sampler(self, bias: Any = None):
         if self.kind == "ranking":
