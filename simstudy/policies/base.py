@@ -33,6 +33,7 @@ from ..primitives.feedback import Feedback
 from ..primitives.recourse import Recourse
 from ..world.base import CausalWorld
 from ..world.data import WorldData
+from ..world.decision import ModelCache
 from .specs import PolicySpec  # the entries' base, declared without torch
 
 __all__ = ["RecourseContext", "RecoursePolicy", "UniversalPolicy", "PolicySpec"]
@@ -47,12 +48,15 @@ class RecourseContext:
         model: the decision model (approval logit).
         data: the world's data splits; the training split defines the feasible range.
         seed: the replication's seed, for policies that train.
+        cache: the run's model cache, where policies that train store their models (``None``:
+            the default cache folder).
     """
 
     world: CausalWorld
     model: torch.nn.Module
     data: WorldData
     seed: int = 0
+    cache: ModelCache | None = None
 
     @property
     def lower(self) -> np.ndarray:
