@@ -4,7 +4,8 @@ document in one call, and which heavy libraries each imported.
 Each command runs ``--repeat`` times in a fresh interpreter (``python -m simstudy.cli``, as the
 ``simstudy`` script does); the JSON gives every wall time, the median and the minimum, the
 machine's load average before and after (timings taken while other work loads the machine are
-not speed figures), and the heavy libraries the command imported. The validated documents are
+not speed figures; the CPU seconds of each run, user plus system, depend less on the load), and
+the heavy libraries the command imported. The validated documents are
 ``scenarios/*.yaml populations/*.yaml analysis/*.yaml sweeps/*.yaml``; a second entry leaves
 out those naming a policy kind registered by module (their spec lives with a runtime that
 imports torch), so both readings are visible.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -48,14 +50,20 @@ def _documents(skip_module_kinds: bool) -> list[str]:
             if not (skip_module_kinds and _names_kind_registered_by_module(p))]
 
 
+def _cpu_seconds() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def _time(argv: list[str], repeat: int, probe: bool = True) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    walls = []
+    walls, cpus = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu_seconds()
         done = subprocess.run([sys.executable, "-m", "simstudy.cli", *argv], cwd=REPO, env=env,
                               capture_output=True, text=True)
         walls.append(time.perf_counter() - start)
+        cpus.append(_cpu_seconds() - cpu)
     heavy = None
     if probe:
         checked = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(argv)], cwd=REPO,
@@ -63,6 +71,7 @@ def _time(argv: list[str], repeat: int, probe: bool = True) -> dict:
         heavy = json.loads(checked.stderr.strip().splitlines()[-1])
     return {"exit_code": done.returncode, "wall_s": [round(w, 3) for w in walls],
             "median_s": round(statistics.median(walls), 3), "min_s": round(min(walls), 3),
+            "cpu_s": [round(c, 3) for c in cpus],
             "heavy_imports": heavy}
 
 
