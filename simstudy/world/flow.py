@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +35,7 @@ from zuko.transforms import ComposedTransform, MonotonicRQSTransform
 
 from ..trainer import fit_minibatches
 from .base import FeatureRoles, causal_order_check
+from .config import FlowConfig
 from .data import tensor_hash
 from .decision import ModelCache, load_module, save_module, state_dict_hash
 
@@ -47,33 +47,6 @@ __all__ = [
     "discrete_roots",
     "graph_generations",
 ]
-
-
-@dataclass(frozen=True)
-class FlowConfig:
-    """Architecture and training of a causal flow.
-
-    Attributes:
-        hidden: hidden widths of each causal layer's conditioner (the study's tuned value: 64).
-        layers: number of causal masked affine layers.
-        spline_bins: bins of the element-wise rational-quadratic splines (0: no splines).
-        epochs, batch_size, lr, weight_decay: Adam training; ``patience`` epochs without
-            validation improvement stop it early.
-    """
-
-    hidden: tuple[int, ...] = (64, 64)
-    layers: int = 1
-    spline_bins: int = 8
-    epochs: int = 300
-    batch_size: int = 256
-    lr: float = 3e-3
-    weight_decay: float = 0.0
-    patience: int = 25
-
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["hidden"] = list(self.hidden)
-        return d
 
 
 def graph_generations(adjacency: torch.Tensor) -> int:
