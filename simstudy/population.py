@@ -24,9 +24,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
+from annotated_types import Ge, Gt, Le, Lt
 
 from .rng import entity_uniforms
 
@@ -35,6 +36,7 @@ __all__ = [
     "CostProfile",
     "COST_SHAPES",
     "PERMUTATION_BIASES",
+    "BiasName",
     "permutation_distribution",
     "RankingSampler",
     "LikertSampler",
@@ -56,6 +58,8 @@ PERMUTATION_BIASES: dict[str, frozenset[str] | None] = {
     "privileged": frozenset({"income", "savings"}),
     "non_privileged": frozenset({"loan_amount", "loan_duration"}),
 }
+#: A ranking distribution named in a document: a key of :data:`PERMUTATION_BIASES`.
+BiasName = Literal[tuple(PERMUTATION_BIASES)]
 
 
 @dataclass(frozen=True)
@@ -81,8 +85,8 @@ class CostProfile:
     """
 
     shape: Literal["constant", "concave", "linear", "convex"] = "constant"
-    alpha: float = 3.0
-    power: float | None = None
+    alpha: Annotated[float, Ge(0)] = 3.0
+    power: Annotated[float, Gt(0)] | None = None
     placement: Literal["outside", "inside"] = "outside"
 
     @property
@@ -206,8 +210,8 @@ class RankingSampler:
             and which features are actionable are both uniform.
     """
 
-    bias: str | tuple[float, ...] = "uniform"
-    n_actionable: int | None = None
+    bias: BiasName | tuple[float, ...] = "uniform"
+    n_actionable: Annotated[int, Ge(0), Le(16)] | None = None
 
     def sample(self, features: Sequence[str], uniforms: np.ndarray) -> tuple[np.ndarray, int]:
         """Scores from two uniforms per person (column 0: permutation, 1: threshold)."""
@@ -239,7 +243,7 @@ class LikertSampler:
         allow_not_actionable: include the level 0 ("I cannot change this") among the draws.
     """
 
-    levels: int = 4
+    levels: Annotated[int, Ge(2), Le(10)] = 4
     allow_not_actionable: bool = False
 
     def sample(self, features: Sequence[str], uniforms: np.ndarray) -> tuple[np.ndarray, int]:
@@ -279,10 +283,10 @@ class GroupAssignment:
     """
 
     rule: Literal["random", "income", "attribute"] = "random"
-    privileged_share: float = 0.25
+    privileged_share: Annotated[float, Gt(0), Lt(1)] = 0.25
     attribute: str = "race"
-    privileged_if_majority: float = 0.9
-    privileged_if_minority: float = 0.05
+    privileged_if_majority: Annotated[float, Ge(0), Le(1)] = 0.9
+    privileged_if_minority: Annotated[float, Ge(0), Le(1)] = 0.05
     income_feature: str = "income"
     gender_feature: str = "gender"
 

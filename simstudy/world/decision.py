@@ -16,7 +16,7 @@ import pickle
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -25,6 +25,7 @@ from torch import nn
 
 from ..store import atomic_write, atomic_write_text
 from ..trainer import fit_minibatches
+from .config import DecisionConfig
 from .data import WorldData, tensor_hash
 
 T = TypeVar("T")
@@ -40,22 +41,6 @@ __all__ = [
     "ModelCache",
     "default_cache_dir",
 ]
-
-
-@dataclass(frozen=True)
-class DecisionConfig:
-    """Training configuration of the decision model (defaults: the published set-up)."""
-
-    hidden: tuple[int, ...] = (32, 32)
-    epochs: int = 500
-    batch_size: int = 256
-    lr: float = 1e-3
-    weight_decay: float = 0.0
-
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["hidden"] = list(self.hidden)
-        return d
 
 
 class DecisionModel(nn.Module):
