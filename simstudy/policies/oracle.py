@@ -95,15 +95,21 @@ class CausalOracle(OracleParams, RecoursePolicy):
 
     # -- feasibility of a batch of candidate actions --------------------------------------
     def _feasible(self, u: torch.Tensor, logp: np.ndarray, intervened: torch.Tensor,
-                  values: torch.Tensor) -> np.ndarray:
-        """Approved (and plausible) for each candidate; ``u``, ``logp`` are the factual's."""
+                  values: torch.Tensor, person: torch.Tensor | None = None) -> np.ndarray:
+        """Approved (and plausible) for each candidate; ``u`` is the factual's noise (one row
+        per candidate, or per person with ``person`` the row of each candidate) and ``logp``
+        the factual's log-density of each candidate."""
         world, model = self.context_.world, self.context_.model
         with torch.no_grad():
-            ok = np.ones(len(u), dtype=bool)
+            ok = np.ones(len(intervened), dtype=bool)
             if hasattr(world, "intervene_with_log_prob"):
+                # the world computes what depends on the person alone once per person
                 x_cf, lp_cf = world.intervene_with_log_prob(u, intervened, values,
-                                                            log_prob=self.plausibility)
+                                                            log_prob=self.plausibility,
+                                                            person=person)
             else:
+                if person is not None:
+                    u = u.index_select(0, person)
                 x_cf = world.counterfactual(world.predict(u), intervened, values)
                 lp_cf = world.log_prob(x_cf) if self.plausibility else None
             if self.plausibility:
@@ -185,10 +191,10 @@ class CausalOracle(OracleParams, RecoursePolicy):
                 sl = slice(b, b + _EVAL_BATCH)
                 inter, vals = _decode(x_cols, person[sl], cand[sl], cols, feat_idx, opt_values)
                 # transposed views of column-major arrays: the world reads whole columns
-                u = u_cols[:, torch.from_numpy(person[sl])]
-                feasible[sl] = self._feasible(u.T, logp_all[person[sl]],
+                feasible[sl] = self._feasible(u_cols.T, logp_all[person[sl]],
                                               torch.from_numpy(inter).T,
-                                              torch.from_numpy(vals).T)
+                                              torch.from_numpy(vals).T,
+                                              torch.from_numpy(person[sl]))
             _keep_cheapest(best, person[feasible], cand[feasible], cost[feasible])
             lower_bound[open_rows] = upper_bound
 
