@@ -215,7 +215,10 @@ class ScenarioRun:
         self.manifest["replications"] = reps
         recourse = pd.concat([pd.read_parquet(parts / f"{u.stem}.parquet") for u in units],
                              ignore_index=True)
-        group_columns = [c for c in ("gender", "race", "privileged") if c in recourse.columns]
+        group_columns = list(dict.fromkeys(c for u in units
+                                           for c in infos[u.stem]["group_columns"]))
+        if "privileged" in group_columns:  # assigned from the other groups: last
+            group_columns = [*(c for c in group_columns if c != "privileged"), "privileged"]
         summary = summarize_recourse(recourse, group_columns)
         write_parquet(recourse, out / "recourse.parquet")
         write_csv(summary, out / "summary.csv", digits=SUMMARY_DIGITS)

@@ -150,7 +150,7 @@ def random_recourse_pool(people: Any, context: Any, ids: np.ndarray, k: int, see
     x = people.x[rows]
     profiles = people.reported.subset(rows)
     names = context.feature_names
-    act_idx = [names.index(f) for f in profiles.features]
+    act_idx = profiles.columns_in(names)
     lower, upper = context.lower[act_idx], context.upper[act_idx]
     feature_range = np.asarray(context.feature_range, dtype=float)
     can = profiles.actionable
@@ -387,7 +387,7 @@ def write_study_files(scenario: Any, recourse: pd.DataFrame, people: Any, contex
                     & (recourse["condition"] == condition)]
     names = context.feature_names
     feature_range = dict(zip(names, np.asarray(context.feature_range, dtype=float), strict=True))
-    groups = [c for c in ("gender", *people.groups) if c in rows.columns]
+    groups = [c for c in (*context.world.roles.sensitive, *people.groups) if c in rows.columns]
     pool = study_pool(rows, context.world.roles.actionable, feature_range, groups)
     write_parquet(pool, out / "study_pool.parquet")
     table = study_table(pool, people, study.response.build(), study,

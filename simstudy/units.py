@@ -31,7 +31,7 @@ from .policies.base import RecourseContext, RecoursePolicy
 from .primitives.space import ScaledSpace
 from .progress import is_quiet, set_quiet
 from .rng import derive_seed
-from .run_tables import policy_table
+from .run_tables import group_columns, policy_table
 from .scenario import people_specs, policy_name
 from .sim.experiment import simulate_tables
 from .world.decision import ModelCache
@@ -190,7 +190,8 @@ def people_of(plan: RunPlan, rep: Replication, condition: str) -> People:
     return spec.build(rep.x, rep.ids, rep.seed, rep.context.feature_names,
                       rep.context.world.roles.actionable, space,
                       preference_seed=derive_seed(rep.seed, "policies"),
-                      immutable=rep.context.world.roles.immutable)
+                      immutable=rep.context.world.roles.immutable,
+                      rankings=rep.context.world.roles.rankings)
 
 
 def compute_recourse_unit(unit: RecourseUnit) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -208,7 +209,8 @@ def compute_recourse_unit(unit: RecourseUnit) -> tuple[pd.DataFrame, dict[str, A
                           {"replication": r, "seed": rep.seed, "condition": unit.condition,
                            "policy": unit.policy})
     info = {"replication": rep.info, "policy_hashes": policy.model_hashes(),
-            "seconds": round(seconds, 3)}
+            "seconds": round(seconds, 3),
+            "group_columns": group_columns(rep.context.world.roles, people)}
     return table, info
 
 

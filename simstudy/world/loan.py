@@ -44,6 +44,13 @@ LOAN_ROLES = FeatureRoles(
         "income": ("gender", "age", "education"),
         "savings": ("income",),
     },
+    # The ranking distributions of the individual-actionability study's Table 4.
+    rankings={
+        "causal_order": ("loan_amount", "income"),
+        "reverse_causal_order": ("loan_duration", "savings"),
+        "privileged": ("income", "savings"),
+        "non_privileged": ("loan_amount", "loan_duration"),
+    },
 )
 
 _NOISE_SD = {"education": 0.5, "loan_amount": 2.0, "loan_duration": 3.0, "income": 2.0,
