@@ -52,11 +52,11 @@ import pandas as pd
 
 from .analysis.contrast import fit_policy_contrast
 from .analysis.gamm import fit_gamm
-from .analysis.power import clopper_pearson
+from .analysis.power import PowerTask, clopper_pearson
 from .metrics import evaluate_recourse
 from .people.response import ResponseInputs
 from .primitives.recourse import Recourse
-from .rng import derive_seed, entity_uniforms, generator
+from .rng import derive_seed, entity_uniforms
 from .store import write_csv, write_parquet
 from .study_spec import StudyPowerSpec, StudySectionSpec
 
@@ -281,12 +281,9 @@ def study_table(pool: pd.DataFrame, people: Any, response: Any, study: StudySect
 
 
 @dataclass(frozen=True)
-class StudyPowerTask:
+class StudyPowerTask(PowerTask):
     """One simulated study of a scenario's power analysis."""
 
-    seed: int
-    n_participants: int
-    sim: int
     pool: pd.DataFrame
     policies: tuple[str, ...]
     baseline: str
@@ -297,7 +294,7 @@ class StudyPowerTask:
 
 def simulate_power_study(task: StudyPowerTask) -> dict:
     """Simulates, refits and tests one study (see the module docstring); one part-file row."""
-    gen = generator(task.seed, "study-power", task.n_participants, task.sim)
+    gen = task.generator("study-power")
     pool = eligible(task.pool, task.policies)
     applicants = np.unique(pool["applicant_id"].to_numpy())
     n = task.n_participants

@@ -36,7 +36,8 @@ from .scenario import people_specs, policy_name
 from .sim.experiment import simulate_tables
 from .world.decision import ModelCache
 
-__all__ = ["Replication", "prepare_replication", "RunPlan", "RecourseUnit", "EventWorldUnit",
+__all__ = ["Replication", "prepare_replication", "RunPlan", "Unit", "RecourseUnit",
+           "EventWorldUnit",
            "UnitFailure", "compute_unit", "compute_recourse_unit", "compute_event_world_unit",
            "replication_of", "people_of"]
 
@@ -112,13 +113,19 @@ class RunPlan:
 
 
 @dataclass(frozen=True)
-class RecourseUnit:
-    """Replication x condition x policy of the recourse tables."""
+class Unit:
+    """The key of a unit: a replication x condition x policy of a run (a subclass says what it
+    computes and where its part is stored)."""
 
     plan: RunPlan
     replication: int
     condition: str
     policy: str
+
+
+@dataclass(frozen=True)
+class RecourseUnit(Unit):
+    """Replication x condition x policy of the recourse tables."""
 
     @property
     def stem(self) -> str:
@@ -126,13 +133,8 @@ class RecourseUnit:
 
 
 @dataclass(frozen=True)
-class EventWorldUnit:
+class EventWorldUnit(Unit):
     """Replication x condition x policy of the event world."""
-
-    plan: RunPlan
-    replication: int
-    condition: str
-    policy: str
 
     @property
     def stem(self) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from scipy import stats
 
@@ -36,19 +37,30 @@ from ..store import RunLock, code_version
 from ..users.study import simulate_study
 from .gamm import fit_gamm
 
-__all__ = ["SimulationTask", "run_simulation", "clopper_pearson", "run_power", "run_simulations",
-           "summarize_power", "plan_key", "PART_COLUMNS"]
+__all__ = ["PowerTask", "SimulationTask", "run_simulation", "clopper_pearson", "run_power",
+           "run_simulations", "summarize_power", "plan_key", "PART_COLUMNS"]
 
 PART_COLUMNS = ["n", "sim", "p", "edf", "F", "significant"]
 
 
 @dataclass(frozen=True)
-class SimulationTask:
-    """One simulated study of the plan."""
+class PowerTask:
+    """One simulated study of a power analysis: its base seed, number of participants and
+    index (a subclass adds what the study simulates)."""
 
     seed: int
     n_participants: int
     sim: int
+
+    def generator(self, purpose: str) -> np.random.Generator:
+        """The study's own stream, keyed by ``(seed, purpose, n_participants, sim)``."""
+        return generator(self.seed, purpose, self.n_participants, self.sim)
+
+
+@dataclass(frozen=True)
+class SimulationTask(PowerTask):
+    """One simulated study of the plan."""
+
     items: int
     response: RatingResponse
     outcome: str
@@ -58,7 +70,7 @@ class SimulationTask:
 
 def run_simulation(task: SimulationTask) -> dict:
     """Simulates, refits and tests one study; returns one row of the part file."""
-    gen = generator(task.seed, "study", task.n_participants, task.sim)
+    gen = task.generator("study")
     data = simulate_study(task.n_participants, task.response, gen, items=task.items)
     model = fit_gamm(data, task.outcome, task.distance)
     t = model.test_
