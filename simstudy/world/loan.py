@@ -85,6 +85,18 @@ class LoanSCM:
 
     Args:
         stochastic_label: draw ``Y ~ Bernoulli(p(x))`` instead of thresholding ``p`` at 0.5.
+
+    References:
+        Karimi, von Kügelgen, Schölkopf & Valera, "Algorithmic recourse under imperfect causal
+        knowledge: a probabilistic approach", NeurIPS 2020, https://arxiv.org/abs/2006.06831.
+        Majumdar & Valera, "CARMA: A practical framework to generate recommendations for
+        causal algorithmic recourse at scale", FAccT 2024.
+
+    Example:
+        >>> from simstudy.rng import generator
+        >>> x = LoanSCM().sample(5, generator(0, "example"))
+        >>> tuple(x.shape), LoanSCM.roles.names[:2]
+        ((5, 7), ('gender', 'age'))
     """
 
     roles = LOAN_ROLES
