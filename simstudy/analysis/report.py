@@ -343,9 +343,7 @@ def render_markdown(result: AuditResult, manifest: dict, run_dir: str | Path | N
     """A Markdown summary: findings, the single-attribute gaps, and provenance.
 
     References:
-        Efron & Tibshirani, *An Introduction to the Bootstrap*, Chapman & Hall, 1993 (the
-        intervals); Holm, "A simple sequentially rejective multiple test procedure", Scand. J.
-        Statist. 6:65-70, 1979 (the adjusted p-values); see :func:`~simstudy.analysis.audit.audit`.
+        Those of :func:`~simstudy.analysis.audit.audit` (Efron & Tibshirani 1993; Holm 1979).
 
     Example:
         >>> import numpy as np, pandas as pd
