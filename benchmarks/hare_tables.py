@@ -13,7 +13,10 @@ and answer with the same keyed luck (common random numbers), so rows compare. Ta
   base, HARE (T = 1) and Multi-HARE (T = 5, as published: ``keep_best`` off), B = 30, far,
   over Wachter and Growing Spheres, for each variant of :data:`VARIANTS` (``published``: the
   defaults; ``earlier_truth``: the published policy against the earlier ground truth;
-  ``earlier``: the earlier policy and ground truth). Summarised over seeds as the mean and 95%
+  ``earlier``: the earlier policy and ground truth; ``published_all_actionable``: the
+  defaults with every person reporting every actionable feature, a diagnostic).
+  ``gtd_floor`` is the smallest GTD a recourse moving only the person's actionable features
+  can reach (:func:`gtd_floor`). Summarised over seeds as the mean and 95%
   Student-t interval of the per-seed ratio GTD / GTD of the base and of the per-seed success
   rate difference, with the number of seeds on which ratio <= 0.5 and success rates are equal;
 
@@ -47,25 +50,42 @@ import torch
 from benchmarks._loan import loan_setup, people_for, truth
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies.hare import HARESpec
+from simstudy.primitives.space import action_mask
 from simstudy.summary import mean_ci
 
-COLUMNS = ("gtp_base", "gtp", "gtd_base", "gtd", "success_base", "success", "valid", "queries",
-           "accepted", "redundancy", "violations", "sparsity", "proximity")
+COLUMNS = ("gtp_base", "gtp", "gtd_base", "gtd", "gtd_floor", "success_base", "success", "valid",
+           "queries", "accepted", "redundancy", "violations", "sparsity", "proximity")
 
-#: Policy and people settings of each variant: the published behaviour (the defaults) and the
-#: earlier ones, run beside it.
-VARIANTS: dict[str, tuple[dict, dict]] = {
-    "published": ({}, {}),
-    "earlier_truth": ({}, {"ground_truth": "actionable", "accept_threshold": 0.1}),
+#: Policy settings, people settings and whether everyone may act on every actionable feature,
+#: of each variant: the published behaviour (the defaults), a diagnostic of it, and the earlier
+#: behaviours, run beside it.
+VARIANTS: dict[str, tuple[dict, dict, bool]] = {
+    "published": ({}, {}, False),
+    "published_all_actionable": ({}, {}, True),
+    "earlier_truth": ({}, {"ground_truth": "actionable", "accept_threshold": 0.1}, False),
     "earlier": ({"search_without_base": True, "same_box": False},
-                {"ground_truth": "actionable", "accept_threshold": 0.1}),
+                {"ground_truth": "actionable", "accept_threshold": 0.1}, False),
 }
 
 
-def run(context, x, ids, profiles, spec: HARESpec, users: dict,
-        seed: int = 0) -> tuple[dict, np.ndarray]:
+def gtd_floor(people, profiles) -> np.ndarray:
+    """The smallest GTD any recourse moving only the person's actionable features can reach:
+    ``1 - ||v_A|| / ||v||`` with ``v = r_gt - x`` and ``v_A`` its part on those features (NaN
+    without a ground truth)."""
+    gt, has = people.ground_truth
+    v = (gt - people.space.scale(people.x)).numpy()
+    inside = v * action_mask(people.feature_names, profiles)
+    norm = np.linalg.norm(v, axis=1)
+    ok = has.numpy() & (norm > 0)
+    return np.where(ok, 1 - np.linalg.norm(inside, axis=1) / np.where(ok, norm, 1), np.nan)
+
+
+def run(context, x, ids, profiles, spec: HARESpec, users: dict, seed: int = 0,
+        everyone_acts: bool = False) -> tuple[dict, np.ndarray]:
     """The table row of one configuration (people answering as ``users`` says), and every
     person's GTD."""
+    if everyone_acts:
+        profiles = profiles.universal()
     people = people_for(context, x, ids, profiles, seed=seed, **users)
     start = time.perf_counter()
     rec = spec.build().fit(context).recommend(x, profiles, ids, seed=seed,
@@ -75,7 +95,9 @@ def run(context, x, ids, profiles, spec: HARESpec, users: dict,
     mine, base = truth(context, people, rec), truth(context, people, rec.base)
     cols = {**rec.extras, **{k: ev[k] for k in ("valid", "sparsity", "proximity")},
             "gtp": mine["gtp"], "gtd": mine["gtd"], "gtp_base": base["gtp"],
-            "gtd_base": base["gtd"], "success": rec.found, "success_base": rec.base.found}
+            "gtd_base": base["gtd"], "success": rec.found, "success_base": rec.base.found,
+            "gtd_floor": np.where(np.isfinite(mine["gtd"]), gtd_floor(people, profiles),
+                                  np.nan)}
     row = {k: float(np.nanmean(np.asarray(cols[k], dtype=np.float64))) for k in COLUMNS}
     gtd, gtd_base = cols["gtd"], cols["gtd_base"]
     both = np.isfinite(gtd) & np.isfinite(gtd_base)
@@ -88,7 +110,7 @@ def hare(base: str, scale: str = "far", budget: int = 30, iterations: int = 1,
          noise: dict | None = None, keep_best: bool = True,
          variant: str = "published") -> tuple[HARESpec, dict]:
     """A HARE configuration and the people's ``users:`` section it runs against."""
-    policy, users = VARIANTS[variant]
+    policy, users, _ = VARIANTS[variant]
     return (HARESpec(base={"kind": base}, budget=budget, iterations=iterations,
                      keep_best=keep_best and iterations > 1, **policy),
             {"scale": scale, "noise": noise or {"kind": "none"}, **users})
@@ -106,7 +128,8 @@ def published_rows(context, x, ids, profiles, seed: int, progress,
             for iterations in (1, 5):
                 row, _ = run(context, x, ids, profiles,
                              *hare(base, "far", 30, iterations, keep_best=False,
-                                   variant=variant), seed=seed)
+                                   variant=variant), seed=seed,
+                             everyone_acts=VARIANTS[variant][2])
                 rows.append({"seed": seed, "variant": variant, "base": base,
                              "iterations": iterations, **row})
                 progress(rows[-1])
@@ -130,6 +153,7 @@ def published_summary(rows: list[dict]) -> list[dict]:
                     "seeds": len(cell),
                     "gtd_base": float(np.mean([r["gtd_base"] for r in cell])),
                     "gtd": float(np.mean([r["gtd"] for r in cell])),
+                    "gtd_floor": float(np.mean([r["gtd_floor"] for r in cell])),
                     "gtd_ratio": m, "ratio_ci_low": lo, "ratio_ci_high": hi,
                     "seeds_ratio_at_most_half": sum(v <= 0.5 for v in ratio),
                     "success_base": float(np.mean([r["success_base"] for r in cell])),
@@ -232,13 +256,11 @@ def main() -> None:
 
     out: dict[str, list[dict]] = {}
     per_seed: list[dict] = []
-    for seed in args.seeds if "published" in which else args.seeds[:1]:
-        context, x, ids, profiles = loan_setup(args.people, seed)
-        if "published" in which:
-            per_seed += published_rows(context, x, ids, profiles, seed, progress,
-                                       tuple(b for b in bases if b != "oracle"))
-        if seed == args.seeds[0]:
-            out.update(tables(context, x, ids, profiles, progress, which, bases))
+    for seed in args.seeds if "published" in which else ():
+        per_seed += published_rows(*loan_setup(args.people, seed), seed, progress,
+                                   tuple(b for b in bases if b != "oracle"))
+    if set(which) - {"published"}:
+        out.update(tables(*loan_setup(args.people, args.seeds[0]), progress, which, bases))
     if per_seed:
         out = {"published": published_summary(per_seed), "published_per_seed": per_seed,
                **out}

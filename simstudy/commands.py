@@ -87,9 +87,9 @@ def validate_files(paths: list[str], kind: str | None = None) -> list[str]:
             data = load_yaml(path)
             found = document_kind(path, data, kind)
             if found == "scenario":
-                load_scenario(path)
+                load_scenario(path, all_kinds=False)
             elif found == "sweep":
-                load_sweep(path)
+                load_sweep(path, all_kinds=False)
             elif found == "population":
                 load_population(path)
             else:

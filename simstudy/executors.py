@@ -19,8 +19,10 @@ Example:
 
 from __future__ import annotations
 
+import collections
 import multiprocessing as mp
 import os
+import queue
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -28,6 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import torch
+from threadpoolctl import threadpool_limits
 
 from .documents import UsageError
 
@@ -40,13 +43,17 @@ BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 class single_threaded:  # noqa: N801 - used as a context manager, like torch.no_grad
-    """Runs a block with one torch thread (restoring the previous count after)."""
+    """Runs a block with one torch thread and one BLAS / OpenMP thread (threadpoolctl),
+    restoring the previous counts after: a task computed in the calling process uses what a
+    helper process uses."""
 
     def __enter__(self) -> None:
         self._threads = torch.get_num_threads()
         torch.set_num_threads(1)
+        self._limits = threadpool_limits(1)
 
     def __exit__(self, *exc: Any) -> None:
+        self._limits.restore_original_limits()
         torch.set_num_threads(self._threads)
 
 
@@ -108,10 +115,23 @@ class SerialExecutor(Executor):
             yield i, _call_single_threaded(fn, task)
 
 
-class ProcessExecutor(Executor):
-    """A pool of ``workers`` spawned local processes (spawned, so no torch state is forked).
+class _Failed:
+    """A helper's exception, carried to the caller through the results queue."""
 
-    An interrupted run stops its workers at once (``terminate``), and workers whose parent
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+class ProcessExecutor(Executor):
+    """``workers`` tasks at a time: this process and ``workers - 1`` spawned helper processes
+    (spawned, so no torch state is forked).
+
+    A helper imports torch and simstudy's modules when it starts, seconds of work that this
+    process has already done; computing here as well means no core waits for that start-up,
+    and the helpers join as soon as they are ready. Each helper is handed its next task the
+    moment it finishes one, so no helper waits on this process either.
+
+    An interrupted run stops its helpers at once (``terminate``), and helpers whose parent
     died exit by themselves.
     """
 
@@ -120,14 +140,14 @@ class ProcessExecutor(Executor):
         self._pool = None
 
     def _start(self):
-        if self._pool is None:
+        if self._pool is None and self.workers > 1:
             # Spawned workers read the BLAS variables when numpy loads: set them before.
             saved = {v: os.environ.get(v) for v in BLAS_VARIABLES}
             os.environ.update({v: "1" for v in BLAS_VARIABLES})
             try:
                 # multiprocessing's Pool (not concurrent.futures) for its terminate()
                 self._pool = mp.get_context("spawn").Pool(
-                    self.workers, initializer=_worker_init, initargs=(os.getpid(),))
+                    self.workers - 1, initializer=_worker_init, initargs=(os.getpid(),))
             finally:
                 for v, val in saved.items():
                     if val is None:
@@ -136,12 +156,44 @@ class ProcessExecutor(Executor):
                         os.environ[v] = val
         return self._pool
 
+    def __enter__(self) -> ProcessExecutor:
+        # the helpers start importing while the caller validates and opens its run
+        self._start()
+        return self
+
     def map_unordered(self, fn, tasks):
-        if not tasks:
+        if not len(tasks):
             return
         pool = self._start()
+        todo = collections.deque(enumerate(tasks))
+        results: queue.SimpleQueue = queue.SimpleQueue()
+
+        def hand_next(*_: Any) -> None:
+            # runs in the pool's result thread when a helper finishes: give it the next task
+            try:
+                i, task = todo.popleft()
+                pool.apply_async(_indexed, ((i, fn, task),),
+                                 callback=lambda r: (results.put(r), hand_next()),
+                                 error_callback=lambda e: results.put(_Failed(e)))
+            except (IndexError, ValueError):  # nothing left, or the pool was stopped
+                pass
+
         try:
-            yield from pool.imap_unordered(_indexed, [(i, fn, t) for i, t in enumerate(tasks)])
+            for _ in range(self.workers - 1):
+                hand_next()
+            for _ in range(len(tasks)):
+                try:
+                    item = results.get_nowait()
+                except queue.Empty:
+                    try:
+                        i, task = todo.popleft()
+                    except IndexError:
+                        item = results.get()
+                    else:
+                        item = (i, _call_single_threaded(fn, task))
+                if isinstance(item, _Failed):
+                    raise item.exc
+                yield item
         except BaseException:
             self._stop(terminate=True)
             raise

@@ -27,15 +27,19 @@ Definitions (``Δ = θ - x`` on the intervened features ``I``, ``r`` = training 
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-import torch
 
 from .population import ActionabilityProfiles
 from .primitives.recourse import Recourse
 from .world.base import CausalWorld
+
+if TYPE_CHECKING:  # the metric table is read by documents, which validate without these
+    import pandas as pd
+    import torch
 
 __all__ = ["Recourse", "weighted_cost", "cost_terms", "finish_cost", "evaluate_recourse",
            "RECOURSE_COLUMNS", "COST_PLACEMENTS", "Metric", "METRICS", "register_metric",
@@ -95,6 +99,8 @@ class Metric:
 
     def defined(self, rows: pd.DataFrame) -> np.ndarray:
         """Which rows the mean runs over (bool per row)."""
+        import pandas as pd
+
         value = pd.to_numeric(rows[self.column], errors="coerce").to_numpy(dtype=float)
         chosen = np.isfinite(value)
         if self.among in ("found", "valid"):
@@ -175,7 +181,7 @@ def cost_terms(delta_scaled, weights, placement: str = "outside"):
     """
     if placement not in COST_PLACEMENTS:
         raise ValueError(f"unknown cost placement {placement!r}; use one of {COST_PLACEMENTS}")
-    where = torch.where if isinstance(delta_scaled, torch.Tensor) else np.where
+    where = sys.modules["torch"].where if _is_tensor(delta_scaled) else np.where
     if placement == "outside":
         return where(delta_scaled == 0, 0.0, weights * delta_scaled**2)
     return where(delta_scaled == 0, 0.0, weights * delta_scaled) ** 2
@@ -186,7 +192,13 @@ def finish_cost(total, n_features: int, placement: str = "outside"):
     actionable features (``outside``) or the square root (``inside``)."""
     if placement == "outside":
         return total / n_features
-    return total.sqrt() if isinstance(total, torch.Tensor) else np.sqrt(total)
+    return total.sqrt() if _is_tensor(total) else np.sqrt(total)
+
+
+def _is_tensor(value) -> bool:
+    # a torch tensor exists only once torch is imported; the cost formula does not import it
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
 
 
 def weighted_cost(delta_scaled: np.ndarray, weights: np.ndarray,
@@ -227,6 +239,8 @@ def evaluate_recourse(
     Returns:
         Dict with ``x_cf`` ``(n, d)`` and the columns of :data:`RECOURSE_COLUMNS`.
     """
+    import torch
+
     xt = torch.as_tensor(x, dtype=torch.float64)
     x_np = xt.numpy()
     names = world.roles.names

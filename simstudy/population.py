@@ -24,9 +24,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
+from annotated_types import Ge, Gt, Le, Lt
 
 from .rng import entity_uniforms
 
@@ -35,6 +36,7 @@ __all__ = [
     "CostProfile",
     "COST_SHAPES",
     "PERMUTATION_BIASES",
+    "BiasName",
     "permutation_distribution",
     "RankingSampler",
     "LikertSampler",
@@ -52,6 +54,8 @@ COST_SHAPES: dict[str, float | None] = {
 #: are the pair the world names (:attr:`~simstudy.world.base.FeatureRoles.rankings`).
 PERMUTATION_BIASES: tuple[str, ...] = ("uniform", "causal_order", "reverse_causal_order",
                                        "privileged", "non_privileged")
+#: A ranking distribution named in a document: one of :data:`PERMUTATION_BIASES`.
+BiasName = Literal[PERMUTATION_BIASES]  # type: ignore[valid-type]
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,8 @@ class CostProfile:
     """
 
     shape: Literal["constant", "concave", "linear", "convex"] = "constant"
-    alpha: float = 3.0
-    power: float | None = None
+    alpha: Annotated[float, Ge(0)] = 3.0
+    power: Annotated[float, Gt(0)] | None = None
     placement: Literal["outside", "inside"] = "outside"
 
     @property
@@ -220,8 +224,8 @@ class RankingSampler:
             and which features are actionable are both uniform.
     """
 
-    bias: str | tuple[float, ...] = "uniform"
-    n_actionable: int | None = None
+    bias: BiasName | tuple[float, ...] = "uniform"
+    n_actionable: Annotated[int, Ge(0), Le(16)] | None = None
     rankings: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def sample(self, features: Sequence[str], uniforms: np.ndarray) -> tuple[np.ndarray, int]:
@@ -254,7 +258,7 @@ class LikertSampler:
         allow_not_actionable: include the level 0 ("I cannot change this") among the draws.
     """
 
-    levels: int = 4
+    levels: Annotated[int, Ge(2), Le(10)] = 4
     allow_not_actionable: bool = False
 
     def sample(self, features: Sequence[str], uniforms: np.ndarray) -> tuple[np.ndarray, int]:
@@ -294,10 +298,10 @@ class GroupAssignment:
     """
 
     rule: Literal["random", "income", "attribute"] = "random"
-    privileged_share: float = 0.25
+    privileged_share: Annotated[float, Gt(0), Lt(1)] = 0.25
     attribute: str = "race"
-    privileged_if_majority: float = 0.9
-    privileged_if_minority: float = 0.05
+    privileged_if_majority: Annotated[float, Ge(0), Le(1)] = 0.9
+    privileged_if_minority: Annotated[float, Ge(0), Le(1)] = 0.05
     income_feature: str = "income"
     gender_feature: str = "gender"
 

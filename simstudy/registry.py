@@ -20,10 +20,16 @@ model's gradient (refused for decision models without one).
 
 from __future__ import annotations
 
-__all__ = ["POLICY_SPECS", "WORLD_SPECS", "RESPONSE_SPECS", "register_policy_spec",
-           "register_world_spec", "register_response_spec"]
+import importlib
+from collections.abc import Iterable
+
+__all__ = ["POLICY_SPECS", "WORLD_SPECS", "RESPONSE_SPECS", "POLICY_MODULES",
+           "register_policy_spec", "register_world_spec", "register_response_spec",
+           "register_policy_module", "policy_kinds", "load_policy_kinds", "policy_spec"]
 
 POLICY_SPECS: dict[str, type] = {}
+#: ``{kind: module}`` of policy kinds registered by module, imported on first use
+POLICY_MODULES: dict[str, str] = {}
 WORLD_SPECS: dict[str, type] = {}
 RESPONSE_SPECS: dict[str, type] = {}
 
@@ -51,3 +57,27 @@ def register_response_spec(spec_cls: type) -> type:
     """Class decorator: makes a response-model kind available to scenario documents."""
     RESPONSE_SPECS[_kind_of(spec_cls)] = spec_cls
     return spec_cls
+
+
+def register_policy_module(kind: str, module: str) -> None:
+    """Makes a policy kind known whose spec ``module`` registers when imported."""
+    POLICY_MODULES[kind] = module
+
+
+def policy_kinds() -> list[str]:
+    """Every policy kind a document may name (registered or registered by module)."""
+    return sorted(set(POLICY_SPECS) | set(POLICY_MODULES))
+
+
+def load_policy_kinds(kinds: Iterable[str] | None = None) -> None:
+    """Imports the modules of the given kinds registered by module (``None``: all of them)."""
+    wanted = POLICY_MODULES if kinds is None else [k for k in kinds if k in POLICY_MODULES]
+    for kind in list(wanted):
+        if kind not in POLICY_SPECS:
+            importlib.import_module(POLICY_MODULES[kind])
+
+
+def policy_spec(kind: str) -> type:
+    """The spec class of a policy kind, importing its module if it is registered by module."""
+    load_policy_kinds([kind])
+    return POLICY_SPECS[kind]

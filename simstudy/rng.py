@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from scipy.special import ndtri
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "key_to_int",
@@ -68,6 +70,8 @@ def derive_seed(seed: int, *keys: int | str) -> int:
 
 def torch_generator(seed: int, *keys: int | str) -> torch.Generator:
     """A CPU torch generator for the stream ``(seed, *keys)``."""
+    import torch
+
     g = torch.Generator()
     g.manual_seed(derive_seed(seed, *keys))
     return g
@@ -119,4 +123,6 @@ def entity_normals(
     seed: int, purpose: int | str, ids: Iterable[int] | np.ndarray, n_draws: int = 1
 ) -> np.ndarray:
     """Standard normal draws keyed like :func:`entity_uniforms` (inverse-CDF transform)."""
+    from scipy.special import ndtri  # scipy only where normals are drawn
+
     return ndtri(entity_uniforms(seed, purpose, ids, n_draws))

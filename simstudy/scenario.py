@@ -30,6 +30,7 @@ Policy and world kinds come from :mod:`simstudy.registry`, so each subsystem add
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -56,11 +57,10 @@ from .people.spec import (
     ResponseSpecs,
     UsersSpec,
 )
-from .registry import POLICY_SPECS, WORLD_SPECS
+from .registry import POLICY_SPECS, WORLD_SPECS, load_policy_kinds, policy_kinds
 from .sim.spec import SimulationSpec
 from .study_spec import StudySectionSpec, study_problems
-from .world.decision import DecisionConfig
-from .world.external import ExternalModelSpec
+from .world.specs import DecisionModelEntry, DecisionModelSpec, ExternalModelSpec
 
 __all__ = [
     "ActionabilitySpec",
@@ -71,7 +71,7 @@ __all__ = [
     "DecisionModelSpec",
     "ApplicantsSpec",
     "ContrastSpec",
-    "Scenario",
+    "Scenario",  # noqa: F822 - built on first use (module __getattr__)
     "load_scenario",
     "load_population",
     "people_specs",
@@ -113,37 +113,6 @@ class ContrastSpec(StrictModel):
         if (self.condition is None) != (self.baseline_condition is None):
             raise ValueError("give both condition and baseline_condition, or neither")
         return self
-
-
-class DecisionModelSpec(StrictModel):
-    """The decision model's architecture and training (defaults: the published set-up)."""
-
-    hidden: list[Annotated[int, Field(gt=0)]] = [32, 32]
-    epochs: int = Field(500, gt=0)
-    batch_size: int = Field(256, gt=0)
-    lr: float = Field(1e-3, gt=0)
-
-    def config(self) -> DecisionConfig:
-        return DecisionConfig(tuple(self.hidden), self.epochs, self.batch_size, self.lr)
-
-    def obtain(self, data: Any, cache: Any, seed: int, base_dir: str | Path = ".",
-               progress: bool = False) -> tuple[Any, dict]:
-        """The model trained on ``data`` (from the cache when it holds it) and its record."""
-        return cache.decision_model(data, self.config(), seed, progress=progress)
-
-
-def _decision_form(value: Any) -> str:
-    # an entry with a ``kind`` names a model file; without one it configures training
-    if isinstance(value, ExternalModelSpec) or (isinstance(value, dict) and "kind" in value):
-        return "file"
-    return "trained"
-
-
-DecisionModelEntry = Annotated[
-    Union[Annotated[DecisionModelSpec, Tag("trained")],  # noqa: UP007
-          Annotated[ExternalModelSpec, Tag("file")]],
-    Discriminator(_decision_form),
-]
 
 
 class ApplicantsSpec(StrictModel):
@@ -225,10 +194,45 @@ def policy_name(spec: Any) -> str:
     return spec.name or spec.kind
 
 
-Scenario = _scenario_model()
-# Built by a function (it needs the registries); named here so that pickle finds it, as work
-# units sent to other processes carry their scenario.
-Scenario.__qualname__ = "Scenario"
+_MODELS: dict[tuple[tuple[str, ...], ...], type[StrictModel]] = {}
+
+
+def scenario_model(kinds: Iterable[str] | None = None) -> type[StrictModel]:
+    """The scenario document model over the registered policy and world kinds.
+
+    Args:
+        kinds: the policy kinds a document names; those registered by module are imported
+            first. ``None`` imports every kind: the model of :data:`Scenario`, whose instances
+            runs carry (and pickle, as work units sent to other processes do).
+    """
+    load_policy_kinds(kinds)
+    key = (tuple(sorted(POLICY_SPECS)), tuple(sorted(WORLD_SPECS)))
+    if key not in _MODELS:
+        model = _scenario_model()
+        model.__qualname__ = "Scenario"  # pickle finds it as simstudy.scenario.Scenario
+        _MODELS[key] = model
+    return _MODELS[key]
+
+
+def __getattr__(name: str) -> Any:
+    # ``Scenario`` is built on first use: it needs every policy kind, and some import torch
+    if name == "Scenario":
+        return scenario_model()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _policy_kinds_named(data: Any) -> set[str]:
+    # every policy kind a scenario document names, a HARE entry's base included
+    named: set[str] = set()
+    entries = data.get("policies") if isinstance(data, dict) else None
+    stack = list(entries) if isinstance(entries, list) else []
+    while stack:
+        entry = stack.pop()
+        if isinstance(entry, dict):
+            if isinstance(entry.get("kind"), str):
+                named.add(entry["kind"])
+            stack.append(entry.get("base"))
+    return named
 
 
 def _unknown_contrast_names(policies: list, contrasts: list,
@@ -262,10 +266,10 @@ def _unknown_kind_problems(data: Any, source: str) -> list[DocumentProblem]:
         if not isinstance(entry, dict):
             continue
         kind = entry.get("kind")
-        if not isinstance(kind, str) or kind not in POLICY_SPECS:
+        if not isinstance(kind, str) or kind not in policy_kinds():
             problems.append(DocumentProblem(
                 source, f"policies[{i}].kind",
-                f"unknown policy {kind!r}; choose from {sorted(POLICY_SPECS)}"))
+                f"unknown policy {kind!r}; choose from {policy_kinds()}"))
         elif "name" in entry and safe_name_problem(entry["name"]):
             problems.append(DocumentProblem(source, f"policies[{i}].name",
                                             safe_name_problem(entry["name"])))
@@ -290,8 +294,8 @@ def load_population(path: str | Path) -> PopulationSpec:
     return validate_data(load_yaml(path), PopulationSpec, str(path))
 
 
-def load_scenario(path: str | Path, data: Any = None, source: str | None = None
-                  ) -> tuple[Any, dict[str, PopulationSpec]]:
+def load_scenario(path: str | Path, data: Any = None, source: str | None = None,
+                  all_kinds: bool = True) -> tuple[Any, dict[str, PopulationSpec]]:
     """Reads a scenario and every population file it names.
 
     Args:
@@ -299,6 +303,9 @@ def load_scenario(path: str | Path, data: Any = None, source: str | None = None
         data: the document already read (and perhaps changed, as a sweep cell's overrides do);
             ``None`` reads ``path``.
         source: how problems name the document (default: ``path``).
+        all_kinds: validate with :data:`Scenario` (every policy kind imported; what a run
+            needs); false validates with a model over the kinds the document names, so
+            ``simstudy validate`` imports only what the document uses.
 
     Returns:
         ``(scenario, populations)`` with ``populations`` mapping condition name to its resolved
@@ -311,7 +318,8 @@ def load_scenario(path: str | Path, data: Any = None, source: str | None = None
     kind_problems = _unknown_kind_problems(data, source)
     if kind_problems:
         raise DocumentError(kind_problems)
-    scenario = validate_data(data, Scenario, source)
+    model = scenario_model(None if all_kinds else _policy_kinds_named(data))
+    scenario = validate_data(data, model, source)
     populations: dict[str, PopulationSpec] = {}
     # data-dependent checks (a data file's columns, values, labels) are part of validation
     check_data = getattr(scenario.world, "check_data", None)

@@ -23,12 +23,13 @@ import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .documents import UsageError
+
+if TYPE_CHECKING:  # pandas is imported by the callers that write tables; --help stays fast
+    import pandas as pd
 
 __all__ = ["check_output_dir", "check_output_file", "atomic_write", "atomic_write_text",
            "write_parquet", "write_csv", "package_versions", "write_manifest", "read_manifest",

@@ -39,9 +39,8 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from pydantic import Field, model_validator
 
 from .documents import (
@@ -52,10 +51,13 @@ from .documents import (
     load_yaml,
     validate_data,
 )
-from .executors import Executor
-from .runner import SUMMARY_DIGITS, ScenarioRun, run_units
 from .scenario import load_scenario
 from .store import atomic_write_text, package_versions, write_csv
+
+if TYPE_CHECKING:  # a sweep's documents validate without the runner (torch, pandas)
+    import pandas as pd
+
+    from .executors import Executor
 
 __all__ = ["SweepSpec", "VariantSpec", "Cell", "expand_cells", "set_path", "load_sweep",
            "run_sweep", "SweepResult"]
@@ -180,8 +182,10 @@ def set_path(doc: dict, path: str, value: Any, base_dir: Path) -> None:
     node[last] = copy.deepcopy(value)
 
 
-def load_sweep(path: str | Path) -> tuple[SweepSpec, list[tuple[Cell, Path, Any, dict]]]:
-    """Reads a sweep, its base scenarios, and validates every cell's scenario.
+def load_sweep(path: str | Path, all_kinds: bool = True
+               ) -> tuple[SweepSpec, list[tuple[Cell, Path, Any, dict]]]:
+    """Reads a sweep, its base scenarios, and validates every cell's scenario (``all_kinds``:
+    as :func:`~simstudy.scenario.load_scenario`).
 
     Returns ``(spec, [(cell, base_path, scenario, populations), ...])``; raises
     :class:`DocumentError` listing every problem of every cell.
@@ -200,7 +204,7 @@ def load_sweep(path: str | Path) -> tuple[SweepSpec, list[tuple[Cell, Path, Any,
             continue
         base = load_yaml(base_path)
         if not isinstance(base, dict):
-            load_scenario(base_path)  # reports the base document's problem
+            load_scenario(base_path, all_kinds=all_kinds)  # reports the base document's problem
         bases[name] = (base_path, base)
     if problems:
         raise DocumentError(problems)
@@ -212,7 +216,8 @@ def load_sweep(path: str | Path) -> tuple[SweepSpec, list[tuple[Cell, Path, Any,
         try:
             for field_path, value in cell.overrides.items():
                 set_path(doc, field_path, value, base_path.parent)
-            scenario, populations = load_scenario(base_path, data=doc, source=source)
+            scenario, populations = load_scenario(base_path, data=doc, source=source,
+                                                  all_kinds=all_kinds)
         except ValueError as exc:
             problems.append(DocumentProblem(str(path), f"cell {cell.label}", str(exc)))
             continue
@@ -235,6 +240,10 @@ class SweepResult:
 def run_sweep(path: str | Path, out_dir: str | Path, executor: Executor | None = None,
               progress: bool = True, cache: Any = None) -> SweepResult:
     """Runs (or resumes) every cell of a sweep; writes ``summary.csv`` and ``sweep.json``."""
+    import pandas as pd
+
+    from .runner import SUMMARY_DIGITS, ScenarioRun, run_units
+
     spec, cells = load_sweep(path)
     out = Path(out_dir)
     sweep_file = out / "sweep.json"

@@ -13,6 +13,7 @@ from the content-hash cache (trained once), so any executor gives the same bytes
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -94,7 +95,7 @@ def prepare_replication(scenario: Any, index: int, base_seed: int, cache: ModelC
         "applicants": {"split": split, "n": int(len(ids)),
                        "approval_rate_split": float(approved.mean())},
     }
-    context = RecourseContext(world, model, data, seed)
+    context = RecourseContext(world, model, data, seed, cache)
     return Replication(index, seed, context, x_split.numpy()[ids], ids, info)
 
 
@@ -225,7 +226,8 @@ def compute_event_world_unit(unit: EventWorldUnit) -> tuple[dict[str, pd.DataFra
     ctx = rep.context
 
     def factory(context: RecourseContext) -> RecoursePolicy:
-        return _build_policy(policy_spec).fit(context)
+        # the event world's contexts use the run's model cache too
+        return _build_policy(policy_spec).fit(dataclasses.replace(context, cache=ctx.cache))
 
     tables, timings = simulate_tables(
         plan.scenario.simulation, ctx.world, ctx.data, ctx.model, factory, people,

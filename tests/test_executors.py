@@ -1,5 +1,6 @@
 """Executors: the same bytes from this process, a local pool and Ray; the cache trains once."""
 
+import os
 import threading
 import time
 
@@ -36,6 +37,18 @@ def _square(x):
     return x * x
 
 
+def _pid_once_a_helper_ran(task):
+    # A helper announces itself; the calling process waits for that, so both must compute.
+    parent, flag = task
+    if os.getpid() != parent:
+        flag.touch()
+    else:
+        deadline = time.monotonic() + 300
+        while not flag.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return os.getpid()
+
+
 @pytest.fixture(scope="module")
 def scenario_file(tmp_path_factory):
     p = tmp_path_factory.mktemp("sc") / "s.yaml"
@@ -68,6 +81,14 @@ def test_a_process_pool_writes_the_same_bytes(scenario_file, serial_run, tmp_pat
         assert dict(ex.map_unordered(_square, [3, 1, 2])) == {0: 9, 1: 1, 2: 4}
         run_scenario(scenario_file, tmp_path / "pool", progress=False, cache=cache, executor=ex)
     _same_outputs(serial, tmp_path / "pool")
+
+
+def test_the_calling_process_computes_beside_its_helpers(tmp_path):
+    tasks = [(os.getpid(), tmp_path / "helper-ran")] * 2
+    with ProcessExecutor(2) as ex:
+        done = dict(ex.map_unordered(_pid_once_a_helper_ran, tasks))
+    assert sorted(done) == [0, 1]
+    assert os.getpid() in done.values() and len(set(done.values())) == 2
 
 
 def test_resumed_run_recomputes_only_missing_units(scenario_file, serial_run, tmp_path):

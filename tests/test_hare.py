@@ -232,3 +232,27 @@ def test_hare_keeps_the_base_success_rate(lin_ctx, lin_people):
     assert (rec2.extras["queries"][~base_found] > 0).any()
     assert HARESpec.model_validate({"kind": "hare", "search_without_base": True}).build(
     ).search_without_base
+
+
+@pytest.mark.parametrize("threshold", [None, 0.3])
+def test_noiseless_people_stop_exactly_when_within_their_threshold(lin_ctx, lin_people,
+                                                                  threshold):
+    """HARE's early stop follows the person's threshold: derived from their model (half the
+    truth search's shell width) unless the scenario sets it."""
+    x, ids, profiles = lin_people
+    everyone = profiles.universal()
+    people = make_people(lin_ctx, x, ids, everyone, scale="near", accept_threshold=threshold)
+    tau = people.accept_threshold
+    assert np.allclose(tau, 0.1 if threshold is None else threshold)
+    hare = HARE(GrowingSpheres(n_samples=50), budget=12, iterations=3, steps=30).fit(lin_ctx)
+    rec = hare.recommend(x, everyone, ids, feedback=people.feedback())
+    asked = rec.extras["iterations_run"] > 0
+    gtp = _truth(lin_ctx, people, rec)["gtp"]
+    gtp = np.where(rec.found, gtp, np.linalg.norm(
+        people.space.scale(x).numpy() - people.ground_truth[0].numpy(), axis=1))
+    accepted = rec.extras["accepted"]
+    # the last question asked was "is this satisfactory?" about the final recourse
+    np.testing.assert_array_equal(accepted[asked], gtp[asked] <= tau[asked])
+    assert accepted.any()
+    stopped = accepted & (rec.extras["iterations_run"] < 3)
+    assert (rec.extras["queries"][stopped] < 12).all()

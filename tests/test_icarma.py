@@ -219,7 +219,7 @@ def test_trains_through_a_learned_flow(loan_context):
 
 def test_relaxed_training_counterfactual_equals_the_hard_one(loan_context, trained):
     """The straight-through relaxation changes gradients only, never the forward pass."""
-    from simstudy.policies.icarma import _Objective
+    from simstudy.policies.icarma import Objective as _Objective
 
     policy, _, config = trained
     x = torch.as_tensor(rejected(loan_context)[:200])
@@ -258,3 +258,23 @@ def test_latent_action_is_the_hard_intervention_on_its_values(loan_context):
         hard = loan_context.world.counterfactual(xt, intervened, shifted)
     assert not torch.equal(shifted, xt)
     torch.testing.assert_close(hard, shifted, atol=1e-9, rtol=0)
+
+
+def test_trained_model_lands_in_the_run_cache(loan_context, tmp_path):
+    from dataclasses import replace as with_field
+
+    context = with_field(loan_context, cache=ModelCache(tmp_path / "run-cache"))
+    policy = ICARMA(ICARMAConfig(epochs=1, val_every=1), progress=False).fit(context)
+    stored = sorted(p.name for p in (tmp_path / "run-cache").glob("icarma-*.json"))
+    assert stored == [policy.meta_["cache_key"] + ".json"] and not policy.meta_["cached"]
+    again = ICARMA(ICARMAConfig(epochs=1, val_every=1), progress=False).fit(context)
+    assert again.meta_["cached"] and again.model_hashes() == policy.model_hashes()
+    assert not ICARMA(ICARMAConfig(epochs=1, val_every=1), cache=False,
+                      progress=False).fit(context).meta_["cached"]
+
+
+def test_entry_refuses_bad_hyperparameters():
+    for bad in ({"epochs": 0}, {"lr": -1.0}, {"prior_high": 2.0}, {"cost_shapes": ["cubic"]},
+                {"mask_hidden": [0]}):
+        with pytest.raises(ValueError):
+            ICARMASpec.model_validate({"kind": "icarma", **bad})

@@ -1,11 +1,17 @@
 """Sweeps: cells from a grid and variants, validated up front, run and resumed."""
 
 import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from _sweep_support import POP, SWEEP, write_sweep
 
+import simstudy
 from simstudy.cli import main
 from simstudy.documents import DocumentError
 from simstudy.sweep import expand_cells, load_sweep, run_sweep, set_path
@@ -70,3 +76,41 @@ def test_sweep_runs_every_cell_and_resumes(sweep_file, tmp_path):
     (out / "summary.csv").unlink()
     run_sweep(sweep_file, out, progress=False, cache=cache)
     assert (out / "summary.csv").read_bytes() == before
+
+
+def test_a_killed_sweep_resumes_to_the_same_bytes(tmp_path):
+    # The sweep runs as a command with two workers and is killed (SIGKILL, no clean-up) once
+    # its first unit is stored; rerunning it computes only what is missing and writes the
+    # bytes of an uninterrupted run.
+    sweep = write_sweep(tmp_path / "doc")
+    base = sweep.parent / "base.yaml"
+    base.write_text(base.read_text().replace("replications: 1", "replications: 3"))
+    reference = tmp_path / "reference"
+    run_sweep(sweep, reference, progress=False, cache=ModelCache(tmp_path / "cache-a"))
+
+    out = tmp_path / "out"
+    env = {**os.environ, "SIMSTUDY_CACHE": str(tmp_path / "cache-b"),
+           "PYTHONPATH": os.pathsep.join([str(Path(simstudy.__file__).parents[1]),
+                                          os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "simstudy.cli", "--quiet", "sweep", str(sweep), "--out",
+           str(out), "--workers", "2"]
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 600
+    while not list(out.glob("cells/*/parts/*.json")) and time.monotonic() < deadline:
+        assert proc.poll() is None, "the sweep ended before its first unit was stored"
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait()
+    total = 12  # 4 cells x 3 replications x 1 policy
+    stored = len(list(out.glob("cells/*/parts/*.json")))
+    assert 0 < stored < total and not (out / "summary.csv").exists()
+    assert json.loads((out / "sweep.json").read_text())["status"] == "running"
+
+    resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((out / "sweep.json").read_text())["status"] == "complete"
+    assert (out / "summary.csv").read_bytes() == (reference / "summary.csv").read_bytes()
+    for cell in (reference / "cells").iterdir():
+        for name in ("summary.csv", "recourse.parquet"):
+            assert (out / "cells" / cell.name / name).read_bytes() == \
+                (cell / name).read_bytes(), f"{cell.name}/{name}"

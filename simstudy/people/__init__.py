@@ -9,40 +9,30 @@
   ``rating``) and the calibrated rating model (:mod:`simstudy.people.rating`).
 """
 
-from .feedback import NoiseModel, PeopleFeedback
-from .people import TRUTH_COLUMNS, People, UserSettings
-from .rating import RatingResponse, RatingResponseSpec, published_model
-from .response import LogisticResponse, LogisticResponseSpec, ResponseInputs, ResponseModel
-from .spec import (
-    ActionabilitySpec,
-    CostSpec,
-    GroupsSpec,
-    NoiseSpec,
-    PeopleSpec,
-    PopulationSpec,
-    ResponseSpecs,
-    UsersSpec,
-)
+from ..lazy import lazy_exports
+from . import spec as _spec  # noqa: F401 - registers the response kinds (torch-free)
 
-__all__ = [
-    "People",
-    "PeopleSpec",
-    "PopulationSpec",
-    "ActionabilitySpec",
-    "CostSpec",
-    "GroupsSpec",
-    "UsersSpec",
-    "NoiseSpec",
-    "NoiseModel",
-    "PeopleFeedback",
-    "UserSettings",
-    "TRUTH_COLUMNS",
-    "ResponseModel",
-    "ResponseInputs",
-    "ResponseSpecs",
-    "LogisticResponse",
-    "LogisticResponseSpec",
-    "RatingResponse",
-    "RatingResponseSpec",
-    "published_model",
-]
+_EXPORTS = {
+    "People": "people",
+    "PeopleSpec": "spec",
+    "PopulationSpec": "spec",
+    "ActionabilitySpec": "spec",
+    "CostSpec": "spec",
+    "GroupsSpec": "spec",
+    "UsersSpec": "spec",
+    "NoiseSpec": "spec",
+    "NoiseModel": "noise",
+    "PeopleFeedback": "feedback",
+    "UserSettings": "people",
+    "TRUTH_COLUMNS": "people",
+    "ResponseModel": "response",
+    "ResponseInputs": "response",
+    "ResponseSpecs": "spec",
+    "LogisticResponse": "response",
+    "LogisticResponseSpec": "response",
+    "RatingResponse": "rating",
+    "RatingResponseSpec": "rating",
+    "published_model": "rating",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

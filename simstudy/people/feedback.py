@@ -22,60 +22,18 @@ before, never on the batch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from ..rng import entity_uniforms
+from .noise import NoiseModel
 
 if TYPE_CHECKING:
     from .people import People
 
 __all__ = ["NoiseModel", "PeopleFeedback"]
-
-
-@dataclass(frozen=True)
-class NoiseModel:
-    """How a simulated person's answers deviate from their hidden preference.
-
-    Attributes:
-        kind: ``none``, ``bernoulli``, ``logistic`` or ``bradley_terry``.
-        p: flip probability of ``bernoulli``.
-        scale, offset: the logistic flip curve ``1 - σ(scale (δ + offset))``.
-        temperature: the Bradley-Terry temperature.
-    """
-
-    kind: Literal["none", "bernoulli", "logistic", "bradley_terry"] = "none"
-    p: float = 0.0
-    scale: float = 2.0
-    offset: float = 1.0
-    temperature: float = 0.1
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.p <= 1.0:
-            raise ValueError(f"flip probability must be in [0, 1], got {self.p}")
-        if self.temperature <= 0:
-            raise ValueError(f"temperature must be positive, got {self.temperature}")
-
-    def probability(self, gap: torch.Tensor, separation: torch.Tensor) -> torch.Tensor:
-        """Probability of answering "yes" to a question whose noiseless answer is ``gap > 0``.
-
-        Args:
-            gap: how much better "yes" is than "no" under the hidden loss (loss_b - loss_a for a
-                comparison, threshold - loss for accept / reject).
-            separation: ``δ`` of the logistic model.
-        """
-        truth = (gap >= 0).to(torch.float64)
-        if self.kind == "none":
-            return truth
-        if self.kind == "bernoulli":
-            return truth * (1 - self.p) + (1 - truth) * self.p
-        if self.kind == "logistic":
-            flip = 1 - torch.sigmoid(self.scale * (separation + self.offset))
-            return truth * (1 - flip) + (1 - truth) * flip
-        return torch.sigmoid(gap / self.temperature)
 
 
 class PeopleFeedback:

@@ -37,14 +37,13 @@ medians checked by ``benchmarks/replication.py``; see its output in the project 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field
-from scipy import stats
+from annotated_types import Ge, Gt, Le
 
-from ..documents import StrictModel
 from ..registry import register_response_spec
+from ..schema import derive_spec
 from .response import ResponseInputs
 
 __all__ = [
@@ -78,7 +77,7 @@ class DistanceEffect:
 
     kind: Literal["none", "linear", "plateau"] = "none"
     slope: float = 0.0
-    threshold: float = 4.0
+    threshold: Annotated[float, Gt(0)] = 4.0
     d_min: float = 1.0
     dip: float = 0.0
     dip_below: float = 0.0
@@ -114,13 +113,15 @@ class RatingModel:
 
     intercept: float = 4.0
     effect: DistanceEffect = field(default_factory=DistanceEffect)
-    sd_intercept: float = 1.0
-    sd_slope: float = 0.0
-    sd_noise: float = 1.05
+    sd_intercept: Annotated[float, Ge(0)] = 1.0
+    sd_slope: Annotated[float, Ge(0)] = 0.0
+    sd_noise: Annotated[float, Gt(0)] = 1.05
     noise: Literal["normal", "logistic"] = "normal"
     blocked_penalty: float = 0.0
 
     def _noise_dist(self):
+        from scipy import stats  # scipy where ratings are computed; documents validate fast
+
         if self.noise == "normal":
             return stats.norm(scale=self.sd_noise)
         if self.noise == "logistic":
@@ -158,6 +159,15 @@ class RatingModel:
         return (1 + np.searchsorted(_CUTS, mean + e)).astype(np.int64)
 
 
+#: The published calibration of each rating (see the module docstring): acceptance without a
+#: distance effect, willingness to act on a plateau over sparsity.
+PUBLISHED_ACCEPT = RatingModel(intercept=4.2, effect=DistanceEffect("none"), sd_intercept=1.0,
+                               sd_slope=0.01, sd_noise=1.05)
+PUBLISHED_ACT = RatingModel(intercept=4.1,
+                            effect=DistanceEffect("plateau", slope=0.7 / 3, threshold=4.0),
+                            sd_intercept=0.92, sd_slope=0.03, sd_noise=1.0, blocked_penalty=2.0)
+
+
 @dataclass(frozen=True)
 class PersonEffects:
     """Per-person random effects (rating points) for acceptance and action."""
@@ -182,18 +192,18 @@ class RatingResponse:
     """Acceptance and action ratings of recourses, vectorized over (person, recourse) pairs.
 
     Attributes:
-        accept: the acceptance rating model.
-        act: the action (willingness to act) rating model.
+        accept: the acceptance rating model (default: the published calibration).
+        act: the action (willingness to act) rating model (default: the published calibration).
         intercept_correlation: correlation of a person's acceptance and action intercepts.
         distance: which distance drives the ratings, ``"sparsity"`` or ``"proximity"``.
         threshold: the rating at or above which a person accepts / acts (for probabilities).
     """
 
-    accept: RatingModel = field(default_factory=RatingModel)
-    act: RatingModel = field(default_factory=RatingModel)
-    intercept_correlation: float = 0.5
+    accept: RatingModel = PUBLISHED_ACCEPT
+    act: RatingModel = PUBLISHED_ACT
+    intercept_correlation: Annotated[float, Ge(-1), Le(1)] = 0.5
     distance: Literal["sparsity", "proximity"] = "sparsity"
-    threshold: int = 5
+    threshold: Annotated[int, Ge(2), Le(7)] = 5
 
     scale: ClassVar[tuple[int, int]] = (1, N_CATEGORIES)
 
@@ -279,73 +289,14 @@ class RatingResponse:
 
 
 def published_model() -> RatingResponse:
-    """The default model calibrated to Tominaga et al.'s study (see the module docstring)."""
-    return RatingResponse(
-        accept=RatingModel(intercept=4.2, effect=DistanceEffect("none"), sd_intercept=1.0,
-                           sd_slope=0.01, sd_noise=1.05),
-        act=RatingModel(intercept=4.1,
-                        effect=DistanceEffect("plateau", slope=0.7 / 3, threshold=4.0),
-                        sd_intercept=0.92, sd_slope=0.03, sd_noise=1.0, blocked_penalty=2.0),
-        intercept_correlation=0.5,
-        distance="sparsity",
-    )
+    """The default model calibrated to Tominaga et al.'s study (see the module docstring): the
+    defaults of :class:`RatingResponse`."""
+    return RatingResponse()
 
 
-_DEFAULT = published_model()
-
-
-class EffectSpec(StrictModel):
-    """f(distance), in rating points (see :class:`DistanceEffect`)."""
-
-    kind: Literal["none", "linear", "plateau"] = "none"
-    slope: float = Field(0.0, description="fall per unit distance")
-    threshold: float = Field(4.0, gt=0)
-    d_min: float = 1.0
-    dip: float = 0.0
-    dip_below: float = 0.0
-
-    def build(self) -> DistanceEffect:
-        return DistanceEffect(**self.model_dump())
-
-
-class RatingSpec(StrictModel):
-    """One rating's model; variance components are standard deviations in rating points."""
-
-    intercept: float
-    effect: EffectSpec = EffectSpec()
-    sd_intercept: float = Field(ge=0)
-    sd_slope: float = Field(0.0, ge=0)
-    sd_noise: float = Field(gt=0)
-    noise: Literal["normal", "logistic"] = "normal"
-    blocked_penalty: float = 0.0
-
-    def build(self) -> RatingModel:
-        data = self.model_dump()
-        data["effect"] = self.effect.build()
-        return RatingModel(**data)
-
-
-def _rating_default(r: RatingModel) -> RatingSpec:
-    e = r.effect
-    return RatingSpec(intercept=r.intercept, effect=EffectSpec(
-        kind=e.kind, slope=e.slope, threshold=e.threshold, d_min=e.d_min, dip=e.dip,
-        dip_below=e.dip_below), sd_intercept=r.sd_intercept, sd_slope=r.sd_slope,
-        sd_noise=r.sd_noise, noise=r.noise, blocked_penalty=r.blocked_penalty)
-
-
-@register_response_spec
-class RatingResponseSpec(StrictModel):
-    """Scenario entry of :class:`RatingResponse`; omitted parts take the calibrated published
-    defaults (:func:`published_model`)."""
-
-    kind: Literal["rating"] = "rating"
-    accept: RatingSpec = _rating_default(_DEFAULT.accept)
-    act: RatingSpec = _rating_default(_DEFAULT.act)
-    intercept_correlation: float = Field(_DEFAULT.intercept_correlation, ge=-1, le=1)
-    distance: Literal["sparsity", "proximity"] = _DEFAULT.distance
-    threshold: int = Field(_DEFAULT.threshold, ge=2, le=7)
-
-    def build(self) -> RatingResponse:
-        return RatingResponse(accept=self.accept.build(), act=self.act.build(),
-                              intercept_correlation=self.intercept_correlation,
-                              distance=self.distance, threshold=self.threshold)
+#: The ``rating`` response entry; omitted parts (a whole rating or any field of one) keep the
+#: calibrated published values, the defaults of :class:`RatingResponse`.
+RatingResponseSpec = register_response_spec(derive_spec(RatingResponse, kind="rating"))
+#: Entries of one rating's model and of a distance effect, for documents that configure them.
+RatingSpec = derive_spec(RatingModel, name="RatingSpec")
+EffectSpec = derive_spec(DistanceEffect, name="EffectSpec")

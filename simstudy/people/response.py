@@ -21,7 +21,6 @@ from typing import Annotated, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from annotated_types import Ge
-from scipy.special import expit
 
 from ..registry import register_response_spec
 from ..schema import derive_spec
@@ -96,6 +95,8 @@ class LogisticResponse:
     scale: ClassVar[tuple[int, int]] = (0, 1)
 
     def probabilities(self, inputs: ResponseInputs) -> tuple[np.ndarray, np.ndarray]:
+        from scipy.special import expit  # scipy where responses are computed
+
         accept = expit(self.accept_intercept + self.accept_sd * inputs.accept_effect)
         act = expit(self.act_intercept - self.act_cost_slope * np.nan_to_num(inputs.cost)
                     + self.act_sd * inputs.act_effect)

@@ -17,50 +17,48 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import numpy as np
 from pydantic import Field, model_validator
 
 from ..documents import StrictModel
 from ..population import (
-    PERMUTATION_BIASES,
     ActionabilityProfiles,
     AllActionableSampler,
+    BiasName,
     CostProfile,
     GroupAssignment,
     LikertSampler,
     RankingSampler,
     assign_groups,
 )
-from ..primitives.space import ScaledSpace
 from ..registry import RESPONSE_SPECS
 from ..rng import entity_uniforms
+from ..schema import derive_spec
 from . import rating as _rating  # noqa: F401 - registers the rating response kind
-from .feedback import NoiseModel
-from .people import People, UserSettings
-from .preferences import GROUND_TRUTH_SCALES, GROUND_TRUTH_SEARCHES
+from .noise import NoiseModel
 from .response import LogisticResponseSpec
+
+if TYPE_CHECKING:  # the people themselves are built with torch; documents validate without it
+    from ..primitives.space import ScaledSpace
+    from .people import People, UserSettings
 
 __all__ = ["ActionabilitySpec", "CostSpec", "GroupsSpec", "PopulationSpec", "NoiseSpec",
            "UsersSpec", "ResponseSpecs", "PeopleSpec"]
 
-BiasName = Literal[PERMUTATION_BIASES]  # type: ignore[valid-type]
-
-
-class ActionabilitySpec(StrictModel):
+class ActionabilitySpec(derive_spec(LikertSampler, name="ActionabilitySpec", base=derive_spec(
+        RankingSampler, name="RankingSamplerSpec", exclude=("rankings",)))):
     """How each person's individual actionability scores are drawn.
 
     ``ranking``: a permutation from ``bias`` and a threshold leaving ``n_actionable`` features
     (``null``: uniform over 1..K). ``likert``: scores uniform in 1..``levels`` (0 included when
-    ``allow_not_actionable``). ``all``: no personalization.
+    ``allow_not_actionable``). ``all``: no personalization. The fields and defaults are the
+    samplers' (:class:`~simstudy.population.RankingSampler`,
+    :class:`~simstudy.population.LikertSampler`).
     """
 
     kind: Literal["ranking", "likert", "all"] = "ranking"
-    bias: BiasName | list[float] = "uniform"
-    n_actionable: int | None = Field(None, ge=0, le=16)
-    levels: int = Field(4, ge=2, le=10)
-    allow_not_actionable: bool = False
 
     def sampler(self, bias: Any = None, rankings: Mapping[str, Sequence[str]] | None = None):
         """The sampler of this document (``bias`` overrides the document's; ``rankings``: the
@@ -74,38 +72,31 @@ class ActionabilitySpec(StrictModel):
         return AllActionableSampler()
 
 
-class CostSpec(StrictModel):
+class CostSpec(derive_spec(CostProfile, name="CostSpec")):
     """Cost profile mapping scores to weights: ``w(s) = 1 + alpha ((s-1)/(S-1))^p``; the
     weights enter the cost outside the square (the paper's weighted L2) unless ``placement:
-    inside`` (see :func:`simstudy.metrics.weighted_cost`)."""
-
-    shape: Literal["constant", "concave", "linear", "convex"] = "constant"
-    alpha: float = Field(3.0, ge=0)
-    power: float | None = Field(None, gt=0)
-    placement: Literal["outside", "inside"] = "outside"
+    inside`` (see :func:`simstudy.metrics.weighted_cost`). Fields and defaults are
+    :class:`~simstudy.population.CostProfile`'s."""
 
     def profile(self) -> CostProfile:
-        return CostProfile(self.shape, self.alpha, self.power, self.placement)
+        return self.build()
 
 
 class GroupProfileSpec(StrictModel):
     bias: BiasName | list[float]
 
 
-class GroupsSpec(StrictModel):
-    """Group-correlated assignment of a privileged and a non-privileged ranking distribution."""
+class GroupsSpec(derive_spec(GroupAssignment, name="GroupsSpec",
+                             exclude=("income_feature", "gender_feature"))):
+    """Group-correlated assignment of a privileged and a non-privileged ranking distribution
+    (the assignment's fields and defaults are :class:`~simstudy.population.GroupAssignment`'s;
+    the features its rules read are the world's)."""
 
-    rule: Literal["random", "income", "attribute"]
-    privileged_share: float = Field(0.25, gt=0, lt=1)
-    attribute: str = "race"
-    privileged_if_majority: float = Field(0.9, ge=0, le=1)
-    privileged_if_minority: float = Field(0.05, ge=0, le=1)
     privileged: GroupProfileSpec = GroupProfileSpec(bias="privileged")
     non_privileged: GroupProfileSpec = GroupProfileSpec(bias="non_privileged")
 
     def assignment(self) -> GroupAssignment:
-        return GroupAssignment(self.rule, self.privileged_share, self.attribute,
-                               self.privileged_if_majority, self.privileged_if_minority)
+        return self.build()
 
 
 class PopulationSpec(StrictModel):
@@ -177,17 +168,8 @@ class PopulationSpec(StrictModel):
         return profiles, groups
 
 
-class NoiseSpec(StrictModel):
-    """Scenario entry of :class:`~simstudy.people.feedback.NoiseModel`."""
-
-    kind: Literal["none", "bernoulli", "logistic", "bradley_terry"] = "none"
-    p: float = Field(0.0, ge=0.0, le=1.0)
-    scale: float = 2.0
-    offset: float = 1.0
-    temperature: float = Field(0.1, gt=0.0)
-
-    def build(self) -> NoiseModel:
-        return NoiseModel(self.kind, self.p, self.scale, self.offset, self.temperature)
+class NoiseSpec(derive_spec(NoiseModel, name="NoiseSpec")):
+    """Scenario entry of :class:`~simstudy.people.noise.NoiseModel` (its fields and defaults)."""
 
 
 class UsersSpec(StrictModel):
@@ -223,6 +205,9 @@ class UsersSpec(StrictModel):
     eta: float | None = Field(None, gt=0.0)
 
     def settings(self) -> UserSettings:
+        from .people import UserSettings
+        from .preferences import GROUND_TRUTH_SCALES, GROUND_TRUTH_SEARCHES
+
         eps = GROUND_TRUTH_SCALES[self.scale] if isinstance(self.scale, str) else self.scale
         truth = GROUND_TRUTH_SEARCHES[self.ground_truth]
         if self.n_samples is not None:
@@ -274,6 +259,8 @@ class PeopleSpec(StrictModel):
             rankings: the world's named ranking distributions (``world.roles.rankings``);
                 needed by a population document naming one other than ``uniform``.
         """
+        from .people import People
+
         x = np.asarray(x, dtype=np.float64)
         ids = np.asarray(ids, dtype=np.int64)
         if reported is None:

@@ -1,26 +1,28 @@
-"""Recourse policies behind one small batched interface."""
+"""Recourse policies behind one small batched interface.
 
-from .base import PolicySpec, RecourseContext, RecoursePolicy, UniversalPolicy
-from .growing_spheres import GrowingSpheres, GrowingSpheresSpec
-from .hare import HARE, HARESpec
-from .icarma import ICARMA, ICARMAConfig, ICARMASpec
-from .oracle import CausalOracle, OracleSpec
-from .wachter import Wachter, WachterSpec
+The scenario entries (:mod:`simstudy.policies.specs`, torch-free) are registered on import;
+the runtime policies, which import torch, load when first used.
+"""
 
-__all__ = [
-    "RecourseContext",
-    "RecoursePolicy",
-    "PolicySpec",
-    "UniversalPolicy",
-    "CausalOracle",
-    "OracleSpec",
-    "GrowingSpheres",
-    "GrowingSpheresSpec",
-    "Wachter",
-    "WachterSpec",
-    "HARE",
-    "HARESpec",
-    "ICARMA",
-    "ICARMAConfig",
-    "ICARMASpec",
-]
+from ..lazy import lazy_exports
+from . import specs as _specs  # noqa: F401 - registers the built-in policy kinds
+
+_EXPORTS = {
+    "RecourseContext": "base",
+    "RecoursePolicy": "base",
+    "UniversalPolicy": "base",
+    "PolicySpec": "specs",
+    "CausalOracle": "oracle",
+    "OracleSpec": "specs",
+    "GrowingSpheres": "growing_spheres",
+    "GrowingSpheresSpec": "specs",
+    "Wachter": "wachter",
+    "WachterSpec": "specs",
+    "HARE": "hare",
+    "HARESpec": "specs",
+    "ICARMA": "icarma",
+    "ICARMAConfig": "icarma",
+    "ICARMASpec": "icarma",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

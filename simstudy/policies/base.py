@@ -24,18 +24,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 import torch
-from pydantic import Field
 
-from ..documents import StrictModel
 from ..population import ActionabilityProfiles
 from ..primitives.feedback import Feedback
 from ..primitives.recourse import Recourse
 from ..world.base import CausalWorld
 from ..world.data import WorldData
+from ..world.decision import ModelCache
+from .specs import PolicySpec  # the entries' base, declared without torch
 
 __all__ = ["RecourseContext", "RecoursePolicy", "UniversalPolicy", "PolicySpec"]
 
@@ -49,12 +48,15 @@ class RecourseContext:
         model: the decision model (approval logit).
         data: the world's data splits; the training split defines the feasible range.
         seed: the replication's seed, for policies that train.
+        cache: the run's model cache, where policies that train store their models (``None``:
+            the default cache folder).
     """
 
     world: CausalWorld
     model: torch.nn.Module
     data: WorldData
     seed: int = 0
+    cache: ModelCache | None = None
 
     @property
     def lower(self) -> np.ndarray:
@@ -149,26 +151,3 @@ class UniversalPolicy(RecoursePolicy):
     def model_hashes(self) -> dict[str, str]:
         return self.policy.model_hashes()
 
-
-class PolicySpec(StrictModel):
-    """Base of every policy's scenario entry (subclasses add ``kind`` and their parameters).
-
-    A subclass implements :meth:`build` (the policy as configured); callers use :meth:`policy`,
-    which also honours ``personalized``.
-    """
-
-    # True for policies that follow the decision model's gradient; they refuse models that
-    # give none (scikit-learn, ONNX) when the scenario is validated
-    needs_gradients: ClassVar[bool] = False
-    name: str | None = Field(None, description="name in results (default: the kind)")
-    personalized: bool = Field(
-        True, description="use each person's actionability profile; false: universal recourse "
-                          "over the globally actionable features with unit costs")
-
-    def build(self) -> RecoursePolicy:
-        raise NotImplementedError
-
-    def policy(self) -> RecoursePolicy:
-        """The unfitted policy to run: :meth:`build`, made universal when not personalized."""
-        built = self.build()
-        return built if self.personalized else UniversalPolicy(built)

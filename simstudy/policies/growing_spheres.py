@@ -3,38 +3,30 @@ features; the search itself is :func:`simstudy.primitives.spheres.growing_sphere
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import numpy as np
-from annotated_types import Gt
 
 from ..population import ActionabilityProfiles
 from ..primitives.recourse import Recourse
 from ..primitives.spheres import growing_spheres, sample_shell, sparsify
-from ..registry import register_policy_spec
-from ..schema import derive_spec
-from .base import PolicySpec
+from .params import GrowingSpheresParams
 from .space import ScaledSpacePolicy, action_mask, points_to_recourse
+from .specs import GrowingSpheresSpec
 
 __all__ = ["sample_shell", "growing_spheres", "sparsify", "GrowingSpheres", "GrowingSpheresSpec"]
 
 
-class GrowingSpheres(ScaledSpacePolicy):
+class GrowingSpheres(GrowingSpheresParams, ScaledSpacePolicy):
     """Growing Spheres recourse restricted to each person's actionable features.
 
     Args:
         n_samples: samples per sphere or shell.
         eta: initial radius and shell width (scaled units).
         select_features: run the feature-selection step.
+
+    The constructor is :class:`~simstudy.policies.params.GrowingSpheresParams`'.
     """
 
     kind = "growing_spheres"
-
-    def __init__(self, n_samples: Annotated[int, Gt(0)] = 200, eta: Annotated[float, Gt(0)] = 0.05,
-                 select_features: bool = True) -> None:
-        self.n_samples = n_samples
-        self.eta = eta
-        self.select_features = select_features
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
                   seed: int = 0, feedback=None) -> Recourse:
@@ -44,12 +36,3 @@ class GrowingSpheres(ScaledSpacePolicy):
                                    select_features=self.select_features)
         return points_to_recourse(self.space_, x, r, found)
 
-
-@register_policy_spec
-class GrowingSpheresSpec(derive_spec(GrowingSpheres, kind="growing_spheres", base=PolicySpec)):
-    """Scenario entry of :class:`GrowingSpheres` (fields and defaults are its constructor's)."""
-
-    @classmethod
-    def check_example(cls) -> dict:
-        """Few samples per shell for the contract checks (:mod:`simstudy.checks`)."""
-        return {"kind": "growing_spheres", "n_samples": 50, "eta": 0.1}

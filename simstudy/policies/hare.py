@@ -46,21 +46,13 @@ References:
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
-
 import numpy as np
 import torch
-from annotated_types import Ge, Gt
-from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
-from ..documents import StrictModel
 from ..metrics import Recourse
 from ..population import ActionabilityProfiles
 from ..primitives.feedback import Feedback
-from ..registry import POLICY_SPECS, register_policy_spec
 from ..rng import entity_normals, entity_uniforms
-from ..schema import derive_spec
-from .base import PolicySpec, RecoursePolicy
 from .hare_steps import (
     Questions,
     actionable_sampling,
@@ -68,8 +60,9 @@ from .hare_steps import (
     redundancy,
     tournament,
 )
+from .params import HAREParams
 from .space import ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
-from .wachter import WachterSpec
+from .specs import HARESpec
 
 __all__ = [
     "actionable_sampling",
@@ -81,7 +74,7 @@ __all__ = [
 ]
 
 
-class HARE(ScaledSpacePolicy):
+class HARE(HAREParams, ScaledSpacePolicy):
     """HARE (``iterations = 1``) and Multi-HARE (``iterations > 1``) over a base generator.
 
     Args:
@@ -104,32 +97,11 @@ class HARE(ScaledSpacePolicy):
     ``redundancy_base``, ``violations`` (changed coordinates neither actionable for the person
     nor moved by a causal base's counterfactual). The returned recourse carries the base
     generator's recourse as ``base``, so the caller can measure both against the people's
-    hidden truth.
+    hidden truth. The constructor is :class:`~simstudy.policies.params.HAREParams`'.
     """
 
     kind = "hare"
     asks_questions = True
-
-    def __init__(
-        self, base: RecoursePolicy, budget: Annotated[int, Gt(0)] = 30,
-        iterations: Annotated[int, Gt(0)] = 1, gamma: Annotated[float, Gt(0.0)] = 1.0,
-        lam: Annotated[float, Ge(0.0)] = 10.0, steps: Annotated[int, Ge(0)] = 100,
-        lr: Annotated[float, Gt(0.0)] = 0.1, tolerance: Annotated[float, Gt(0.0)] = 1e-6,
-        early_stop: bool = True, keep_best: bool = False,
-        search_without_base: bool = False, same_box: bool = True,
-    ) -> None:
-        self.base = base
-        self.budget = budget
-        self.iterations = iterations
-        self.gamma = gamma
-        self.lam = lam
-        self.steps = steps
-        self.lr = lr
-        self.tolerance = tolerance
-        self.early_stop = early_stop
-        self.keep_best = keep_best
-        self.search_without_base = search_without_base
-        self.same_box = same_box
 
     def fit(self, context) -> HARE:
         super().fit(context)
@@ -262,44 +234,3 @@ class _Search:
         self.accepted = torch.zeros(n, dtype=torch.bool)
         self.rounds = torch.zeros(n, dtype=torch.int64)
 
-
-@register_policy_spec
-class HARESpec(derive_spec(HARE, kind="hare", base=PolicySpec, replace={
-        "base": (SerializeAsAny[StrictModel], Field(default_factory=WachterSpec))})):
-    """Scenario entry of :class:`HARE`; ``iterations > 1`` is Multi-HARE. Fields and defaults
-    are the constructor's; ``base`` is the base generator's own entry."""
-
-    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
-
-    @model_validator(mode="before")
-    @classmethod
-    def _users_moved(cls, data):
-        if isinstance(data, dict) and "users" in data:
-            raise ValueError("users: the people who answer are the scenario's people; give "
-                             "their hidden preferences and answer noise in the scenario's (or a "
-                             "condition's) `users:` section")
-        return data
-
-    @classmethod
-    def check_example(cls) -> dict:
-        """A small budget for the contract checks (:mod:`simstudy.checks`)."""
-        return {"kind": "hare", "budget": 4, "iterations": 2, "steps": 5,
-                "base": {"kind": "wachter", "steps": 20}}
-
-    @field_validator("base", mode="before")
-    @classmethod
-    def _base_spec(cls, value):
-        # any registered generator can be the base (Wachter, Growing Spheres, the causal
-        # oracle, iCARMA, ...), validated by its own spec; HARE over HARE is refused
-        if isinstance(value, StrictModel):
-            return value
-        if not isinstance(value, dict):
-            raise ValueError("base must be a policy entry with a kind")
-        kind = value.get("kind")
-        choices = sorted(k for k in POLICY_SPECS if k != "hare")
-        if kind not in choices:
-            raise ValueError(f"unknown base generator kind {kind!r}; choose from {choices}")
-        return POLICY_SPECS[kind].model_validate(value)
-
-    def build(self) -> HARE:
-        return HARE(**{**self.arguments(), "base": self.base.build()})

@@ -25,18 +25,17 @@ an action. Memory is bounded by blocks of people.
 from __future__ import annotations
 
 import itertools
-from typing import Annotated, Literal
+from typing import Literal
 
 import numpy as np
 import torch
-from annotated_types import Ge, Le
 
 from ..metrics import Recourse, cost_terms, finish_cost, weighted_cost
 from ..population import ActionabilityProfiles
 from ..progress import progress as show_progress
-from ..registry import register_policy_spec
-from ..schema import derive_spec
-from .base import PolicySpec, RecourseContext, RecoursePolicy
+from .base import RecourseContext, RecoursePolicy
+from .params import OracleParams
+from .specs import OracleSpec
 
 __all__ = ["CausalOracle", "OracleSpec", "oracle_grid", "enumerate_one_by_one"]
 
@@ -74,7 +73,7 @@ def oracle_grid(
     return values, usable
 
 
-class CausalOracle(RecoursePolicy):
+class CausalOracle(OracleParams, RecoursePolicy):
     """Exact individualized causal recourse by grid search with the true SCM.
 
     Args:
@@ -84,18 +83,11 @@ class CausalOracle(RecoursePolicy):
         chunk_size: people evaluated together (bounds memory: about
             ``chunk_size * (distinct values + 1) ** K`` candidate costs at once).
         progress: show a progress bar over people.
+
+    The constructor is :class:`~simstudy.policies.params.OracleParams`'.
     """
 
     kind = "oracle"
-
-    def __init__(self, n_values: Annotated[int, Ge(2), Le(200)] = 25,
-                 span: Literal["published", "range"] = "published", plausibility: bool = True,
-                 chunk_size: Annotated[int, Ge(1)] = 128, progress: bool = False):
-        self.n_values = n_values
-        self.span = span
-        self.plausibility = plausibility
-        self.chunk_size = chunk_size
-        self.progress = progress
 
     def fit(self, context: RecourseContext) -> CausalOracle:
         self.context_ = context
@@ -382,13 +374,3 @@ def enumerate_one_by_one(
             values[i] = np.where(best_action[0], best_action[1], np.nan)
     return intervened, values, found, best_costs
 
-
-@register_policy_spec
-class OracleSpec(derive_spec(CausalOracle, kind="oracle", base=PolicySpec, exclude=("progress",))):
-    """Scenario entry of :class:`CausalOracle` (fields and defaults are its constructor's; the
-    progress display follows the run's ``--quiet``)."""
-
-    @classmethod
-    def check_example(cls) -> dict:
-        """A coarse grid for the contract checks (:mod:`simstudy.checks`)."""
-        return {"kind": "oracle", "n_values": 8}

@@ -17,17 +17,16 @@ over people and Adam is elementwise, so each person's trajectory is the one it w
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
 import numpy as np
 import torch
 
 from ..metrics import Recourse
 from ..population import ActionabilityProfiles
-from ..registry import register_policy_spec
-from ..schema import derive_spec
-from .base import PolicySpec
+from .params import WachterParams
 from .space import ScaledSpace, ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
+from .specs import WachterSpec
 
 __all__ = ["wachter", "Wachter", "WachterSpec"]
 
@@ -79,7 +78,7 @@ def wachter(
     return best, torch.isfinite(best_dist)
 
 
-class Wachter(ScaledSpacePolicy):
+class Wachter(WachterParams, ScaledSpacePolicy):
     """Wachter et al. (2017) gradient counterfactuals on each person's actionable features.
 
     Args:
@@ -89,18 +88,11 @@ class Wachter(ScaledSpacePolicy):
         steps: Adam steps per round.
         rounds: rounds, ``λ`` growing between rounds for people still rejected.
         lambda_growth: factor applied to ``λ`` between rounds.
+
+    The constructor is :class:`~simstudy.policies.params.WachterParams`'.
     """
 
     kind = "wachter"
-
-    def __init__(self, distance: Literal["l1", "l2"] = "l2", lam: float = 1.0, lr: float = 0.01,
-                 steps: int = 200, rounds: int = 4, lambda_growth: float = 10.0) -> None:
-        self.distance = distance
-        self.lam = lam
-        self.lr = lr
-        self.steps = steps
-        self.rounds = rounds
-        self.lambda_growth = lambda_growth
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
                   seed: int = 0, feedback=None) -> Recourse:
@@ -109,14 +101,3 @@ class Wachter(ScaledSpacePolicy):
                            self.lr, self.steps, self.rounds, self.lambda_growth)
         return points_to_recourse(self.space_, x, r, found)
 
-
-@register_policy_spec
-class WachterSpec(derive_spec(Wachter, kind="wachter", base=PolicySpec)):
-    """Scenario entry of :class:`Wachter` (fields and defaults are its constructor's)."""
-
-    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
-
-    @classmethod
-    def check_example(cls) -> dict:
-        """A short search for the contract checks (:mod:`simstudy.checks`)."""
-        return {"kind": "wachter", "steps": 40, "rounds": 3}

@@ -5,12 +5,21 @@
   decision model seen from it, with :func:`~simstudy.primitives.space.action_mask`;
 * :func:`~simstudy.primitives.spheres.growing_spheres`: the batched sphere search;
 * :class:`~simstudy.primitives.feedback.Feedback`: how a policy asks people questions.
+
+Each loads when first used (the space and the search import torch).
 """
 
-from .feedback import Feedback
-from .recourse import Recourse
-from .space import ScaledSpace, action_mask, points_to_recourse
-from .spheres import growing_spheres, sample_shell, sparsify
+from ..lazy import lazy_exports
 
-__all__ = ["Feedback", "Recourse", "ScaledSpace", "action_mask", "points_to_recourse",
-           "growing_spheres", "sample_shell", "sparsify"]
+_EXPORTS = {
+    "Feedback": "feedback",
+    "Recourse": "recourse",
+    "ScaledSpace": "space",
+    "action_mask": "space",
+    "points_to_recourse": "space",
+    "growing_spheres": "spheres",
+    "sample_shell": "spheres",
+    "sparsify": "spheres",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,30 +1,26 @@
 """The discrete-event world: recourse over time (arrivals, sessions, acting, re-applying,
-retraining), scheduled with simpy and computed in batches."""
+retraining), scheduled with simpy and computed in batches.
 
-from .experiment import SIM_FILES, run_event_world
-from .outcomes import applicant_outcomes, replication_metrics, summarize, timeline
-from .spec import SimulationSpec
-from .world import (
-    EVENT_TYPES,
-    TERMINAL_EVENTS,
-    EventWorld,
-    SimulationResult,
-    fitted,
-    simulate,
-)
+The ``simulation:`` entry (:mod:`simstudy.sim.spec`) validates without torch; the world itself
+loads when first used.
+"""
 
-__all__ = [
-    "SIM_FILES",
-    "run_event_world",
-    "applicant_outcomes",
-    "replication_metrics",
-    "summarize",
-    "timeline",
-    "SimulationSpec",
-    "EVENT_TYPES",
-    "TERMINAL_EVENTS",
-    "EventWorld",
-    "SimulationResult",
-    "fitted",
-    "simulate",
-]
+from ..lazy import lazy_exports
+
+_EXPORTS = {
+    "SIM_FILES": "experiment",
+    "run_event_world": "experiment",
+    "applicant_outcomes": "outcomes",
+    "replication_metrics": "outcomes",
+    "summarize": "outcomes",
+    "timeline": "outcomes",
+    "SimulationSpec": "spec",
+    "EVENT_TYPES": "world",
+    "TERMINAL_EVENTS": "world",
+    "EventWorld": "world",
+    "SimulationResult": "world",
+    "fitted": "world",
+    "simulate": "world",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,28 +1,31 @@
-"""Causal worlds: known structural causal models, learned causal flows, the decision model."""
+"""Causal worlds: known structural causal models, learned causal flows, the decision model.
 
-from .base import CausalWorld, FeatureRoles, causal_order_check
-from .data import WorldData, sample_world_data, tensor_hash
-from .flow import CausalFlow, FlowConfig, cached_causal_flow, fit_causal_flow
-from .learned import CausalFlowWorldSpec, load_csv_data
-from .loan import LOAN_ROLES, LoanSCM, loan_label, loan_label_probability
-from .specs import LoanWorldSpec
+The scenario entries (:mod:`simstudy.world.specs`, torch-free) are registered on import; the
+worlds themselves, which import torch, load when first used.
+"""
 
-__all__ = [
-    "CausalWorld",
-    "FeatureRoles",
-    "causal_order_check",
-    "WorldData",
-    "sample_world_data",
-    "tensor_hash",
-    "CausalFlow",
-    "FlowConfig",
-    "fit_causal_flow",
-    "cached_causal_flow",
-    "CausalFlowWorldSpec",
-    "load_csv_data",
-    "LOAN_ROLES",
-    "LoanSCM",
-    "loan_label",
-    "loan_label_probability",
-    "LoanWorldSpec",
-]
+from ..lazy import lazy_exports
+from . import specs as _specs  # noqa: F401 - registers the built-in world kinds
+
+_EXPORTS = {
+    "CausalWorld": "base",
+    "FeatureRoles": "base",
+    "causal_order_check": "base",
+    "WorldData": "data",
+    "sample_world_data": "data",
+    "tensor_hash": "data",
+    "CausalFlow": "flow",
+    "FlowConfig": "config",
+    "DecisionConfig": "config",
+    "fit_causal_flow": "flow",
+    "cached_causal_flow": "flow",
+    "CausalFlowWorldSpec": "specs",
+    "LoanWorldSpec": "specs",
+    "load_csv_data": "learned",
+    "LOAN_ROLES": "loan",
+    "LoanSCM": "loan",
+    "loan_label": "loan",
+    "loan_label_probability": "loan",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -12,10 +12,12 @@ other feature from the same ``u`` in causal order. Each row may intervene on a d
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # torch is imported where a world computes; documents validate without it
+    import torch
 
 __all__ = ["FeatureRoles", "CausalWorld", "causal_order_check"]
 
@@ -55,6 +57,8 @@ class FeatureRoles:
 
     def adjacency(self) -> torch.Tensor:
         """Boolean ``(d, d)`` matrix with ``A[i, j]`` true when feature j is a parent of i."""
+        import torch
+
         d = self.dim
         adj = torch.zeros(d, d, dtype=torch.bool)
         for i, name in enumerate(self.names):

@@ -4,27 +4,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Annotated
 
 import numpy as np
 import torch
-from pydantic import AfterValidator, Field
 
 from .base import CausalWorld, FeatureRoles
+from .specs import SplitShares  # the document type of a split, re-exported
 
 __all__ = ["WorldData", "sample_world_data", "tensor_hash", "SplitShares"]
-
-
-def _check_shares(v: tuple[float, float, float]) -> tuple[float, float, float]:
-    if min(v) <= 0 or abs(sum(v) - 1.0) > 1e-9:
-        raise ValueError("split must be three positive shares summing to 1")
-    return v
-
-
-# Train / validation / deployment shares in a document (YAML gives a list; strict=False lets
-# it become the tuple).
-SplitShares = Annotated[tuple[float, float, float], Field(strict=False),
-                        AfterValidator(_check_shares)]
 
 
 def tensor_hash(*tensors: torch.Tensor | np.ndarray) -> str:

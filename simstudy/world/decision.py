@@ -16,15 +16,16 @@ import pickle
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 import torch
 from torch import nn
 
-from ..progress import track
 from ..store import atomic_write, atomic_write_text
+from ..trainer import fit_minibatches
+from .config import DecisionConfig
 from .data import WorldData, tensor_hash
 
 T = TypeVar("T")
@@ -40,22 +41,6 @@ __all__ = [
     "ModelCache",
     "default_cache_dir",
 ]
-
-
-@dataclass(frozen=True)
-class DecisionConfig:
-    """Training configuration of the decision model (defaults: the published set-up)."""
-
-    hidden: tuple[int, ...] = (32, 32)
-    epochs: int = 500
-    batch_size: int = 256
-    lr: float = 1e-3
-    weight_decay: float = 0.0
-
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["hidden"] = list(self.hidden)
-        return d
 
 
 class DecisionModel(nn.Module):
@@ -181,21 +166,11 @@ def _train(data: WorldData, config: DecisionConfig, seed: int, progress: bool) -
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
         model = DecisionModel(data.roles.names, mean, std, config.hidden)
-    opt = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     loss_fn = nn.BCEWithLogitsLoss()
-    n = x.shape[0]
-    epochs = range(config.epochs)
-    epochs = track(epochs, desc="decision model", unit="epoch", leave=False, enabled=progress)
-    model.train()
-    for _ in epochs:
-        order = torch.randperm(n, generator=gen)
-        for start in range(0, n, config.batch_size):
-            idx = order[start:start + config.batch_size]
-            opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(x[idx]), y[idx])
-            loss.backward()
-            opt.step()
-    model.eval()
+    fit_minibatches(model, x.shape[0], lambda idx: loss_fn(model(x[idx]), y[idx]), lr=config.lr,
+                    weight_decay=config.weight_decay, batch_size=config.batch_size,
+                    epochs=config.epochs, generator=gen, desc="decision model",
+                    progress=progress)
     return model
 
 
@@ -257,20 +232,33 @@ class ModelCache:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
+    def get_or_train(self, key: str, load: Callable[[Path], tuple[M, dict]],
+                     train_and_save: Callable[[Path], tuple[M, dict]]) -> tuple[M, dict]:
+        """The model stored under ``key``, trained (and saved) once when it is not there.
+
+        Under the entry's lock, so concurrent work units that need the same model train it
+        once. ``load(stem)`` reads a stored entry (its checks failing sets it aside, see
+        :meth:`reuse`); ``train_and_save(stem)`` trains, writes the entry and returns the model
+        and its metadata. The metadata gains ``cache_key`` and ``cached``.
+        """
+        with self.exclusive(key) as stem:
+            cached = self.reuse(stem, load)
+            if cached is not None:
+                model, meta = cached
+                return model, {**meta, "cache_key": key, "cached": True}
+            model, meta = train_and_save(stem)
+            return model, {**meta, "cache_key": key, "cached": False}
+
     def decision_model(self, data: WorldData, config: DecisionConfig, seed: int,
                        progress: bool = False) -> tuple[DecisionModel, dict]:
         """Loads the model trained on ``data`` with ``config`` and ``seed``, training it once."""
         key = self.key("decision", data=data.content_hash(), config=config.to_json(),
                        seed=int(seed), torch=torch.__version__.split("+")[0])
-        with self.exclusive(key) as stem:
-            cached = self.reuse(stem, DecisionModel.load)
-            if cached is not None:
-                model, meta = cached
-                return model, {**meta, "cache_key": key, "cached": True}
-            return self._train_decision_model(stem, key, data, config, seed, progress)
+        return self.get_or_train(key, DecisionModel.load, lambda stem: self._train_decision_model(
+            stem, data, config, seed, progress))
 
     @staticmethod
-    def _train_decision_model(stem: Path, key: str, data: WorldData, config: DecisionConfig,
+    def _train_decision_model(stem: Path, data: WorldData, config: DecisionConfig,
                               seed: int, progress: bool) -> tuple[DecisionModel, dict]:
         model = train_decision_model(data, config, seed, progress=progress)
         with torch.no_grad():
@@ -280,6 +268,6 @@ class ModelCache:
                  "test_accuracy": acc, "test_approval_rate": approval}
         model.save(stem, extra)
         _, meta = DecisionModel.load(stem)
-        return model, {**meta, "cache_key": key, "cached": False}
+        return model, meta
 
 

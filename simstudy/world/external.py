@@ -18,8 +18,7 @@ DataFrame carries its column names and they are checked too). Only ``torchscript
 gradients: policies that need them (Wachter, iCARMA, HARE) refuse the others at validation.
 
 Example:
-    >>> import torch
-    >>> from simstudy.world.external import ExternalModelSpec
+    >>> from simstudy.world.specs import ExternalModelSpec
     >>> spec = ExternalModelSpec(kind="onnx", path="model.onnx")
     >>> spec.differentiable
     False
@@ -28,21 +27,20 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
-from pydantic import Field
 from torch import nn
 
-from ..documents import FieldProblem, StrictModel
+from ..documents import FieldProblem
 from ..store import file_sha256
 from .decision import state_dict_hash
+from .specs import EXTERNAL_KINDS, ExternalModelSpec
 
-__all__ = ["ExternalModelSpec", "ExternalDecisionModel", "EXTERNAL_KINDS"]
-
-EXTERNAL_KINDS = ("sklearn", "torchscript", "onnx")
+__all__ = ["ExternalModelSpec", "ExternalDecisionModel", "EXTERNAL_KINDS", "load_external_model",
+           "external_model_record"]
 _CLIP = 1e-12  # probabilities of exactly 0 or 1 become finite logits
 
 
@@ -83,160 +81,133 @@ class ExternalDecisionModel(nn.Module):
     def approves(self, x: torch.Tensor) -> torch.Tensor:
         return self(x) >= 0
 
+def load_external_model(spec: ExternalModelSpec, base_dir: str | Path,
+                        feature_names: tuple[str, ...]) -> ExternalDecisionModel:
+    """Reads and checks the model a :class:`~simstudy.world.specs.ExternalModelSpec` names;
+    raises :class:`FieldProblem` naming the field."""
+    path = spec.resolve(base_dir)
+    if not path.is_file():
+        raise FieldProblem("decision_model.path", f"file not found: {path}")
+    names = tuple(feature_names)
+    if spec.features is not None and tuple(spec.features) != names:
+        raise FieldProblem("decision_model.features", (
+            f"the model's feature order {spec.features} differs from the world's "
+            f"{list(names)}"))
+    loader = {"sklearn": _sklearn, "torchscript": _torchscript, "onnx": _onnx}[spec.kind]
+    model = loader(spec, path, names, file_sha256(path))
+    probe = torch.zeros(2, len(names), dtype=torch.float64)
+    try:
+        out = model(probe)
+    except Exception as exc:  # noqa: BLE001 - any failure of a user's model: one line
+        raise FieldProblem("decision_model.path", (
+            f"the model cannot score {len(names)} features {list(names)}: "
+            f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")) from None
+    if out.shape != (2,) or not torch.isfinite(out).all():
+        raise FieldProblem("decision_model.path", (
+            f"the model must give one finite score per row; got shape {tuple(out.shape)}"))
+    return model
 
-class ExternalModelSpec(StrictModel):
-    """Scenario entry of a decision model read from a file (see the module docstring)."""
 
-    kind: Literal["sklearn", "torchscript", "onnx"]
-    path: str = Field(min_length=1, description="model file, relative to the scenario")
-    features: list[str] | None = Field(
-        None, description="feature order the model was fitted with (default: the world's)")
-    output: Literal["logit", "probability"] | None = Field(
-        None, description="what the model returns (torchscript: logit; onnx: probability)")
-    onnx_output: str | None = Field(None, description="ONNX output to read (default: last)")
-    trusted: list[str] = Field(default_factory=list,
-                               description="further types skops may load (sklearn)")
+def external_model_record(spec: ExternalModelSpec, model: ExternalDecisionModel, data: Any,
+                          base_dir: str | Path) -> dict:
+    """The model's record in the manifest (as a trained model's)."""
+    with torch.no_grad():
+        decided = model.approves(data.x_test)
+    sha = bytes(model.file_sha256.tolist()).hex()
+    return {
+        "kind": spec.kind, "path": str(spec.resolve(base_dir)), "file_sha256": sha,
+        "state_dict_sha256": state_dict_hash(model), "cache_key": None, "seed": None,
+        "test_accuracy": float((decided.long() == data.y_test).float().mean()),
+        "test_approval_rate": float(decided.float().mean())}
 
-    @property
-    def differentiable(self) -> bool:
-        return self.kind == "torchscript"
 
-    def resolve(self, base_dir: str | Path) -> Path:
-        path = Path(self.path)
-        return path if path.is_absolute() else Path(base_dir) / path
-
-    def load(self, base_dir: str | Path, feature_names: tuple[str, ...]
+# -- formats ----------------------------------------------------------------------------
+def _sklearn(spec: ExternalModelSpec, path: Path, names: tuple[str, ...], sha: str
              ) -> ExternalDecisionModel:
-        """Reads and checks the model; raises :class:`FieldProblem` naming the field."""
-        path = self.resolve(base_dir)
-        if not path.is_file():
-            raise FieldProblem("decision_model.path", f"file not found: {path}")
-        names = tuple(feature_names)
-        if self.features is not None and tuple(self.features) != names:
-            raise FieldProblem("decision_model.features", (
-                f"the model's feature order {self.features} differs from the world's "
-                f"{list(names)}"))
-        loader = {"sklearn": self._sklearn, "torchscript": self._torchscript,
-                  "onnx": self._onnx}[self.kind]
-        model = loader(path, names, file_sha256(path))
-        probe = torch.zeros(2, len(names), dtype=torch.float64)
-        try:
-            out = model(probe)
-        except Exception as exc:  # noqa: BLE001 - any failure of a user's model: one line
-            raise FieldProblem("decision_model.path", (
-                f"the model cannot score {len(names)} features {list(names)}: "
-                f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")) from None
-        if out.shape != (2,) or not torch.isfinite(out).all():
-            raise FieldProblem("decision_model.path", (
-                f"the model must give one finite score per row; got shape {tuple(out.shape)}"))
-        return model
+    try:
+        import skops.io as sio
+    except ImportError:
+        raise FieldProblem("decision_model.kind", "reading scikit-learn models needs skops: "
+                           "pip install 'simstudy[models]'") from None
+    try:
+        untrusted = [t for t in sio.get_untrusted_types(file=path) if t not in spec.trusted]
+        if untrusted:
+            raise FieldProblem("decision_model.trusted", (
+                f"the file holds types skops does not trust: {untrusted}; list them under "
+                "`trusted` only if you trust the file"))
+        estimator = sio.load(path, trusted=list(spec.trusted) or None)
+    except FieldProblem:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged or foreign file: one line
+        raise FieldProblem("decision_model.path", f"not a skops file: {exc}") from None
+    if not hasattr(estimator, "predict_proba"):
+        raise FieldProblem("decision_model.path", (
+            f"{type(estimator).__name__} has no predict_proba; give a classifier"))
+    fitted = getattr(estimator, "feature_names_in_", None)
+    if fitted is not None and tuple(map(str, fitted)) != names:
+        raise FieldProblem("decision_model.features", (
+            f"the model was fitted on columns {list(map(str, fitted))}; the world's "
+            f"features are {list(names)}"))
+    if getattr(estimator, "n_features_in_", len(names)) != len(names):
+        raise FieldProblem("decision_model.path", (
+            f"the model takes {estimator.n_features_in_} features; the world has "
+            f"{len(names)}: {list(names)}"))
+    classes = list(getattr(estimator, "classes_", [0, 1]))
+    if len(classes) != 2:
+        raise FieldProblem("decision_model.path", f"the model has classes {classes}; "
+                                                  "give a binary classifier")
 
-    def check(self, base_dir: str | Path, feature_names: tuple[str, ...]
-              ) -> list[tuple[str, str]]:
-        """``(field, reason)`` for a model file that cannot serve (read at validation)."""
-        try:
-            self.load(base_dir, feature_names)
-        except FieldProblem as exc:
-            return [(exc.field, exc.reason)]
-        return []
+    def predict(x: np.ndarray) -> np.ndarray:
+        if fitted is not None:
+                    x = pd.DataFrame(x, columns=list(fitted))
+        return estimator.predict_proba(x)[:, 1]
 
-    def obtain(self, data: Any, cache: Any, seed: int, base_dir: str | Path = ".",
-               progress: bool = False) -> tuple[ExternalDecisionModel, dict]:
-        """The model and its record in the manifest (as a trained model's)."""
-        model = self.load(base_dir, data.roles.names)
-        with torch.no_grad():
-            decided = model.approves(data.x_test)
-        sha = bytes(model.file_sha256.tolist()).hex()
-        return model, {
-            "kind": self.kind, "path": str(self.resolve(base_dir)), "file_sha256": sha,
-            "state_dict_sha256": state_dict_hash(model), "cache_key": None, "seed": None,
-            "test_accuracy": float((decided.long() == data.y_test).float().mean()),
-            "test_approval_rate": float(decided.float().mean())}
+    return ExternalDecisionModel("sklearn", predict, names, sha, "probability")
 
-    # -- formats ---------------------------------------------------------------------------
-    def _sklearn(self, path: Path, names: tuple[str, ...], sha: str) -> ExternalDecisionModel:
-        try:
-            import skops.io as sio
-        except ImportError:
-            raise FieldProblem("decision_model.kind", "reading scikit-learn models needs skops: "
-                               "pip install 'simstudy[models]'") from None
-        try:
-            untrusted = [t for t in sio.get_untrusted_types(file=path) if t not in self.trusted]
-            if untrusted:
-                raise FieldProblem("decision_model.trusted", (
-                    f"the file holds types skops does not trust: {untrusted}; list them under "
-                    "`trusted` only if you trust the file"))
-            estimator = sio.load(path, trusted=list(self.trusted) or None)
-        except FieldProblem:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a damaged or foreign file: one line
-            raise FieldProblem("decision_model.path", f"not a skops file: {exc}") from None
-        if not hasattr(estimator, "predict_proba"):
-            raise FieldProblem("decision_model.path", (
-                f"{type(estimator).__name__} has no predict_proba; give a classifier"))
-        fitted = getattr(estimator, "feature_names_in_", None)
-        if fitted is not None and tuple(map(str, fitted)) != names:
-            raise FieldProblem("decision_model.features", (
-                f"the model was fitted on columns {list(map(str, fitted))}; the world's "
-                f"features are {list(names)}"))
-        if getattr(estimator, "n_features_in_", len(names)) != len(names):
-            raise FieldProblem("decision_model.path", (
-                f"the model takes {estimator.n_features_in_} features; the world has "
-                f"{len(names)}: {list(names)}"))
-        classes = list(getattr(estimator, "classes_", [0, 1]))
-        if len(classes) != 2:
-            raise FieldProblem("decision_model.path", f"the model has classes {classes}; "
-                                                      "give a binary classifier")
+def _torchscript(spec: ExternalModelSpec, path: Path, names: tuple[str, ...], sha: str
+                 ) -> ExternalDecisionModel:
+    try:
+        module = torch.jit.load(str(path), map_location="cpu")
+    except Exception as exc:  # noqa: BLE001 - a damaged or foreign file: one line
+        raise FieldProblem("decision_model.path", (
+            f"not a TorchScript file: {str(exc).splitlines()[0]}")) from None
+    module.eval()
+    for p in module.parameters():
+        p.requires_grad_(False)  # gradients flow to the inputs only
+    return ExternalDecisionModel("torchscript", None, names, sha, spec.output or "logit",
+                                 module=module)
 
-        def predict(x: np.ndarray) -> np.ndarray:
-            if fitted is not None:
-                        x = pd.DataFrame(x, columns=list(fitted))
-            return estimator.predict_proba(x)[:, 1]
 
-        return ExternalDecisionModel("sklearn", predict, names, sha, "probability")
+def _onnx(spec: ExternalModelSpec, path: Path, names: tuple[str, ...], sha: str
+          ) -> ExternalDecisionModel:
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise FieldProblem("decision_model.kind", "running ONNX models needs onnxruntime: "
+                           "pip install 'simstudy[models]'") from None
+    try:
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - a damaged or foreign file: one line
+        raise FieldProblem("decision_model.path", f"not an ONNX model: {exc}") from None
+    inputs = session.get_inputs()
+    if len(inputs) != 1:
+        raise FieldProblem("decision_model.path", (
+            f"the model has {len(inputs)} inputs; give one taking the feature matrix"))
+    width = inputs[0].shape[-1] if inputs[0].shape else None
+    if isinstance(width, int) and width != len(names):
+        raise FieldProblem("decision_model.path", (
+            f"the model takes {width} features; the world has {len(names)}: {list(names)}"))
+    outputs = [o.name for o in session.get_outputs()]
+    chosen = spec.onnx_output or outputs[-1]
+    if chosen not in outputs:
+        raise FieldProblem("decision_model.onnx_output", (
+            f"no output {chosen!r}; the model's outputs are {outputs}"))
+    dtype = np.float64 if "double" in inputs[0].type else np.float32
 
-    def _torchscript(self, path: Path, names: tuple[str, ...], sha: str
-                     ) -> ExternalDecisionModel:
-        try:
-            module = torch.jit.load(str(path), map_location="cpu")
-        except Exception as exc:  # noqa: BLE001 - a damaged or foreign file: one line
-            raise FieldProblem("decision_model.path", (
-                f"not a TorchScript file: {str(exc).splitlines()[0]}")) from None
-        module.eval()
-        for p in module.parameters():
-            p.requires_grad_(False)  # gradients flow to the inputs only
-        return ExternalDecisionModel("torchscript", None, names, sha, self.output or "logit",
-                                     module=module)
+    def predict(x: np.ndarray) -> np.ndarray:
+        (out,) = session.run([chosen], {inputs[0].name: x.astype(dtype)})
+        out = np.asarray(out, dtype=np.float64)
+        return out[:, 1] if out.ndim == 2 and out.shape[1] == 2 else out.reshape(len(x))
 
-    def _onnx(self, path: Path, names: tuple[str, ...], sha: str) -> ExternalDecisionModel:
-        try:
-            import onnxruntime as ort
-        except ImportError:
-            raise FieldProblem("decision_model.kind", "running ONNX models needs onnxruntime: "
-                               "pip install 'simstudy[models]'") from None
-        try:
-            session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        except Exception as exc:  # noqa: BLE001 - a damaged or foreign file: one line
-            raise FieldProblem("decision_model.path", f"not an ONNX model: {exc}") from None
-        inputs = session.get_inputs()
-        if len(inputs) != 1:
-            raise FieldProblem("decision_model.path", (
-                f"the model has {len(inputs)} inputs; give one taking the feature matrix"))
-        width = inputs[0].shape[-1] if inputs[0].shape else None
-        if isinstance(width, int) and width != len(names):
-            raise FieldProblem("decision_model.path", (
-                f"the model takes {width} features; the world has {len(names)}: {list(names)}"))
-        outputs = [o.name for o in session.get_outputs()]
-        chosen = self.onnx_output or outputs[-1]
-        if chosen not in outputs:
-            raise FieldProblem("decision_model.onnx_output", (
-                f"no output {chosen!r}; the model's outputs are {outputs}"))
-        dtype = np.float64 if "double" in inputs[0].type else np.float32
-
-        def predict(x: np.ndarray) -> np.ndarray:
-            (out,) = session.run([chosen], {inputs[0].name: x.astype(dtype)})
-            out = np.asarray(out, dtype=np.float64)
-            return out[:, 1] if out.ndim == 2 and out.shape[1] == 2 else out.reshape(len(x))
-
-        return ExternalDecisionModel("onnx", predict, names, sha, self.output or "probability")
+    return ExternalDecisionModel("onnx", predict, names, sha, spec.output or "probability")
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,8 +33,9 @@ from torch import nn
 from zuko.flows import ElementWiseTransform, MaskedAutoregressiveTransform
 from zuko.transforms import ComposedTransform, MonotonicRQSTransform
 
-from ..progress import track
+from ..trainer import fit_minibatches
 from .base import FeatureRoles, causal_order_check
+from .config import FlowConfig
 from .data import tensor_hash
 from .decision import ModelCache, load_module, save_module, state_dict_hash
 
@@ -47,33 +47,6 @@ __all__ = [
     "discrete_roots",
     "graph_generations",
 ]
-
-
-@dataclass(frozen=True)
-class FlowConfig:
-    """Architecture and training of a causal flow.
-
-    Attributes:
-        hidden: hidden widths of each causal layer's conditioner (the study's tuned value: 64).
-        layers: number of causal masked affine layers.
-        spline_bins: bins of the element-wise rational-quadratic splines (0: no splines).
-        epochs, batch_size, lr, weight_decay: Adam training; ``patience`` epochs without
-            validation improvement stop it early.
-    """
-
-    hidden: tuple[int, ...] = (64, 64)
-    layers: int = 1
-    spline_bins: int = 8
-    epochs: int = 300
-    batch_size: int = 256
-    lr: float = 3e-3
-    weight_decay: float = 0.0
-    patience: int = 25
-
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["hidden"] = list(self.hidden)
-        return d
 
 
 def graph_generations(adjacency: torch.Tensor) -> int:
@@ -289,33 +262,28 @@ def fit_causal_flow(roles: FeatureRoles, x_train: torch.Tensor, x_val: torch.Ten
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
         flow = CausalFlow(roles, mean, std, discrete, config)
-    opt = torch.optim.Adam(flow.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    gen = torch.Generator().manual_seed(int(seed))
-    best, best_state, best_epoch, stale = math.inf, None, 0, 0
-    epochs = range(config.epochs)
-    epochs = track(epochs, desc="causal flow", unit="epoch", leave=False, enabled=progress)
-    for epoch in epochs:
-        flow.train()
-        order = torch.randperm(len(x_train), generator=gen)
-        for start in range(0, len(x_train), config.batch_size):
-            batch = x_train[order[start:start + config.batch_size]]
-            loss = -flow.log_prob(batch).mean()
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-        flow.eval()
+    best = {"nll": math.inf, "state": None, "epoch": 0, "stale": 0}
+
+    def check(epochs_done: int) -> bool:
+        # keeps the best state on validation NLL; true when patience is exhausted
         with torch.no_grad():
             val = float(-flow.log_prob(x_val).mean())
-        if val < best - 1e-4:
-            best, best_epoch, stale = val, epoch + 1, 0
-            best_state = {k: v.detach().clone() for k, v in flow.state_dict().items()}
-        else:
-            stale += 1
-            if config.patience and stale >= config.patience:
-                break
+        if val < best["nll"] - 1e-4:
+            best.update(nll=val, epoch=epochs_done, stale=0,
+                        state={k: v.detach().clone() for k, v in flow.state_dict().items()})
+            return False
+        best["stale"] += 1
+        return bool(config.patience) and best["stale"] >= config.patience
+
+    fit_minibatches(flow, len(x_train), lambda idx: -flow.log_prob(x_train[idx]).mean(),
+                    lr=config.lr, weight_decay=config.weight_decay,
+                    batch_size=config.batch_size, epochs=config.epochs,
+                    generator=torch.Generator().manual_seed(int(seed)), check=check,
+                    desc="causal flow", progress=progress)
+    best_state, best_epoch = best["state"], best["epoch"]
     flow.load_state_dict(best_state)
     flow.eval()
-    meta = {"seed": int(seed), "best_epoch": best_epoch, "val_nll": best,
+    meta = {"seed": int(seed), "best_epoch": best_epoch, "val_nll": best["nll"],
             "train_seconds": time.perf_counter() - t0,
             "data_sha256": tensor_hash(x_train, x_val)}
     return flow, meta
@@ -333,11 +301,9 @@ def cached_causal_flow(cache: ModelCache | None, roles: FeatureRoles, x_train: t
     key = ModelCache.key("causal_flow", data=tensor_hash(x_train, x_val), graph=graph,
                          config=config.to_json(), seed=int(seed),
                          torch=torch.__version__.split("+")[0])
-    stem = Path(cache.root) / key
-    cached = cache.reuse(stem, CausalFlow.load)
-    if cached is not None:
-        flow, meta = cached
-        return flow, {**meta, "cache_key": key, "cached": True}
-    flow, meta = fit_causal_flow(roles, x_train, x_val, config, seed, progress)
-    digest = flow.save(stem, meta)
-    return flow, {**meta, "state_dict_sha256": digest, "cache_key": key, "cached": False}
+
+    def train_and_save(stem: Path) -> tuple[CausalFlow, dict]:
+        flow, meta = fit_causal_flow(roles, x_train, x_val, config, seed, progress)
+        return flow, {**meta, "state_dict_sha256": flow.save(stem, meta)}
+
+    return cache.get_or_train(key, CausalFlow.load, train_and_save)

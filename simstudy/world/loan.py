@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from .base import FeatureRoles
+from .config import LoanParams
 
 __all__ = ["LoanSCM", "LOAN_ROLES", "loan_label_probability", "loan_label"]
 
@@ -80,11 +81,13 @@ def loan_label(
     return (draws < p).to(torch.int64)
 
 
-class LoanSCM:
+class LoanSCM(LoanParams):
     """The Loan structural causal model; implements :class:`~simstudy.world.CausalWorld`.
 
     Args:
         stochastic_label: draw ``Y ~ Bernoulli(p(x))`` instead of thresholding ``p`` at 0.5.
+
+    The constructor is :class:`~simstudy.world.config.LoanParams`'.
 
     References:
         Karimi, von Kügelgen, Schölkopf & Valera, "Algorithmic recourse under imperfect causal
@@ -101,9 +104,6 @@ class LoanSCM:
 
     roles = LOAN_ROLES
     name = "loan"
-
-    def __init__(self, stochastic_label: bool = False) -> None:
-        self.stochastic_label = stochastic_label
 
     # -- noise ---------------------------------------------------------------------------
     def sample_noise(self, n: int, generator: np.random.Generator) -> torch.Tensor:

@@ -1,42 +1,285 @@
-"""Scenario entries for the built-in worlds."""
+"""Scenario entries of the built-in worlds and of the decision model, without torch.
+
+The entries validate documents (``world:``, ``decision_model:``) and build the runtime objects;
+the modules that do the work (sampling, the causal flow, training, reading a model file)
+import torch and are imported only by the ``build``/``obtain``/``load`` methods. Training
+settings come from the one declaration of each configuration (:mod:`simstudy.world.config`).
+"""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import Field
+from pydantic import AfterValidator, Discriminator, Field, Tag, model_validator
 
-from ..documents import StrictModel
+from ..documents import FieldProblem, StrictModel
 from ..registry import register_world_spec
-from ..rng import generator
-from .data import SplitShares, WorldData, sample_world_data
-from .loan import LOAN_ROLES, LoanSCM
+from ..schema import derive_spec
+from .base import FeatureRoles, causal_order_check
+from .config import DecisionConfig, FlowConfig, LoanParams
+from .csv_source import CsvProblem, read_csv_source
 
-__all__ = ["LoanWorldSpec"]
+__all__ = ["SplitShares", "CsvFeature", "CsvSource", "LoanWorldSpec", "FlowSettings",
+           "CausalFlowWorldSpec", "DecisionModelSpec", "ExternalModelSpec",
+           "DecisionModelEntry", "EXTERNAL_KINDS"]
+
+
+def _check_shares(v: tuple[float, float, float]) -> tuple[float, float, float]:
+    if min(v) <= 0 or abs(sum(v) - 1.0) > 1e-9:
+        raise ValueError("split must be three positive shares summing to 1")
+    return v
+
+
+# Train / validation / deployment shares in a document (YAML gives a list; strict=False lets
+# it become the tuple).
+SplitShares = Annotated[tuple[float, float, float], Field(strict=False),
+                        AfterValidator(_check_shares)]
+
+
+class CsvFeature(StrictModel):
+    """One feature read from a CSV column.
+
+    Attributes:
+        name: feature name in the world.
+        column: CSV column (defaults to ``name``).
+        startswith: for a text column, the feature is 1 where the text starts with this prefix
+            and 0 elsewhere.
+        parents: the feature's causal parents (names of earlier features).
+    """
+
+    name: str
+    column: str | None = None
+    startswith: str | None = None
+    parents: list[str] = Field(default_factory=list)
+
+
+class CsvSource(StrictModel):
+    """A CSV file with features (in causal order), their graph and roles, and a label."""
+
+    path: str
+    features: list[CsvFeature] = Field(min_length=2)
+    label: str
+    positive: str | int | float
+    immutable: list[str] = Field(default_factory=list)
+    actionable: list[str] = Field(min_length=1)
+    sensitive: list[str] = Field(default_factory=list)
+    split: SplitShares = (0.5, 0.25, 0.25)
+
+    @model_validator(mode="after")
+    def _check_names(self) -> CsvSource:
+        names = [f.name for f in self.features]
+        if len(set(names)) != len(names):
+            raise ValueError("feature names must be unique")
+        for group in ("immutable", "actionable", "sensitive"):
+            unknown = set(getattr(self, group)) - set(names)
+            if unknown:
+                raise ValueError(f"{group} names unknown features: {sorted(unknown)}")
+        for f in self.features:
+            unknown = set(f.parents) - set(names)
+            if unknown:
+                raise ValueError(f"parents of {f.name!r} are unknown features: {sorted(unknown)}")
+        causal_order_check(self.roles())
+        return self
+
+    def roles(self) -> FeatureRoles:
+        return FeatureRoles(tuple(f.name for f in self.features), tuple(self.immutable),
+                            tuple(self.actionable), tuple(self.sensitive),
+                            {f.name: tuple(f.parents) for f in self.features})
+
+
+def _loan_names() -> tuple[str, ...]:
+    from .loan import LOAN_ROLES
+
+    return LOAN_ROLES.names
 
 
 @register_world_spec
-class LoanWorldSpec(StrictModel):
-    """The Loan SCM: ``n_samples`` draws split into train / validation / deployment."""
+class LoanWorldSpec(derive_spec(LoanParams, runtime="simstudy.world.loan:LoanSCM", kind="loan",
+                                name="LoanWorldSpec")):
+    """The Loan SCM (its parameters are :class:`~simstudy.world.config.LoanParams`'): the
+    world's sample of ``n_samples`` draws, split into train / validation / deployment."""
 
-    kind: Literal["loan"]
     #: the world has a label rule (``label(x, generator)``), so the event world may retrain
     labels: ClassVar[bool] = True
     n_samples: int = Field(20000, ge=100, le=10_000_000)
     split: SplitShares = (0.5, 0.25, 0.25)
-    stochastic_label: bool = False
 
     def feature_names(self) -> tuple[str, ...]:
-        return LOAN_ROLES.names
+        return _loan_names()
 
     @classmethod
     def check_example(cls) -> dict:
         """A small world for the contract checks (:mod:`simstudy.checks`)."""
         return {"kind": "loan", "n_samples": 400}
 
-    def build(self, seed: int, cache: Any = None, base_dir: Any = ".",
-              ) -> tuple[LoanSCM, WorldData, dict]:
-        world = LoanSCM(self.stochastic_label)
+    def build(self, seed: int, cache: Any = None, base_dir: Any = ".") -> tuple[Any, Any, dict]:
+        """``(LoanSCM, WorldData, info)``: the world and its sampled, split data."""
+        from ..rng import generator
+        from .data import sample_world_data
+
+        world = super().build()
         data = sample_world_data(world, self.n_samples, generator(seed, "world-sample"),
                                  self.split)
         return world, data, {"kind": "loan", "data_sha256": data.content_hash()}
+
+
+class FlowSettings(derive_spec(FlowConfig, name="FlowSettings")):
+    """Architecture and training of the causal flow (fields and defaults are
+    :class:`~simstudy.world.config.FlowConfig`'s) and the seed of its training."""
+
+    seed: int = 0
+
+    def config(self) -> FlowConfig:
+        return self.build()
+
+
+@register_world_spec
+class CausalFlowWorldSpec(StrictModel):
+    """A causal flow fitted to data: Loan samples (``source: loan``) or a CSV file.
+
+    The data keep their own labels (the Loan SCM's ground truth or the CSV's label column); the
+    flow replaces the known SCM for abduction, counterfactuals and densities.
+    """
+
+    kind: Literal["causal_flow"]
+    #: a learned flow has no label rule, so the event world cannot retrain on it
+    labels: ClassVar[bool] = False
+    name: str | None = None
+    source: Literal["loan", "csv"] = "loan"
+    n_samples: int = Field(20000, ge=100)
+    csv: CsvSource | None = None
+    flow: FlowSettings = Field(default_factory=FlowSettings)
+
+    @classmethod
+    def check_example(cls) -> dict:
+        """A small, briefly trained flow for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "causal_flow", "n_samples": 400,
+                "flow": {"hidden": [16], "epochs": 3, "spline_bins": 4}}
+
+    @model_validator(mode="after")
+    def _check_source(self) -> CausalFlowWorldSpec:
+        if (self.source == "csv") != (self.csv is not None):
+            raise ValueError("give `csv` exactly when source is 'csv'")
+        return self
+
+    def feature_names(self) -> tuple[str, ...]:
+        if self.csv is None:
+            return _loan_names()
+        return tuple(f.name for f in self.csv.features)
+
+    def data_files(self, base_dir: str | Path = ".") -> list[Path]:
+        """The files the world reads (their hashes are part of a run's resume key)."""
+        if self.csv is None:
+            return []
+        path = Path(self.csv.path)
+        return [path if path.is_absolute() else Path(base_dir) / path]
+
+    def check_data(self, base_dir: str | Path = ".") -> list[tuple[str, str]]:
+        """``(field, reason)`` for every problem of the data file (read at validation)."""
+        if self.csv is None:
+            return []
+        try:
+            read_csv_source(self.csv, base_dir)
+        except CsvProblem as exc:
+            return [(exc.field, exc.reason)]
+        return []
+
+    def build(self, seed: int, cache: Any = None, base_dir: str | Path = ".") -> tuple:
+        """``(CausalFlow, WorldData, info)``: the flow fitted to the data (or from the cache)."""
+        from ..rng import generator
+        from .data import sample_world_data
+        from .flow import cached_causal_flow
+        from .learned import load_csv_data
+        from .loan import LoanSCM
+
+        if self.source == "loan":
+            # the same draws as the ``loan`` world of the same seed, so the two compare
+            data = sample_world_data(LoanSCM(), self.n_samples, generator(seed, "world-sample"))
+        else:
+            data = load_csv_data(self.csv, seed, base_dir)
+        flow, meta = cached_causal_flow(cache, data.roles, data.x_train, data.x_val,
+                                        self.flow.config(), self.flow.seed, progress=True)
+        info = {"world": "causal_flow", "source": self.source, "flow": {
+            k: meta[k] for k in ("state_dict_sha256", "val_nll", "best_epoch", "cached")
+            if k in meta}}
+        return flow, data, info
+
+
+class DecisionModelSpec(derive_spec(DecisionConfig, name="DecisionModelSpec")):
+    """The decision model's architecture and training (fields and defaults are
+    :class:`~simstudy.world.config.DecisionConfig`'s: the published set-up)."""
+
+    def config(self) -> DecisionConfig:
+        return self.build()
+
+    def obtain(self, data: Any, cache: Any, seed: int, base_dir: str | Path = ".",
+               progress: bool = False) -> tuple[Any, dict]:
+        """The model trained on ``data`` (from the cache when it holds it) and its record."""
+        return cache.decision_model(data, self.config(), seed, progress=progress)
+
+
+EXTERNAL_KINDS = ("sklearn", "torchscript", "onnx")
+
+
+class ExternalModelSpec(StrictModel):
+    """Scenario entry of a decision model read from a file (see
+    :mod:`simstudy.world.external`)."""
+
+    kind: Literal["sklearn", "torchscript", "onnx"]
+    path: str = Field(min_length=1, description="model file, relative to the scenario")
+    features: list[str] | None = Field(
+        None, description="feature order the model was fitted with (default: the world's)")
+    output: Literal["logit", "probability"] | None = Field(
+        None, description="what the model returns (torchscript: logit; onnx: probability)")
+    onnx_output: str | None = Field(None, description="ONNX output to read (default: last)")
+    trusted: list[str] = Field(default_factory=list,
+                               description="further types skops may load (sklearn)")
+
+    @property
+    def differentiable(self) -> bool:
+        return self.kind == "torchscript"
+
+    def resolve(self, base_dir: str | Path) -> Path:
+        path = Path(self.path)
+        return path if path.is_absolute() else Path(base_dir) / path
+
+    def load(self, base_dir: str | Path, feature_names: tuple[str, ...]) -> Any:
+        """Reads and checks the model (an
+        :class:`~simstudy.world.external.ExternalDecisionModel`); raises
+        :class:`~simstudy.documents.FieldProblem` naming the field."""
+        from .external import load_external_model
+
+        return load_external_model(self, base_dir, feature_names)
+
+    def check(self, base_dir: str | Path, feature_names: tuple[str, ...]
+              ) -> list[tuple[str, str]]:
+        """``(field, reason)`` for a model file that cannot serve (read at validation)."""
+        try:
+            self.load(base_dir, feature_names)
+        except FieldProblem as exc:
+            return [(exc.field, exc.reason)]
+        return []
+
+    def obtain(self, data: Any, cache: Any, seed: int, base_dir: str | Path = ".",
+               progress: bool = False) -> tuple[Any, dict]:
+        """The model and its record in the manifest (as a trained model's)."""
+        from .external import external_model_record
+
+        model = self.load(base_dir, data.roles.names)
+        return model, external_model_record(self, model, data, base_dir)
+
+
+def _decision_form(value: Any) -> str:
+    # an entry with a ``kind`` names a model file; without one it configures training
+    if isinstance(value, ExternalModelSpec) or (isinstance(value, dict) and "kind" in value):
+        return "file"
+    return "trained"
+
+
+#: ``decision_model:`` in a scenario: training settings, or a model file with a ``kind``.
+DecisionModelEntry = Annotated[
+    Union[Annotated[DecisionModelSpec, Tag("trained")],  # noqa: UP007
+          Annotated[ExternalModelSpec, Tag("file")]],
+    Discriminator(_decision_form),
+]

@@ -1,0 +1,48 @@
+"""iCARMA: amortized individualized causal recourse (mask network + action network).
+
+iCARMA ("From Universal to Individualized Actionability", 2026, Sec. 4.3 and App. B) extends
+CARMA (Majumdar & Valera, FAccT 2024). A *mask network* gives, per globally actionable feature,
+the logit of acting on it; an *action network* how much. Both see the applicant's individual
+actionability and cost weights, so one trained model serves any profile. They are trained
+jointly without supervision on the applicants the decision model rejects, with validity as a
+constraint handled by CARMA's Lagrange multiplier. Preference profiles (how many and which
+features, their ranks or Likert scores, the cost profile) are drawn afresh at every epoch as
+data augmentation.
+
+Rooms: :mod:`.config` (the hyperparameters, declared once), :mod:`.networks` (the networks and
+their save/load), :mod:`.objective` (the loss of one batch, formulas in its docstring),
+:mod:`.training` (the multiplier, validation and model selection) and :mod:`.policy` (the
+policy, its model cache and its scenario entry).
+
+References:
+    Majumdar & Valera, "CARMA: a practical framework to generate recommendations for causal
+    algorithmic recourse at scale", FAccT 2024; code: github.com/ayanmaj92/carma-recourse.
+    "From Universal to Individualized Actionability: Revisiting Personalization in Algorithmic
+    Recourse", 2026, arXiv.
+
+Example:
+    >>> from simstudy.policies.icarma import ICARMASpec
+    >>> ICARMASpec(kind="icarma").build().config.epochs
+    450
+"""
+
+from .config import ICARMAConfig
+from .networks import ICARMANetworks, load_networks, save_networks
+from .objective import Objective, noise_scale, sample_training_profiles
+from .policy import ICARMA, ICARMASpec
+from .training import best_check, train_icarma, world_fingerprint
+
+__all__ = [
+    "ICARMAConfig",
+    "ICARMANetworks",
+    "ICARMA",
+    "ICARMASpec",
+    "Objective",
+    "best_check",
+    "load_networks",
+    "noise_scale",
+    "sample_training_profiles",
+    "save_networks",
+    "train_icarma",
+    "world_fingerprint",
+]

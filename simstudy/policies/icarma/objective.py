@@ -1,0 +1,213 @@
+"""iCARMA's training objective on one batch, and the random profiles it is trained on.
+
+Each step minimizes (App. A.5-B.1; CARMA's ``recourse_model/loss.py``)
+
+    L = lambda_c * cost + lambda_kl * KL + lambda_p * R_plaus + lambda_f * R_feas
+        + (mu - damping * hinge) * hinge
+
+with ``hinge`` the batch mean of ``max(0, eps - (2 p(x_cf) - 1))`` (``p`` the approval
+probability, ``eps`` the margin) and ``mu`` the validity multiplier (updated by the trainer), and:
+
+* ``cost = (1/K) sum_k m_k w_k (Δ_k / s_k)^2`` over the acted-on features only (Eq. 10), with
+  ``s_k^2 = σ_k r_k`` (CARMA's squared change of standardized features over their standardized
+  range; ``cost_scale="range"``: ``s_k = r_k``), or with ``cost_placement="inside"``
+  ``sqrt(sum_k (m_k w_k Δ_k / s_k)^2)``;
+* ``KL = sum_k a_k KL(Bernoulli(pi_k) || Bernoulli(rho_k))``: mask probabilities against an
+  individual prior ``rho_k = rho_hi - (rho_hi - rho_lo) (w_k - 1) / alpha`` (Eq. 13-14);
+* ``R_plaus = mean max(0, log p(x) - log p(x_cf))`` (Eq. 15; ``plausibility_form``);
+* ``R_feas = mean sum_j (max(0, lo_j - x_cf_j) + max(0, x_cf_j - hi_j)) / r_j`` (Eq. 16).
+
+The mask is a binary Gumbel-softmax (relaxed Bernoulli, temperature ``tau``; Jang et al. 2017)
+with a straight-through hard sample, multiplied by ``a`` so that a person's non-actionable
+features are never acted on. With ``action_space="value"`` the step intervenes on every
+individually actionable feature with the relaxed value ``v_k = m_k theta_k + (1 - m_k) n_k``,
+``n_k`` the value under the hard action: the forward pass equals the hard counterfactual and
+``dL/dm_k`` follows ``theta_k - n_k``.
+
+References:
+    Majumdar & Valera, "CARMA: a practical framework to generate recommendations for causal
+    algorithmic recourse at scale", FAccT 2024. "From Universal to Individualized
+    Actionability: Revisiting Personalization in Algorithmic Recourse", 2026 (App. A-B).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ...population import COST_SHAPES
+from ..base import RecourseContext
+from .config import ICARMAConfig
+from .networks import ICARMANetworks
+
+__all__ = ["Objective", "sample_training_profiles", "noise_scale"]
+
+
+def sample_training_profiles(
+    n: int, k: int, config: ICARMAConfig, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random individual actionability for data augmentation (App. B.2).
+
+    How many features are actionable is uniform over ``1..k`` and which ones uniform given the
+    count; the actionable ones get ranks ``1..count`` in random order (``ranking``) or uniform
+    Likert scores (``likert``); the cost profile is drawn uniformly from ``config.cost_shapes``.
+
+    Returns:
+        ``(actionable (n, k) bool, weights (n, k) float64 with inf where not actionable)``.
+
+    Example:
+        >>> act, w = sample_training_profiles(5, 4, ICARMAConfig(), torch.Generator())
+        >>> bool(act.any(dim=1).all()), bool(torch.isinf(w[~act]).all())
+        (True, True)
+    """
+    order = torch.rand(n, k, generator=generator).argsort(dim=1)
+    rank = order.argsort(dim=1)  # 0-based rank of each feature in a uniform permutation
+    count = torch.randint(1, k + 1, (n, 1), generator=generator)
+    actionable = rank < count
+    if config.preferences == "ranking":
+        scores, levels = (rank + 1).to(torch.float64), k
+    else:
+        scores = torch.randint(1, config.levels + 1, (n, k), generator=generator).double()
+        levels = config.levels
+    shapes = torch.randint(0, len(config.cost_shapes), (n, 1), generator=generator)
+    exps = torch.tensor([COST_SHAPES[s] if COST_SHAPES[s] is not None else math.nan
+                         for s in config.cost_shapes], dtype=torch.float64)[shapes]
+    rel = ((scores - 1) / max(levels - 1, 1)).clamp(0.0, 1.0)
+    weights = torch.where(torch.isnan(exps), torch.ones_like(rel),
+                          1.0 + config.alpha * rel ** torch.nan_to_num(exps, nan=1.0))
+    return actionable, torch.where(actionable, weights, torch.inf)
+
+
+def noise_scale(context: RecourseContext) -> torch.Tensor:
+    """Spread of the abducted noise of the training split, per feature (latent action scale)."""
+    with torch.no_grad():
+        u = context.world.abduct(context.data.x_train.to(torch.float64))
+    return u.std(dim=0).clamp_min(1e-6)
+
+
+def _bernoulli_kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    eps = 1e-6
+    p, q = p.clamp(eps, 1 - eps), q.clamp(eps, 1 - eps)
+    return p * (p / q).log() + (1 - p) * ((1 - p) / (1 - q)).log()
+
+
+def _sample_mask(logits: torch.Tensor, actionable: torch.Tensor, tau: float,
+                 generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(m, hard)``: the straight-through mask (zero where not actionable) and its hard value.
+    Without a generator (validation) the deterministic deployment mask ``logit > 0``."""
+    if generator is None:
+        soft = torch.sigmoid(logits)
+        hard = (logits > 0).to(logits.dtype)
+    else:
+        g = torch.rand(logits.shape, generator=generator).clamp(1e-6, 1 - 1e-6)
+        soft = torch.sigmoid((logits + g.log() - (-g).log1p()) / tau)
+        hard = (soft > 0.5).to(soft.dtype)
+    a = actionable.to(logits.dtype)
+    return (hard + soft - soft.detach()) * a, (hard * a) > 0
+
+
+class Objective:
+    """The iCARMA loss on one batch; holds what every batch shares (world, model, ranges)."""
+
+    def __init__(self, nets: ICARMANetworks, context: RecourseContext, config: ICARMAConfig):
+        self.nets, self.context, self.config = nets, context, config
+        self.world, self.model = context.world, context.model
+        self.lower = torch.as_tensor(context.lower, dtype=torch.float64)
+        self.upper = torch.as_tensor(context.upper, dtype=torch.float64)
+        self.range = torch.as_tensor(context.feature_range, dtype=torch.float64)
+        idx = nets.act_index
+        self.noise_std = noise_scale(context)
+        if config.cost_scale == "standardized":
+            std = nets.std.to(torch.float64)[idx]
+            self.cost_scale = torch.sqrt(std * self.range[idx])
+        else:
+            self.cost_scale = self.range[idx]
+
+    def _scatter(self, rows: torch.Tensor, fill: torch.Tensor) -> torch.Tensor:
+        """Places ``(n, k)`` actionable-feature columns into an ``(n, d)`` tensor."""
+        out = fill.clone()
+        out[:, self.nets.act_index] = rows.to(out.dtype)
+        return out
+
+    def _intervene(self, x: torch.Tensor, u: torch.Tensor | None, intervened: torch.Tensor,
+                   values: torch.Tensor, with_log_prob: bool):
+        """``(x_cf, log p(x_cf) or None)``. A world that can act on abducted noise
+        (``intervene_with_log_prob``) reuses ``u = abduct(x)``, fixed for a training applicant,
+        and gives the log-density in the same pass; any other world abducts ``x`` again."""
+        if u is not None and hasattr(self.world, "intervene_with_log_prob"):
+            return self.world.intervene_with_log_prob(u, intervened, values,
+                                                      log_prob=with_log_prob)
+        x_cf = self.world.counterfactual(x, intervened, values)
+        return x_cf, (self.world.log_prob(x_cf) if with_log_prob else None)
+
+    def counterfactual(self, h, x, m, m64, hard_full, hard, actionable, u):
+        """``(theta, theta_full, x_cf, log p(x_cf))`` of the masked action (``m64``: the
+        mask in the features' precision)."""
+        nets, idx = self.nets, self.nets.act_index
+        if self.config.action_space == "latent":
+            x_cf = nets.latent_actions(h, x, m, self.world, self.noise_std, u)
+            theta = x_cf[:, idx]
+            return theta, self._scatter(theta.detach(), x), x_cf, self.world.log_prob(x_cf)
+        theta = nets.actions(h, x, m)
+        theta_full = self._scatter(theta, x)
+        x_hard, _ = self._intervene(x, u, hard_full, theta_full, False)
+        natural = torch.where(hard, x[:, idx], x_hard[:, idx])
+        relaxed = self._scatter(m64 * theta + (1 - m64) * natural, x)
+        act_full = self._scatter(actionable, torch.zeros_like(hard_full))
+        x_cf, logp_cf = self._intervene(x, u, act_full, relaxed, True)
+        return theta, theta_full, x_cf, logp_cf
+
+    def terms(self, x, logp, actionable, weights, logits, m64, theta, x_cf, logp_cf):
+        """Per-person cost, KL, plausibility and feasibility terms, the batch hinge and ``p``."""
+        cfg, idx = self.config, self.nets.act_index
+        logit = self.model(x_cf).to(torch.float64)
+        prob = torch.sigmoid(logit)
+        if cfg.hinge_on == "logit":
+            hinge = torch.relu(cfg.margin - logit).mean()
+        else:
+            hinge = torch.relu(cfg.margin - (2 * prob - 1)).mean()
+        w = torch.where(actionable, weights, 0.0).to(x.dtype)
+        delta = (theta - x[:, idx]) / self.cost_scale
+        if cfg.cost_placement == "outside":
+            cost = (m64 * w * delta**2).sum(dim=1) / len(idx)
+        else:
+            cost = torch.sqrt(((m64 * w * delta) ** 2).sum(dim=1) + 1e-10)
+        rel = torch.where(actionable, (weights - 1.0) / max(cfg.alpha, 1e-9), 0.0).clamp(0, 1)
+        prior = cfg.prior_high - (cfg.prior_high - cfg.prior_low) * rel
+        a = actionable.to(x.dtype)
+        kl = (_bernoulli_kl(torch.sigmoid(logits).to(x.dtype), prior) * a).sum(1)
+        gap = logp - logp_cf
+        plaus = torch.relu(gap) if cfg.plausibility_form == "hinge" else gap
+        feas = ((torch.relu(self.lower - x_cf) + torch.relu(x_cf - self.upper))
+                / self.range).sum(dim=1)
+        return {"cost": cost, "kl": kl, "plaus": plaus, "feas": feas, "hinge": hinge,
+                "prob": prob}
+
+    def __call__(self, x: torch.Tensor, logp: torch.Tensor, actionable: torch.Tensor,
+                 weights: torch.Tensor, generator: torch.Generator | None,
+                 multiplier: float = 0.0, u: torch.Tensor | None = None) -> dict:
+        """The loss and the batch's figures; ``generator`` draws the Gumbel noise (``None``:
+        the deterministic deployment mask), ``u`` is ``abduct(x)`` when already known."""
+        cfg = self.config
+        h = self.nets.encode(x, actionable, weights)
+        logits = self.nets.mask_logits(h)
+        m, hard = _sample_mask(logits, actionable, cfg.tau, generator)
+        hard_full = self._scatter(hard, torch.zeros_like(x, dtype=torch.bool))
+        m64 = m.to(x.dtype)  # made here: the order of the graph's nodes fixes its sums' order
+        theta, theta_full, x_cf, logp_cf = self.counterfactual(
+            h, x, m, m64, hard_full, hard, actionable, u)
+        logp_cf = torch.nan_to_num(logp_cf, nan=-1e6, neginf=-1e6)
+        t = self.terms(x, logp, actionable, weights, logits, m64, theta, x_cf, logp_cf)
+        primary = (cfg.cost_weight * t["cost"] + cfg.kl_weight * t["kl"]
+                   + cfg.plausibility_weight * t["plaus"]
+                   + cfg.feasibility_weight * t["feas"]).mean()
+        hinge = t["hinge"]
+        coef = multiplier - cfg.damping * hinge.detach() if cfg.validity == "multiplier" else 1.0
+        with torch.no_grad():
+            valid = (t["prob"] >= 0.5).to(torch.float64)
+        return {"loss": primary + coef * hinge, "primary": primary.detach(),
+                "hinge": hinge.detach(), "valid": valid.mean(), "cost": t["cost"].mean(),
+                "plausible": (logp_cf >= logp).to(torch.float64).mean(),
+                "plausibility_term": t["plaus"].mean().detach(),
+                "hard": hard_full, "values": theta_full.detach(), "x_cf": x_cf.detach()}

@@ -1,0 +1,190 @@
+"""The iCARMA policy: trained (or loaded from the run's model cache) once, then one forward pass
+per batch of people; and its scenario entry, derived from :class:`ICARMAConfig`."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, ClassVar, Literal
+
+import numpy as np
+import torch
+from annotated_types import Gt
+
+from ...metrics import Recourse
+from ...population import ActionabilityProfiles
+from ...registry import register_policy_spec
+from ...schema import derive_spec
+from ...world.decision import ModelCache, state_dict_hash
+from ..base import PolicySpec, RecourseContext, RecoursePolicy
+from .config import CostShapeName, ICARMAConfig
+from .networks import ICARMANetworks, load_networks, save_networks
+from .objective import noise_scale
+from .training import best_check, train_icarma, world_fingerprint
+
+__all__ = ["ICARMA", "ICARMASpec"]
+
+
+#: the rank-based set of the paper (a frozen dataclass, shared safely as a default)
+_RANK_BASED = ICARMAConfig()
+
+
+class ICARMA(RecoursePolicy):
+    """Amortized individualized causal recourse.
+
+    Args:
+        config: hyperparameters (:class:`ICARMAConfig`).
+        seeds: training seeds. With several, one model is trained per seed (each cached) and the
+            best on validation (see :func:`best_check`) is deployed, as the paper reports the
+            best of its training runs. ``None``: the context's seed.
+        cache: ``True``: trained models are stored in the run's model cache (the context's;
+            the default cache folder when the context has none); ``False``: no caching; or a
+            :class:`ModelCache` to use.
+        progress: show a progress bar while training (silenced by ``--quiet``).
+
+    Attributes:
+        networks_: the deployed :class:`ICARMANetworks`.
+        meta_: metadata of the deployed model (seed, validation figures, hash, timing).
+        runs_: metadata of every trained seed.
+
+    Example:
+        >>> from simstudy.policies.icarma import ICARMA, ICARMAConfig
+        >>> ICARMA(ICARMAConfig(epochs=2), seeds=[0, 1], cache=False).seeds
+        [0, 1]
+    """
+
+    kind = "icarma"
+
+    def __init__(self, config: ICARMAConfig = _RANK_BASED, seeds: list[int] | None = None,
+                 cache: bool | ModelCache = True, progress: bool = True) -> None:
+        self.config = config
+        self.seeds = seeds
+        self.cache = cache
+        self.progress = progress
+
+    # -- training -------------------------------------------------------------------------
+    def fit(self, context: RecourseContext) -> ICARMA:
+        self.context_ = context
+        if self.config.action_space == "latent":
+            self.noise_std_ = noise_scale(context)
+        seeds = list(self.seeds) if self.seeds else [int(context.seed)]
+        runs = [self._fit_one(context, s) for s in seeds]
+        best = best_check([meta["deployed_check"] for _, meta in runs])
+        self.networks_, self.meta_ = runs[best]
+        self.runs_ = [meta for _, meta in runs]
+        return self
+
+    def _model_cache(self, context: RecourseContext) -> ModelCache | None:
+        if isinstance(self.cache, ModelCache):
+            return self.cache
+        if not self.cache:
+            return None
+        return context.cache if context.cache is not None else ModelCache()
+
+    def _cache_key(self, context: RecourseContext, seed: int) -> str:
+        return ModelCache.key(
+            "icarma", config=self.config.to_json(), seed=int(seed),
+            world=world_fingerprint(context.world), model=state_dict_hash(context.model),
+            data=context.data.content_hash(), torch=torch.__version__.split("+")[0])
+
+    def _fit_one(self, context: RecourseContext, seed: int) -> tuple[ICARMANetworks, dict]:
+        key, cache = self._cache_key(context, seed), self._model_cache(context)
+
+        def train() -> tuple[ICARMANetworks, dict]:
+            return train_icarma(context, self.config, seed, progress=self.progress)
+
+        if cache is None:
+            nets, meta = train()
+            return nets, {**meta, "cache_key": key, "state_dict_sha256": state_dict_hash(nets),
+                          "cached": False}
+
+        def train_and_save(stem) -> tuple[ICARMANetworks, dict]:
+            nets, meta = train()
+            meta = {**meta, "cache_key": key}
+            return nets, {**meta, "state_dict_sha256": save_networks(nets, stem, meta)}
+
+        return cache.get_or_train(key, load_networks, train_and_save)
+
+    # -- deployment -----------------------------------------------------------------------
+    def _profile_columns(self, n: int, profiles: ActionabilityProfiles):
+        """The people's actionability and weights in the networks' feature order."""
+        order = [list(profiles.features).index(f) if f in profiles.features else -1
+                 for f in self.networks_.actionable]
+        act = np.zeros((n, len(order)), dtype=bool)
+        w = np.full((n, len(order)), np.inf)
+        for j, col in enumerate(order):
+            if col >= 0:
+                act[:, j] = profiles.actionable[:, col]
+                w[:, j] = profiles.weights[:, col]
+        return torch.from_numpy(act), torch.from_numpy(w)
+
+    def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
+                  seed: int = 0, feedback=None) -> Recourse:
+        """Recourse in one forward pass; ``seed`` is unused (the deployed mask is deterministic).
+
+        The mask is ``logit > 0`` restricted to the person's actionable features, exactly as in
+        validation; a person for whom it selects nothing gets no recourse (``found`` false).
+        """
+        nets = self.networks_
+        xt = torch.as_tensor(np.asarray(x), dtype=torch.float64)
+        act_t, w_t = self._profile_columns(len(xt), profiles)
+        with torch.no_grad():
+            h = nets.encode(xt, act_t, w_t)
+            mask = (nets.mask_logits(h) > 0) & act_t  # never act on a non-actionable feature
+            if self.config.action_space == "latent":
+                x_cf = nets.latent_actions(h, xt, mask, self.context_.world, self.noise_std_)
+                theta = x_cf[:, nets.act_index]
+            else:
+                theta = nets.actions(h, xt, mask.to(torch.float32))
+        intervened = np.zeros((len(xt), len(nets.feature_names)), dtype=bool)
+        values = np.full(intervened.shape, np.nan)
+        idx = nets.act_index.numpy()
+        intervened[:, idx] = mask.numpy()
+        values[:, idx] = np.where(mask.numpy(), theta.numpy(), np.nan)
+        return Recourse(intervened, values, intervened.any(axis=1))
+
+    def model_hashes(self) -> dict[str, str]:
+        hashes = {f"icarma_seed{m['seed']}": m["state_dict_sha256"] for m in self.runs_}
+        return {**hashes, "icarma_deployed": self.meta_["state_dict_sha256"]}
+
+
+_Hidden = list[Annotated[int, Gt(0)]] | None
+#: the hyperparameters as document fields: every one optional ("keep the preference set's
+#: value"), except the set itself; tuples are lists in a document
+_CONFIG_FIELDS = derive_spec(
+    ICARMAConfig, base=PolicySpec, optional=True, name="ICARMAConfigFields",
+    replace={"preferences": (Literal["ranking", "likert"], "ranking"),
+             "mask_hidden": (_Hidden, None), "action_hidden": (_Hidden, None),
+             "cost_shapes": (list[CostShapeName] | None, None)})
+
+
+@register_policy_spec
+class ICARMASpec(derive_spec(ICARMA, kind="icarma", base=_CONFIG_FIELDS,
+                             exclude=("config", "progress"), replace={"cache": (bool, True)})):
+    """Scenario entry of iCARMA.
+
+    ``preferences`` picks the paper's rank-based or score-based hyperparameter set; any other
+    hyperparameter of :class:`ICARMAConfig` left out keeps that set's value. Train with the
+    ``alpha`` and ``cost_placement`` of the population it will serve (the network sees weights
+    scaled by ``alpha``). ``seeds`` trains one model per seed and deploys the best on
+    validation; ``cache: false`` trains afresh instead of using the run's model cache.
+
+    Example:
+        >>> ICARMASpec(kind="icarma", preferences="likert", epochs=3).config().lr
+        0.001
+    """
+
+    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
+
+    @classmethod
+    def check_example(cls) -> dict:
+        """Brief training for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "icarma", "epochs": 2, "batch_size": 64, "cache": False}
+
+    def config(self) -> ICARMAConfig:
+        overrides = {f.name: getattr(self, f.name) for f in dataclasses.fields(ICARMAConfig)
+                     if f.name != "preferences" and getattr(self, f.name) is not None}
+        overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in overrides.items()}
+        return ICARMAConfig.for_preferences(self.preferences, **overrides)
+
+    def build(self) -> ICARMA:
+        return ICARMA(self.config(), **self.arguments())

@@ -1,0 +1,163 @@
+"""Training iCARMA: the rejected training applicants, random profiles, CARMA's multiplier.
+
+Validity is a constraint handled by a Lagrange multiplier, as in CARMA's public code
+(``main.py``): ``mu`` starts at 0 and after every step grows by the batch's hinge,
+``mu <- max(0, mu + hinge)``, so it rises while validity is violated and stays put once it
+holds. Model selection follows CARMA: the model after the last epoch is deployed
+(``patience=0``); with ``patience > 0`` training stops early and keeps the best validation
+check. "Best" (also across training seeds) is the highest validation validity, ties within 0.005
+broken by the lowest validation objective without the validity term (the multiplier changes
+during training, so the full Lagrangian does not compare across checks or seeds).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import torch
+from torch import nn
+
+from ...rng import torch_generator
+from ...trainer import fit_minibatches
+from ...world.decision import state_dict_hash
+from ..base import RecourseContext
+from .config import ICARMAConfig
+from .networks import ICARMANetworks
+from .objective import Objective, sample_training_profiles
+
+__all__ = ["train_icarma", "best_check", "world_fingerprint"]
+
+#: the validation figures kept per check
+_CHECKED = ("primary", "hinge", "valid", "cost", "plausible", "plausibility_term")
+
+
+def world_fingerprint(world) -> str:
+    """A stable identity of a world for cache keys: the state-dict hash of a learned world, or
+    the class name and public settings of a known SCM."""
+    if isinstance(world, nn.Module):
+        return f"{type(world).__name__}:{state_dict_hash(world)}"
+    settings = {k: v for k, v in vars(world).items() if not k.startswith("_")
+                and isinstance(v, (bool, int, float, str))}
+    return f"{type(world).__name__}:{json.dumps(settings, sort_keys=True)}"
+
+
+def best_check(checks: list[dict], tolerance: float = 0.005) -> int:
+    """Index of the best validation check: the highest validity, ties within ``tolerance``
+    broken by the lowest objective without the validity term (``primary``).
+
+    Example:
+        >>> best_check([{"valid": 0.99, "primary": 2.0}, {"valid": 0.992, "primary": 1.0}])
+        1
+    """
+    top = max(c["valid"] for c in checks)
+    near = [i for i, c in enumerate(checks) if c["valid"] >= top - tolerance]
+    return min(near, key=lambda i: (checks[i]["primary"], i))
+
+
+def _rejected(context: RecourseContext) -> dict[str, torch.Tensor]:
+    """The rejected training and validation applicants, their log-densities and their noise
+    (fixed, so abducted once)."""
+    data, model, world = context.data, context.model, context.world
+    with torch.no_grad():
+        x_tr = data.x_train[~model.approves(data.x_train)].to(torch.float64)
+        x_va = data.x_val[~model.approves(data.x_val)].to(torch.float64)
+        return {"x_tr": x_tr, "x_va": x_va, "logp_tr": world.log_prob(x_tr),
+                "logp_va": world.log_prob(x_va), "u_tr": world.abduct(x_tr),
+                "u_va": world.abduct(x_va)}
+
+
+def _networks(context: RecourseContext, config: ICARMAConfig, seed: int) -> ICARMANetworks:
+    data, world = context.data, context.world
+    mean = data.x_train.mean(dim=0)
+    std = data.x_train.std(dim=0).clamp_min(1e-6)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(torch_generator(seed, "icarma", "init").initial_seed()))
+        return ICARMANetworks(world.roles.names, world.roles.actionable, mean, std,
+                              data.feature_range, config)
+
+
+class _Run:
+    """The state one training carries between steps: the multiplier, profiles, checks."""
+
+    def __init__(self, context: RecourseContext, config: ICARMAConfig, seed: int,
+                 nets: ICARMANetworks, s: dict[str, torch.Tensor]) -> None:
+        self.config, self.nets, self.s = config, nets, s
+        self.objective = Objective(nets, context, config)
+        self.k = len(context.world.roles.actionable)
+        self.g_prof = torch_generator(seed, "icarma", "profiles")
+        self.g_noise = torch_generator(seed, "icarma", "gumbel")
+        self.val_act, self.val_w = sample_training_profiles(
+            len(s["x_va"]), self.k, config, torch_generator(seed, "icarma", "val-profiles"))
+        self.multiplier, self.hinge = 0.0, 0.0
+        self.best, self.best_state, self.stale = None, None, 0
+        self.history: list[dict] = []
+
+    def draw_profiles(self, epoch: int) -> None:
+        self.act, self.w = sample_training_profiles(len(self.s["x_tr"]), self.k, self.config,
+                                                    self.g_prof)
+
+    def loss(self, idx: torch.Tensor) -> torch.Tensor:
+        s = self.s
+        out = self.objective(s["x_tr"][idx], s["logp_tr"][idx], self.act[idx], self.w[idx],
+                             self.g_noise, self.multiplier, s["u_tr"][idx])
+        self.hinge = float(out["hinge"])
+        return out["loss"]
+
+    def update_multiplier(self) -> None:
+        # CARMA's multiplier update: grows by the batch's hinge, never below zero
+        self.multiplier = max(0.0, self.multiplier + self.hinge)
+
+    def check(self, epoch: int) -> bool:
+        """Validation check; true when patience is exhausted."""
+        s = self.s
+        with torch.no_grad():
+            val = self.objective(s["x_va"], s["logp_va"], self.val_act, self.val_w, None,
+                                 self.multiplier, s["u_va"])
+        record = {"epoch": epoch, "multiplier": self.multiplier,
+                  **{k: float(val[k]) for k in _CHECKED}}
+        self.history.append(record)
+        if self.config.patience == 0:
+            self.best = record
+            return False
+        if self.best is None or best_check([self.best, record]) == 1:
+            self.best, self.stale = record, 0
+            self.best_state = {n: t.detach().clone() for n, t in self.nets.state_dict().items()}
+            return False
+        self.stale += self.config.val_every
+        return self.stale >= self.config.patience
+
+
+def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
+                 progress: bool = False) -> tuple[ICARMANetworks, dict]:
+    """Trains the networks on the rejected training applicants (see the module docstring).
+
+    Network initialization, profile draws, Gumbel noise and batch order all come from streams
+    keyed by ``seed`` (see :mod:`simstudy.rng`), so training is reproducible.
+    """
+    t0 = time.perf_counter()
+    s = _rejected(context)
+    if len(s["x_tr"]) == 0:
+        raise ValueError("the decision model rejects no training applicant; nothing to learn")
+    nets = _networks(context, config, seed)
+    run = _Run(context, config, seed, nets, s)
+    fit_minibatches(nets, len(s["x_tr"]), run.loss, lr=config.lr, batch_size=config.batch_size,
+                    epochs=config.epochs, generator=torch_generator(seed, "icarma", "batches"),
+                    before_epoch=run.draw_profiles, after_step=run.update_multiplier,
+                    check=run.check, check_every=config.val_every,
+                    desc=f"iCARMA seed {seed}", progress=progress)
+    if run.best_state is not None:
+        nets.load_state_dict(run.best_state)
+    nets.eval()
+    best, data = run.best, context.data
+    meta = {"kind": "icarma", "config": config.to_json(), "seed": int(seed),
+            "n_train_rejected": len(s["x_tr"]), "n_val_rejected": len(s["x_va"]),
+            "best_epoch": best["epoch"], "epochs_run": run.history[-1]["epoch"],
+            "deployed_check": best, "best_val_validity": best["valid"],
+            "best_val_cost": best["cost"], "best_val_plausible": best["plausible"],
+            "final_multiplier": run.multiplier,
+            "train_seconds": time.perf_counter() - t0, "history": run.history,
+            "world": world_fingerprint(context.world),
+            "decision_model": state_dict_hash(context.model),
+            "data_sha256": data.content_hash()}
+    return nets, meta

@@ -1,0 +1,135 @@
+"""Scenario entries of the built-in policies, derived from their parameter declarations.
+
+Every entry derives from :class:`PolicySpec` (``name`` and the switch ``personalized``); its
+other fields and defaults come from the policy's parameter dataclass in
+:mod:`simstudy.policies.params` (:func:`simstudy.schema.derive_spec`), and ``build()`` imports
+the runtime policy only then. This module does not import torch, so ``simstudy validate`` reads
+scenarios quickly; iCARMA's entry lives beside its runtime (its kind is registered by module and
+imported when a document names it).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field, SerializeAsAny, field_validator, model_validator
+
+from ..documents import StrictModel
+from ..registry import policy_kinds, policy_spec, register_policy_module, register_policy_spec
+from ..schema import derive_spec, resolve_runtime
+from .params import GrowingSpheresParams, HAREParams, OracleParams, WachterParams
+
+__all__ = ["PolicySpec", "WachterSpec", "GrowingSpheresSpec", "OracleSpec", "HARESpec"]
+
+
+class PolicySpec(StrictModel):
+    """Base of every policy's scenario entry (subclasses add ``kind`` and their parameters).
+
+    A subclass implements :meth:`build` (the policy as configured); callers use :meth:`policy`,
+    which also honours ``personalized``.
+    """
+
+    # True for policies that follow the decision model's gradient; they refuse models that
+    # give none (scikit-learn, ONNX) when the scenario is validated
+    needs_gradients: ClassVar[bool] = False
+    name: str | None = Field(None, description="name in results (default: the kind)")
+    personalized: bool = Field(
+        True, description="use each person's actionability profile; false: universal recourse "
+                          "over the globally actionable features with unit costs")
+
+    def build(self):
+        """The unfitted :class:`~simstudy.policies.base.RecoursePolicy` as configured."""
+        raise NotImplementedError
+
+    def policy(self):
+        """The unfitted policy to run: :meth:`build`, made universal when not personalized."""
+        from .base import UniversalPolicy
+
+        built = self.build()
+        return built if self.personalized else UniversalPolicy(built)
+
+
+@register_policy_spec
+class WachterSpec(derive_spec(WachterParams, runtime="simstudy.policies.wachter:Wachter",
+                              kind="wachter", base=PolicySpec, name="WachterSpec")):
+    """Scenario entry of :class:`~simstudy.policies.wachter.Wachter` (fields and defaults are
+    :class:`~simstudy.policies.params.WachterParams`')."""
+
+    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
+
+    @classmethod
+    def check_example(cls) -> dict:
+        """A short search for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "wachter", "steps": 40, "rounds": 3}
+
+
+@register_policy_spec
+class GrowingSpheresSpec(derive_spec(
+        GrowingSpheresParams, runtime="simstudy.policies.growing_spheres:GrowingSpheres",
+        kind="growing_spheres", base=PolicySpec, name="GrowingSpheresSpec")):
+    """Scenario entry of :class:`~simstudy.policies.growing_spheres.GrowingSpheres`."""
+
+    @classmethod
+    def check_example(cls) -> dict:
+        """Few samples per shell for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "growing_spheres", "n_samples": 50, "eta": 0.1}
+
+
+@register_policy_spec
+class OracleSpec(derive_spec(OracleParams, runtime="simstudy.policies.oracle:CausalOracle",
+                             kind="oracle", base=PolicySpec, exclude=("progress",),
+                             name="OracleSpec")):
+    """Scenario entry of :class:`~simstudy.policies.oracle.CausalOracle` (the progress display
+    follows the run's ``--quiet``)."""
+
+    @classmethod
+    def check_example(cls) -> dict:
+        """A coarse grid for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "oracle", "n_values": 8}
+
+
+@register_policy_spec
+class HARESpec(derive_spec(HAREParams, runtime="simstudy.policies.hare:HARE", kind="hare",
+                           base=PolicySpec, name="HARESpec", replace={
+        "base": (SerializeAsAny[StrictModel], Field(default_factory=WachterSpec))})):
+    """Scenario entry of :class:`~simstudy.policies.hare.HARE`; ``iterations > 1`` is
+    Multi-HARE. ``base`` is the base generator's own entry."""
+
+    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
+
+    @model_validator(mode="before")
+    @classmethod
+    def _users_moved(cls, data):
+        if isinstance(data, dict) and "users" in data:
+            raise ValueError("users: the people who answer are the scenario's people; give "
+                             "their hidden preferences and answer noise in the scenario's (or a "
+                             "condition's) `users:` section")
+        return data
+
+    @classmethod
+    def check_example(cls) -> dict:
+        """A small budget for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "hare", "budget": 4, "iterations": 2, "steps": 5,
+                "base": {"kind": "wachter", "steps": 20}}
+
+    @field_validator("base", mode="before")
+    @classmethod
+    def _base_spec(cls, value):
+        # any registered generator can be the base (Wachter, Growing Spheres, the causal
+        # oracle, iCARMA, ...), validated by its own spec; HARE over HARE is refused
+        if isinstance(value, StrictModel):
+            return value
+        if not isinstance(value, dict):
+            raise ValueError("base must be a policy entry with a kind")
+        kind = value.get("kind")
+        choices = [k for k in policy_kinds() if k != "hare"]
+        if kind not in choices:
+            raise ValueError(f"unknown base generator kind {kind!r}; choose from {choices}")
+        return policy_spec(kind).model_validate(value)
+
+    def build(self):
+        return resolve_runtime(self.runtime)(**{**self.arguments(), "base": self.base.build()})
+
+
+# iCARMA's entry lives with its runtime (a torch module): imported when a document names it
+register_policy_module("icarma", "simstudy.policies.icarma")

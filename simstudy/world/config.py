@@ -1,0 +1,79 @@
+"""Training configurations of the decision model and the causal flow, declared without torch.
+
+Each is the one declaration of its parameters, constraints and defaults: the trainers
+(:func:`simstudy.world.decision.train_decision_model`,
+:func:`simstudy.world.flow.fit_causal_flow`) take it, the Loan SCM inherits its constructor from
+:class:`LoanParams`, and the scenario entries (``decision_model:``, ``world.flow:``,
+``world: {kind: loan}``) are derived from them (:func:`simstudy.schema.derive_spec`).
+
+Example:
+    >>> DecisionConfig().to_json()["hidden"]
+    [32, 32]
+    >>> FlowConfig(epochs=2).epochs
+    2
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Annotated
+
+from annotated_types import Ge, Gt
+
+__all__ = ["DecisionConfig", "FlowConfig", "LoanParams"]
+
+
+@dataclass(frozen=True)
+class DecisionConfig:
+    """Training configuration of the decision model (defaults: the published set-up).
+
+    Attributes:
+        hidden: hidden-layer widths of the multilayer perceptron.
+        epochs, batch_size, lr, weight_decay: Adam training.
+    """
+
+    hidden: tuple[Annotated[int, Gt(0)], ...] = (32, 32)
+    epochs: Annotated[int, Gt(0)] = 500
+    batch_size: Annotated[int, Gt(0)] = 256
+    lr: Annotated[float, Gt(0)] = 1e-3
+    weight_decay: Annotated[float, Ge(0)] = 0.0
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["hidden"] = list(self.hidden)
+        return d
+
+
+@dataclass(frozen=True)
+class FlowConfig:
+    """Architecture and training of a causal flow.
+
+    Attributes:
+        hidden: hidden widths of each causal layer's conditioner (the study's tuned value: 64).
+        layers: number of causal masked affine layers.
+        spline_bins: bins of the element-wise rational-quadratic splines (0: no splines).
+        epochs, batch_size, lr, weight_decay: Adam training; ``patience`` epochs without
+            validation improvement stop it early.
+    """
+
+    hidden: tuple[int, ...] = (64, 64)
+    layers: Annotated[int, Ge(1)] = 1
+    spline_bins: Annotated[int, Ge(0)] = 8
+    epochs: Annotated[int, Ge(1)] = 300
+    batch_size: Annotated[int, Ge(1)] = 256
+    lr: Annotated[float, Gt(0)] = 3e-3
+    weight_decay: Annotated[float, Ge(0)] = 0.0
+    patience: Annotated[int, Ge(0)] = 25
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["hidden"] = list(self.hidden)
+        return d
+
+
+@dataclass(eq=False)
+class LoanParams:
+    """Parameters of the Loan SCM (:class:`~simstudy.world.loan.LoanSCM` inherits its
+    constructor from here; the ``loan`` world entry is derived from it)."""
+
+    stochastic_label: bool = False
