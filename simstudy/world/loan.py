@@ -252,7 +252,11 @@ class LoanSCM(LoanParams):
                 noise.append(u_cols[j])
                 continue
             own.append(None)
-            natural = self._equation(j, cols, take(u_cols[j]))
+            if any(touched[q] for q in parents[j]):
+                natural = self._equation(j, cols, take(u_cols[j]))
+            else:
+                # intervened on, but what it would be without the action is the person's
+                natural = take(self._equation(j, own, u_cols[j]))
             if hit:
                 cols.append(torch.where(inter_cols[j], value_cols[j], natural))
                 if log_prob:
