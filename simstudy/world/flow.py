@@ -33,7 +33,7 @@ from torch import nn
 from zuko.flows import ElementWiseTransform, MaskedAutoregressiveTransform
 from zuko.transforms import ComposedTransform, MonotonicRQSTransform
 
-from ..progress import track
+from ..trainer import fit_minibatches
 from .base import FeatureRoles, causal_order_check
 from .config import FlowConfig
 from .data import tensor_hash
@@ -215,6 +215,7 @@ class CausalFlow(nn.Module):
         return {"kind": "causal_flow", "names": list(r.names), "immutable": list(r.immutable),
                 "actionable": list(r.actionable), "sensitive": list(r.sensitive),
                 "parents": {k: list(v) for k, v in r.parents.items()},
+                "rankings": {k: list(v) for k, v in r.rankings.items()},
                 "discrete": {k: [v[0], v[1]] for k, v in self.discrete.items()},
                 "config": self.config.to_json()}
 
@@ -231,7 +232,8 @@ class CausalFlow(nn.Module):
         # the untrained flow that the saved weights fill in
         roles = FeatureRoles(tuple(meta["names"]), tuple(meta["immutable"]),
                              tuple(meta["actionable"]), tuple(meta["sensitive"]),
-                             {k: tuple(v) for k, v in meta["parents"].items()})
+                             {k: tuple(v) for k, v in meta["parents"].items()},
+                             {k: tuple(v) for k, v in meta.get("rankings", {}).items()})
         cfg = dict(meta["config"])
         cfg["hidden"] = tuple(cfg["hidden"])
         n_c = len(roles.names) - len(meta["discrete"])
@@ -260,33 +262,28 @@ def fit_causal_flow(roles: FeatureRoles, x_train: torch.Tensor, x_val: torch.Ten
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
         flow = CausalFlow(roles, mean, std, discrete, config)
-    opt = torch.optim.Adam(flow.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    gen = torch.Generator().manual_seed(int(seed))
-    best, best_state, best_epoch, stale = math.inf, None, 0, 0
-    epochs = range(config.epochs)
-    epochs = track(epochs, desc="causal flow", unit="epoch", leave=False, enabled=progress)
-    for epoch in epochs:
-        flow.train()
-        order = torch.randperm(len(x_train), generator=gen)
-        for start in range(0, len(x_train), config.batch_size):
-            batch = x_train[order[start:start + config.batch_size]]
-            loss = -flow.log_prob(batch).mean()
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-        flow.eval()
+    best = {"nll": math.inf, "state": None, "epoch": 0, "stale": 0}
+
+    def check(epochs_done: int) -> bool:
+        # keeps the best state on validation NLL; true when patience is exhausted
         with torch.no_grad():
             val = float(-flow.log_prob(x_val).mean())
-        if val < best - 1e-4:
-            best, best_epoch, stale = val, epoch + 1, 0
-            best_state = {k: v.detach().clone() for k, v in flow.state_dict().items()}
-        else:
-            stale += 1
-            if config.patience and stale >= config.patience:
-                break
+        if val < best["nll"] - 1e-4:
+            best.update(nll=val, epoch=epochs_done, stale=0,
+                        state={k: v.detach().clone() for k, v in flow.state_dict().items()})
+            return False
+        best["stale"] += 1
+        return bool(config.patience) and best["stale"] >= config.patience
+
+    fit_minibatches(flow, len(x_train), lambda idx: -flow.log_prob(x_train[idx]).mean(),
+                    lr=config.lr, weight_decay=config.weight_decay,
+                    batch_size=config.batch_size, epochs=config.epochs,
+                    generator=torch.Generator().manual_seed(int(seed)), check=check,
+                    desc="causal flow", progress=progress)
+    best_state, best_epoch = best["state"], best["epoch"]
     flow.load_state_dict(best_state)
     flow.eval()
-    meta = {"seed": int(seed), "best_epoch": best_epoch, "val_nll": best,
+    meta = {"seed": int(seed), "best_epoch": best_epoch, "val_nll": best["nll"],
             "train_seconds": time.perf_counter() - t0,
             "data_sha256": tensor_hash(x_train, x_val)}
     return flow, meta
@@ -304,11 +301,9 @@ def cached_causal_flow(cache: ModelCache | None, roles: FeatureRoles, x_train: t
     key = ModelCache.key("causal_flow", data=tensor_hash(x_train, x_val), graph=graph,
                          config=config.to_json(), seed=int(seed),
                          torch=torch.__version__.split("+")[0])
-    stem = Path(cache.root) / key
-    cached = cache.reuse(stem, CausalFlow.load)
-    if cached is not None:
-        flow, meta = cached
-        return flow, {**meta, "cache_key": key, "cached": True}
-    flow, meta = fit_causal_flow(roles, x_train, x_val, config, seed, progress)
-    digest = flow.save(stem, meta)
-    return flow, {**meta, "state_dict_sha256": digest, "cache_key": key, "cached": False}
+
+    def train_and_save(stem: Path) -> tuple[CausalFlow, dict]:
+        flow, meta = fit_causal_flow(roles, x_train, x_val, config, seed, progress)
+        return flow, {**meta, "state_dict_sha256": flow.save(stem, meta)}
+
+    return cache.get_or_train(key, CausalFlow.load, train_and_save)
