@@ -210,7 +210,7 @@ def check_policy(
     """
     extra = recommend_kwargs or (lambda rows: {})
     names = context.feature_names
-    cols = [names.index(f) for f in profiles.features]
+    cols = profiles.columns_in(names)
     allowed = np.zeros(x.shape, dtype=bool)
     allowed[:, cols] = profiles.actionable
     if outside_range:

@@ -257,7 +257,7 @@ def evaluate_recourse(
         logp = world.log_prob(xt).numpy()
         logp_cf = world.log_prob(torch.from_numpy(x_cf)).numpy()
 
-    act_idx = [names.index(f) for f in profiles.features]
+    act_idx = profiles.columns_in(names)
     delta_scaled = np.where(intervened, (values - x_np) / rng_, 0.0)
     d_act = delta_scaled[:, act_idx]
     w = np.where(profiles.actionable, profiles.weights, 1.0)

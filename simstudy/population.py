@@ -22,8 +22,8 @@ applicant gets the same luck whatever the population's order or batching.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 import numpy as np
@@ -49,17 +49,13 @@ __all__ = [
 COST_SHAPES: dict[str, float | None] = {
     "constant": None, "concave": 0.5, "linear": 1.0, "convex": 2.0}
 
-#: Ranking distributions of Table 4: uniform over the permutations whose top two features are the
-#: given set (``None``: uniform over all permutations).
-PERMUTATION_BIASES: dict[str, frozenset[str] | None] = {
-    "uniform": None,
-    "causal_order": frozenset({"loan_amount", "income"}),
-    "reverse_causal_order": frozenset({"loan_duration", "savings"}),
-    "privileged": frozenset({"income", "savings"}),
-    "non_privileged": frozenset({"loan_amount", "loan_duration"}),
-}
-#: A ranking distribution named in a document: a key of :data:`PERMUTATION_BIASES`.
-BiasName = Literal[tuple(PERMUTATION_BIASES)]
+#: Names of the ranking distributions (Table 4 of the individual-actionability study):
+#: ``uniform`` over all permutations, or uniform over the permutations whose top two features
+#: are the pair the world names (:attr:`~simstudy.world.base.FeatureRoles.rankings`).
+PERMUTATION_BIASES: tuple[str, ...] = ("uniform", "causal_order", "reverse_causal_order",
+                                       "privileged", "non_privileged")
+#: A ranking distribution named in a document: one of :data:`PERMUTATION_BIASES`.
+BiasName = Literal[PERMUTATION_BIASES]  # type: ignore[valid-type]
 
 
 @dataclass(frozen=True)
@@ -156,13 +152,21 @@ class ActionabilityProfiles:
         return ActionabilityProfiles(self.features, ones, 1, ones.astype(np.float64), "universal",
                                      self.cost_placement)
 
+    def columns_in(self, names: Sequence[str]) -> np.ndarray:
+        """Where each of the profile's features sits in a feature vector ordered as ``names``
+        (``columns_in(world.roles.names)`` is the world's actionable index when the profile
+        covers the world's actionable features)."""
+        names = list(names)
+        return np.array([names.index(f) for f in self.features], dtype=np.int64)
+
     def subset(self, rows: np.ndarray | slice) -> ActionabilityProfiles:
         return ActionabilityProfiles(self.features, self.scores[rows], self.levels,
                                      self.weights[rows], self.kind, self.cost_placement)
 
 
 def permutation_distribution(
-    features: Sequence[str], bias: str | Sequence[float] = "uniform"
+    features: Sequence[str], bias: str | Sequence[float] = "uniform",
+    rankings: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[tuple[int, ...]], np.ndarray]:
     """All permutations of the features (in ``itertools`` order) and their probabilities.
 
@@ -170,19 +174,28 @@ def permutation_distribution(
         features: the globally actionable features.
         bias: a name from :data:`PERMUTATION_BIASES`, or explicit probabilities, one per
             permutation in ``itertools.permutations`` order.
+        rankings: the world's named distributions (``world.roles.rankings``): the two
+            features each name ranks on top.
+
+    Example:
+        >>> perms, probs = permutation_distribution(["a", "b", "c"], "top",
+        ...                                         {"top": ("b", "c")})
+        >>> [p for p, q in zip(perms, probs) if q > 0]
+        [(1, 2, 0), (2, 1, 0)]
 
     Returns:
         ``(perms, probs)``; ``perms[i][r]`` is the index of the feature ranked ``r + 1``.
     """
     perms = list(itertools.permutations(range(len(features))))
     if isinstance(bias, str):
-        if bias not in PERMUTATION_BIASES:
-            raise ValueError(f"unknown ranking distribution {bias!r}; "
-                             f"choose from {sorted(PERMUTATION_BIASES)}")
-        top = PERMUTATION_BIASES[bias]
-        if top is None:
+        rankings = rankings or {}
+        if bias != "uniform" and bias not in rankings:
+            raise ValueError(f"unknown ranking distribution {bias!r}; the world names "
+                             f"{sorted(['uniform', *rankings])}")
+        if bias == "uniform":
             probs = np.ones(len(perms))
         else:
+            top = frozenset(rankings[bias])
             missing = top - set(features)
             if missing:
                 raise ValueError(f"ranking distribution {bias!r} needs features {sorted(missing)}")
@@ -205,6 +218,7 @@ class RankingSampler:
 
     Attributes:
         bias: ranking distribution (name of :data:`PERMUTATION_BIASES` or probabilities).
+        rankings: the world's named distributions (``world.roles.rankings``).
         n_actionable: exactly this many top-ranked features stay actionable (the fixed
             threshold ``t = n_actionable + 1``); ``None`` draws ``t`` uniformly, so that how many
             and which features are actionable are both uniform.
@@ -212,11 +226,12 @@ class RankingSampler:
 
     bias: BiasName | tuple[float, ...] = "uniform"
     n_actionable: Annotated[int, Ge(0), Le(16)] | None = None
+    rankings: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def sample(self, features: Sequence[str], uniforms: np.ndarray) -> tuple[np.ndarray, int]:
         """Scores from two uniforms per person (column 0: permutation, 1: threshold)."""
         k = len(features)
-        perms, probs = permutation_distribution(features, self.bias)
+        perms, probs = permutation_distribution(features, self.bias, self.rankings)
         perm_idx = _pick(np.cumsum(probs), uniforms[:, 0])
         order = np.asarray(perms)[perm_idx]  # (n, k): feature index at each rank
         ranks = np.empty_like(order)

@@ -8,6 +8,7 @@ measured against the people's hidden truth and response model (:func:`people_col
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -16,22 +17,28 @@ import pandas as pd
 from .metrics import Recourse, evaluate_recourse
 from .people import People
 from .policies.base import RecourseContext
+from .world.base import FeatureRoles
 
-__all__ = ["recourse_table", "people_columns", "policy_table"]
+__all__ = ["recourse_table", "people_columns", "policy_table", "group_columns"]
 
 
 def recourse_table(
     people: People, recourse_metrics: dict[str, np.ndarray], intervened: np.ndarray,
     values: np.ndarray, extras: dict[str, np.ndarray], meta: dict[str, Any],
+    sensitive: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """One row per applicant: ids, groups, profile, action, factual and counterfactual, metrics."""
+    """One row per applicant: ids, groups, profile, action, factual and counterfactual, metrics.
+
+    ``sensitive``: the world's sensitive features (:attr:`FeatureRoles.sensitive`), written as
+    integer group codes beside the population's group columns.
+    """
     names = people.feature_names
     prof = people.reported
     cols: dict[str, Any] = {k: np.full(len(people), v) for k, v in meta.items()}
     cols["applicant_id"] = people.ids
-    for sensitive in ("gender",):
-        if sensitive in names:
-            cols[sensitive] = people.x[:, names.index(sensitive)].astype(np.int64)
+    for feature in sensitive:
+        if feature in names:
+            cols[feature] = people.x[:, names.index(feature)].astype(np.int64)
     for key, val in people.groups.items():
         cols[key] = val
     cols["n_actionable"] = prof.n_actionable
@@ -92,5 +99,13 @@ def policy_table(people: People, rec: Recourse, context: RecourseContext,
         extras.update({f"{k}_base": v for k, v in base.items()
                        if k in ("user_loss", "gtp", "gtd", "blocked")})
     return recourse_table(people, ev, rec.intervened & rec.found[:, None], rec.values, extras,
-                          meta)
+                          meta, world.roles.sensitive)
+
+
+def group_columns(roles: FeatureRoles, people: People) -> list[str]:
+    """The columns a run's rows are summarized by: the world's sensitive features, then the
+    population's group columns, ``privileged`` (assigned from the others) last."""
+    own = [c for c in people.groups if c != "privileged"]
+    return [*(s for s in roles.sensitive if s in roles.names), *own,
+            *(["privileged"] if "privileged" in people.groups else [])]
 

@@ -215,7 +215,10 @@ class ScenarioRun:
         self.manifest["replications"] = reps
         recourse = pd.concat([pd.read_parquet(parts / f"{u.stem}.parquet") for u in units],
                              ignore_index=True)
-        group_columns = [c for c in ("gender", "race", "privileged") if c in recourse.columns]
+        group_columns = list(dict.fromkeys(c for u in units
+                                           for c in infos[u.stem]["group_columns"]))
+        if "privileged" in group_columns:  # assigned from the other groups: last
+            group_columns = [*(c for c in group_columns if c != "privileged"), "privileged"]
         summary = summarize_recourse(recourse, group_columns)
         write_parquet(recourse, out / "recourse.parquet")
         write_csv(summary, out / "summary.csv", digits=SUMMARY_DIGITS)
@@ -303,6 +306,27 @@ def run_scenario(
         cache: where trained models are cached (default: ``$SIMSTUDY_CACHE`` or
             ``./.simstudy_cache``).
         executor: where units run (default: this process); see :mod:`simstudy.executors`.
+
+    References:
+        "From Universal to Individualized Actionability: Revisiting Personalization in
+        Algorithmic Recourse", 2026 (the population metrics of ``summary.csv``, Section 5.1).
+
+    Example:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "tiny.yaml").write_text('''
+        ... name: tiny
+        ... world: {kind: loan, n_samples: 400}
+        ... decision_model: {epochs: 5}
+        ... applicants: {max_applicants: 8}
+        ... policies: [{kind: oracle}]
+        ... conditions: [{name: all-4, population: {actionability: {kind: all}}}]
+        ... ''')
+        >>> result = run_scenario(folder / "tiny.yaml", folder / "run", progress=False,
+        ...                       cache=ModelCache(folder / "cache"))
+        >>> result.manifest["status"], list(result.summary["policy"].unique())
+        ('complete', ['oracle'])
     """
     run = ScenarioRun.open(path, out_dir, seed, cache, executor=executor)
     return run_units([run], executor, progress)[0]

@@ -52,11 +52,11 @@ import pandas as pd
 
 from .analysis.contrast import fit_policy_contrast
 from .analysis.gamm import fit_gamm
-from .analysis.power import clopper_pearson
+from .analysis.power import PowerTask, clopper_pearson
 from .metrics import evaluate_recourse
 from .people.response import ResponseInputs
 from .primitives.recourse import Recourse
-from .rng import derive_seed, entity_uniforms, generator
+from .rng import derive_seed, entity_uniforms
 from .store import write_csv, write_parquet
 from .study_spec import StudyPowerSpec, StudySectionSpec
 
@@ -150,7 +150,7 @@ def random_recourse_pool(people: Any, context: Any, ids: np.ndarray, k: int, see
     x = people.x[rows]
     profiles = people.reported.subset(rows)
     names = context.feature_names
-    act_idx = [names.index(f) for f in profiles.features]
+    act_idx = profiles.columns_in(names)
     lower, upper = context.lower[act_idx], context.upper[act_idx]
     feature_range = np.asarray(context.feature_range, dtype=float)
     can = profiles.actionable
@@ -281,12 +281,9 @@ def study_table(pool: pd.DataFrame, people: Any, response: Any, study: StudySect
 
 
 @dataclass(frozen=True)
-class StudyPowerTask:
+class StudyPowerTask(PowerTask):
     """One simulated study of a scenario's power analysis."""
 
-    seed: int
-    n_participants: int
-    sim: int
     pool: pd.DataFrame
     policies: tuple[str, ...]
     baseline: str
@@ -297,7 +294,7 @@ class StudyPowerTask:
 
 def simulate_power_study(task: StudyPowerTask) -> dict:
     """Simulates, refits and tests one study (see the module docstring); one part-file row."""
-    gen = generator(task.seed, "study-power", task.n_participants, task.sim)
+    gen = task.generator("study-power")
     pool = eligible(task.pool, task.policies)
     applicants = np.unique(pool["applicant_id"].to_numpy())
     n = task.n_participants
@@ -387,7 +384,7 @@ def write_study_files(scenario: Any, recourse: pd.DataFrame, people: Any, contex
                     & (recourse["condition"] == condition)]
     names = context.feature_names
     feature_range = dict(zip(names, np.asarray(context.feature_range, dtype=float), strict=True))
-    groups = [c for c in ("gender", *people.groups) if c in rows.columns]
+    groups = [c for c in (*context.world.roles.sensitive, *people.groups) if c in rows.columns]
     pool = study_pool(rows, context.world.roles.actionable, feature_range, groups)
     write_parquet(pool, out / "study_pool.parquet")
     table = study_table(pool, people, study.response.build(), study,

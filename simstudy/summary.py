@@ -113,7 +113,7 @@ def summarize_recourse(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> p
         ...     "cost_unweighted": 1.0, "sparsity": 1, "proximity": 1.0, "logp_cf": 0.0,
         ...     "violation": False})
         >>> summarize_recourse(rows)[["validity", "cost", "no_recourse"]].round(2).values.tolist()
-        [[0.5, 2.0, 0.25]]
+        [[0.5, 2.5, 0.25]]
     """
     per_rep = replication_metrics(df, group_columns)
     metric_cols = [c for c in per_rep.columns

@@ -32,12 +32,13 @@ from .policies.base import RecourseContext, RecoursePolicy
 from .primitives.space import ScaledSpace
 from .progress import is_quiet, set_quiet
 from .rng import derive_seed
-from .run_tables import policy_table
+from .run_tables import group_columns, policy_table
 from .scenario import people_specs, policy_name
 from .sim.experiment import simulate_tables
 from .world.decision import ModelCache
 
-__all__ = ["Replication", "prepare_replication", "RunPlan", "RecourseUnit", "EventWorldUnit",
+__all__ = ["Replication", "prepare_replication", "RunPlan", "Unit", "RecourseUnit",
+           "EventWorldUnit",
            "UnitFailure", "compute_unit", "compute_recourse_unit", "compute_event_world_unit",
            "replication_of", "people_of"]
 
@@ -113,13 +114,19 @@ class RunPlan:
 
 
 @dataclass(frozen=True)
-class RecourseUnit:
-    """Replication x condition x policy of the recourse tables."""
+class Unit:
+    """The key of a unit: a replication x condition x policy of a run (a subclass says what it
+    computes and where its part is stored)."""
 
     plan: RunPlan
     replication: int
     condition: str
     policy: str
+
+
+@dataclass(frozen=True)
+class RecourseUnit(Unit):
+    """Replication x condition x policy of the recourse tables."""
 
     @property
     def stem(self) -> str:
@@ -127,13 +134,8 @@ class RecourseUnit:
 
 
 @dataclass(frozen=True)
-class EventWorldUnit:
+class EventWorldUnit(Unit):
     """Replication x condition x policy of the event world."""
-
-    plan: RunPlan
-    replication: int
-    condition: str
-    policy: str
 
     @property
     def stem(self) -> str:
@@ -191,7 +193,8 @@ def people_of(plan: RunPlan, rep: Replication, condition: str) -> People:
     return spec.build(rep.x, rep.ids, rep.seed, rep.context.feature_names,
                       rep.context.world.roles.actionable, space,
                       preference_seed=derive_seed(rep.seed, "policies"),
-                      immutable=rep.context.world.roles.immutable)
+                      immutable=rep.context.world.roles.immutable,
+                      rankings=rep.context.world.roles.rankings)
 
 
 def compute_recourse_unit(unit: RecourseUnit) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -209,7 +212,8 @@ def compute_recourse_unit(unit: RecourseUnit) -> tuple[pd.DataFrame, dict[str, A
                           {"replication": r, "seed": rep.seed, "condition": unit.condition,
                            "policy": unit.policy})
     info = {"replication": rep.info, "policy_hashes": policy.model_hashes(),
-            "seconds": round(seconds, 3)}
+            "seconds": round(seconds, 3),
+            "group_columns": group_columns(rep.context.world.roles, people)}
     return table, info
 
 

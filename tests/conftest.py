@@ -78,4 +78,5 @@ def make_people(ctx, x, ids, profiles, seed=0, response=None, mismatch=0.0, **us
         **({"response": response} if response is not None else {})})
     return spec.build(x, ids, seed, ctx.feature_names, ctx.world.roles.actionable,
                       ScaledSpace.from_context(ctx), reported=profiles,
-                      immutable=ctx.world.roles.immutable)
+                      immutable=ctx.world.roles.immutable,
+                      rankings=ctx.world.roles.rankings)

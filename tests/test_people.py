@@ -20,7 +20,8 @@ def _build(ctx, spec, rows=slice(None), seed=11):
     x = ctx.data.x_test.numpy()[rows]
     ids = np.arange(len(ctx.data.x_test))[rows]
     return spec.build(x, ids, seed, ctx.feature_names, ctx.world.roles.actionable,
-                      ScaledSpace.from_context(ctx), immutable=ctx.world.roles.immutable)
+                      ScaledSpace.from_context(ctx), immutable=ctx.world.roles.immutable,
+                      rankings=ctx.world.roles.rankings)
 
 
 def test_every_draw_is_keyed_by_person(lin_ctx):

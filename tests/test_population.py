@@ -11,6 +11,7 @@ from simstudy.population import (
     permutation_distribution,
 )
 from simstudy.rng import entity_uniforms
+from simstudy.world.loan import LOAN_ROLES
 
 FEATURES = ("loan_amount", "loan_duration", "income", "savings")
 
@@ -39,7 +40,7 @@ def test_uniform_threshold_and_uniform_features():
                                       ("reverse_causal_order", {"loan_duration", "savings"})])
 def test_biased_rankings_put_their_features_on_top(bias, top):
     u = entity_uniforms(2, "a", np.arange(500), 2)
-    scores, _ = RankingSampler(bias, 2).sample(FEATURES, u)
+    scores, _ = RankingSampler(bias, 2, LOAN_ROLES.rankings).sample(FEATURES, u)
     for row in scores:
         assert {FEATURES[k] for k in np.flatnonzero(row > 0)} == top
 
@@ -101,3 +102,22 @@ def test_draws_depend_on_the_applicant_not_the_order():
     b = entity_uniforms(5, "x", ids[::-1], 3)[::-1]
     assert np.array_equal(a, b)
     assert not np.array_equal(a, entity_uniforms(6, "x", ids, 3))
+
+
+def test_named_rankings_come_from_the_world():
+    with pytest.raises(ValueError, match="the world names"):
+        permutation_distribution(FEATURES, "privileged")
+    with pytest.raises(ValueError, match="needs features"):
+        permutation_distribution(FEATURES, "privileged", {"privileged": ("income", "zone")})
+    perms, probs = permutation_distribution(FEATURES, "privileged", LOAN_ROLES.rankings)
+    tops = {frozenset(FEATURES[i] for i in p[:2]) for p, q in zip(perms, probs, strict=True)
+            if q > 0}
+    assert tops == {frozenset({"income", "savings"})}
+
+
+def test_profile_columns_sit_where_the_world_puts_the_features():
+    u = entity_uniforms(4, "a", np.arange(5), 2)
+    scores, levels = RankingSampler("uniform", 2).sample(FEATURES, u)
+    profiles = ActionabilityProfiles(FEATURES, scores, levels, CostProfile().weights(scores,
+                                                                                      levels))
+    assert list(profiles.columns_in(LOAN_ROLES.names)) == LOAN_ROLES.actionable_index

@@ -14,8 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULE_LIMIT, FUNCTION_LIMIT = 400, 60
 
 #: Rooms still over their limit: (module, function or "") -> lines when listed.
-PENDING: dict[tuple[str, str], int] = {
-}
+PENDING: dict[tuple[str, str], int] = {}
 
 
 def _measure() -> tuple[list[tuple[str, int]], list[tuple[str, str, int]]]:

@@ -336,7 +336,22 @@ class GAMM:
 def fit_gamm(data: pd.DataFrame, response: str, distance: str, group: str = "uid",
              k: int | None = None, smooth: str = "tp", family: str = "gaussian",
              n_categories: int | None = None) -> GAMM:
-    """Fits :class:`GAMM` to a long rating table, dropping rows with a missing rating."""
+    """Fits :class:`GAMM` to a long rating table, dropping rows with a missing rating.
+
+    References:
+        Wood, *Generalized Additive Models: An Introduction with R*, 2nd ed., CRC, 2017;
+        Wood, "On p-values for smooth components of an extended generalized additive model",
+        Biometrika 100(1):221-228, 2013, https://doi.org/10.1093/biomet/ass048.
+
+    Example:
+        >>> from simstudy.people.rating import published_model
+        >>> from simstudy.rng import generator
+        >>> from simstudy.users.study import simulate_study
+        >>> table = simulate_study(30, published_model(), generator(1, "example"))
+        >>> model = fit_gamm(table, "accept", "proximity")
+        >>> model.n_groups_, 0.0 <= model.test_.p <= 1.0
+        (30, True)
+    """
     sub = data[[group, distance, response]].dropna()
     model = GAMM(k=k, smooth=smooth, family=family, n_categories=n_categories)
     return model.fit(sub[distance].to_numpy(float), sub[response].to_numpy(float),

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from scipy import stats
 
@@ -36,19 +37,30 @@ from ..store import RunLock, code_version
 from ..users.study import simulate_study
 from .gamm import fit_gamm
 
-__all__ = ["SimulationTask", "run_simulation", "clopper_pearson", "run_power", "run_simulations",
-           "summarize_power", "plan_key", "PART_COLUMNS"]
+__all__ = ["PowerTask", "SimulationTask", "run_simulation", "clopper_pearson", "run_power",
+           "run_simulations", "summarize_power", "plan_key", "PART_COLUMNS"]
 
 PART_COLUMNS = ["n", "sim", "p", "edf", "F", "significant"]
 
 
 @dataclass(frozen=True)
-class SimulationTask:
-    """One simulated study of the plan."""
+class PowerTask:
+    """One simulated study of a power analysis: its base seed, number of participants and
+    index (a subclass adds what the study simulates)."""
 
     seed: int
     n_participants: int
     sim: int
+
+    def generator(self, purpose: str) -> np.random.Generator:
+        """The study's own stream, keyed by ``(seed, purpose, n_participants, sim)``."""
+        return generator(self.seed, purpose, self.n_participants, self.sim)
+
+
+@dataclass(frozen=True)
+class SimulationTask(PowerTask):
+    """One simulated study of the plan."""
+
     items: int
     response: RatingResponse
     outcome: str
@@ -58,7 +70,7 @@ class SimulationTask:
 
 def run_simulation(task: SimulationTask) -> dict:
     """Simulates, refits and tests one study; returns one row of the part file."""
-    gen = generator(task.seed, "study", task.n_participants, task.sim)
+    gen = task.generator("study")
     data = simulate_study(task.n_participants, task.response, gen, items=task.items)
     model = fit_gamm(data, task.outcome, task.distance)
     t = model.test_
@@ -67,7 +79,16 @@ def run_simulation(task: SimulationTask) -> dict:
 
 
 def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact binomial confidence interval for a proportion."""
+    """Exact binomial confidence interval for a proportion (power's interval over simulations).
+
+    References:
+        Clopper & Pearson, "The use of confidence or fiducial limits illustrated in the case of
+        the binomial", Biometrika 26(4):404-413, 1934, https://doi.org/10.1093/biomet/26.4.404.
+
+    Example:
+        >>> [round(v, 3) for v in clopper_pearson(8, 10)]
+        [0.444, 0.975]
+    """
     a = 1.0 - level
     lo = 0.0 if successes == 0 else stats.beta.ppf(a / 2, successes, trials - successes + 1)
     hi = 1.0 if successes == trials else stats.beta.ppf(1 - a / 2, successes + 1,

@@ -340,7 +340,22 @@ def _md_table(df: pd.DataFrame) -> str:
 def render_markdown(result: AuditResult, manifest: dict, run_dir: str | Path | None = None,
                     conditions: Mapping[str, str] = CASE_STUDY_CONDITIONS,
                     notes: str = "") -> str:
-    """A Markdown summary: findings, the single-attribute gaps, and provenance."""
+    """A Markdown summary: findings, the single-attribute gaps, and provenance.
+
+    References:
+        Those of :func:`~simstudy.analysis.audit.audit` (Efron & Tibshirani 1993; Holm 1979).
+
+    Example:
+        >>> import numpy as np, pandas as pd
+        >>> from simstudy.analysis.audit import audit
+        >>> rows = pd.DataFrame({"replication": 0, "condition": "c", "policy": "p",
+        ...     "applicant_id": np.arange(40), "gender": np.arange(40) % 2,
+        ...     "found": True, "valid": np.arange(40) % 3 > 0})
+        >>> result = audit(rows, by=["gender"], n_bootstrap=20, n_permutations=20)
+        >>> text = render_markdown(result, {"scenario_name": "example"})
+        >>> text.splitlines()[0], "## Gaps between groups" in text
+        ('# Fairness audit: example', True)
+    """
     s = result.settings
     out = [f"# Fairness audit: {manifest.get('scenario_name', '')}\n",
            f"{100 * (1 - s['alpha']):.0f}% bootstrap intervals ({s['n_bootstrap']} resamples), "

@@ -15,7 +15,7 @@ and builds :class:`~simstudy.people.People`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
@@ -48,7 +48,7 @@ __all__ = ["ActionabilitySpec", "CostSpec", "GroupsSpec", "PopulationSpec", "Noi
            "UsersSpec", "ResponseSpecs", "PeopleSpec"]
 
 class ActionabilitySpec(derive_spec(LikertSampler, name="ActionabilitySpec", base=derive_spec(
-        RankingSampler, name="RankingSamplerSpec"))):
+        RankingSampler, name="RankingSamplerSpec", exclude=("rankings",)))):
     """How each person's individual actionability scores are drawn.
 
     ``ranking``: a permutation from ``bias`` and a threshold leaving ``n_actionable`` features
@@ -60,11 +60,13 @@ class ActionabilitySpec(derive_spec(LikertSampler, name="ActionabilitySpec", bas
 
     kind: Literal["ranking", "likert", "all"] = "ranking"
 
-    def sampler(self, bias: Any = None):
+    def sampler(self, bias: Any = None, rankings: Mapping[str, Sequence[str]] | None = None):
+        """The sampler of this document (``bias`` overrides the document's; ``rankings``: the
+        world's named ranking distributions)."""
         if self.kind == "ranking":
             chosen = self.bias if bias is None else bias
             chosen = tuple(chosen) if isinstance(chosen, list) else chosen
-            return RankingSampler(chosen, self.n_actionable)
+            return RankingSampler(chosen, self.n_actionable, dict(rankings or {}))
         if self.kind == "likert":
             return LikertSampler(self.levels, self.allow_not_actionable)
         return AllActionableSampler()
@@ -133,11 +135,13 @@ class PopulationSpec(StrictModel):
         return out
 
     def draw(self, x: np.ndarray, feature_names: Sequence[str], actionable: tuple[str, ...],
-             ids: np.ndarray, seed: int) -> tuple[ActionabilityProfiles, dict[str, np.ndarray]]:
+             ids: np.ndarray, seed: int, rankings: Mapping[str, Sequence[str]] | None = None,
+             ) -> tuple[ActionabilityProfiles, dict[str, np.ndarray]]:
         """Reported actionability profiles and group columns, keyed by ``(seed, purpose, id)``.
 
         Two conditions differing only in the cost profile give the same people the same
-        rankings.
+        rankings. ``rankings``: the world's named ranking distributions
+        (``world.roles.rankings``).
         """
         ids = np.asarray(ids)
         groups: dict[str, np.ndarray] = {}
@@ -147,15 +151,16 @@ class PopulationSpec(StrictModel):
                 x, feature_names, ids, seed).items() if k != "privileged"})
         uniforms = entity_uniforms(seed, "actionability", ids, 8)
         if self.groups is None:
-            scores, levels = self.actionability.sampler().sample(actionable, uniforms)
+            scores, levels = self.actionability.sampler(None, rankings).sample(actionable,
+                                                                               uniforms)
         else:
             assigned = assign_groups(self.groups.assignment(), x, feature_names, ids, seed)
             groups.update(assigned)
             privileged = assigned["privileged"]
-            s_priv, levels = self.actionability.sampler(self.groups.privileged.bias).sample(
-                actionable, uniforms)
-            s_non, _ = self.actionability.sampler(self.groups.non_privileged.bias).sample(
-                actionable, uniforms)
+            s_priv, levels = self.actionability.sampler(
+                self.groups.privileged.bias, rankings).sample(actionable, uniforms)
+            s_non, _ = self.actionability.sampler(
+                self.groups.non_privileged.bias, rankings).sample(actionable, uniforms)
             scores = np.where(privileged[:, None], s_priv, s_non)
         cost = self.cost.profile()
         profiles = ActionabilityProfiles(actionable, scores, levels, cost.weights(scores, levels),
@@ -235,7 +240,8 @@ class PeopleSpec(StrictModel):
               actionable: tuple[str, ...], space: ScaledSpace,
               reported: ActionabilityProfiles | None = None,
               preference_seed: int | None = None,
-              immutable: Sequence[str] | None = None) -> People:
+              immutable: Sequence[str] | None = None,
+              rankings: Mapping[str, Sequence[str]] | None = None) -> People:
         """The people behind rows ``x`` (ids ``ids``), every draw keyed by ``(seed, purpose,
         id)``.
 
@@ -250,13 +256,16 @@ class PeopleSpec(StrictModel):
             preference_seed: the stream of hidden preferences and answers (default: ``seed``).
             immutable: the world's immutable features (``world.roles.immutable``); needed by
                 the ``mutable`` ground-truth search, which moves every other feature.
+            rankings: the world's named ranking distributions (``world.roles.rankings``);
+                needed by a population document naming one other than ``uniform``.
         """
         from .people import People
 
         x = np.asarray(x, dtype=np.float64)
         ids = np.asarray(ids, dtype=np.int64)
         if reported is None:
-            profiles, groups = self.population.draw(x, feature_names, actionable, ids, seed)
+            profiles, groups = self.population.draw(x, feature_names, actionable, ids, seed,
+                                                    rankings)
         else:
             profiles, groups = reported, {}
         return People.create(ids, x, tuple(feature_names), profiles, groups, seed, space,

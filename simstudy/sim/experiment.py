@@ -28,6 +28,7 @@ from ..store import atomic_write
 from ..world.base import CausalWorld
 from ..world.data import WorldData
 from .outcomes import applicant_outcomes, replication_metrics, summarize, timeline
+from .plots import plot_cumulative_approvals
 from .spec import SimulationSpec
 from .world import PolicyFactory, simulate
 
@@ -74,9 +75,6 @@ def write_event_world(units: Sequence[dict[str, pd.DataFrame]], baseline: str,
                      lambda p, t=tables[stem]: t.to_parquet(p, index=False, engine="pyarrow"))
     for stem in ("models", "timeline", "sim_summary"):
         atomic_write(out / f"{stem}.csv", lambda p, t=tables[stem]: t.to_csv(p, index=False))
-    # matplotlib only where a figure is drawn: work units never draw
-    from .plots import plot_cumulative_approvals
-
     atomic_write(out / "approvals.png",
                  lambda p: plot_cumulative_approvals(tables["timeline"], p))
     return tables

@@ -129,14 +129,15 @@ class EventWorld(SessionPhase, ResponsePhase, ActionPhase):
         context = RecourseContext(self.world, self._models[0], self.data, seed)
         people = self.people = self.people_spec.build(
             self.x, self.ids, seed, names, self.world.roles.actionable,
-            ScaledSpace.from_context(context), immutable=self.world.roles.immutable)
+            ScaledSpace.from_context(context), immutable=self.world.roles.immutable,
+            rankings=self.world.roles.rankings)
         groups = self.groups = people.groups
         profiles = people.reported
         # what the person tells the policy; corrected after failures
         self.reported = profiles.subset(slice(None))
         self.reported.scores = self.reported.scores.copy()
         self.reported.weights = self.reported.weights.copy()
-        self.act_idx = np.array([names.index(f) for f in profiles.features])
+        self.act_idx = profiles.columns_in(names)
         self.hidden_actionable = people.true_actionable
         self.n_reported = profiles.actionable.sum(axis=1)
         self.mismatch = people.misreported
@@ -348,7 +349,7 @@ class EventWorld(SessionPhase, ResponsePhase, ActionPhase):
             df[name] = np.asarray(col).astype(np.int64)
         names = list(self.world.roles.names)
         # Sensitive features are audited by group like the recourse tables (run_tables).
-        for sensitive in ("gender",):
+        for sensitive in self.world.roles.sensitive:
             if sensitive in names and sensitive not in df.columns:
                 df[sensitive] = self.x[:, names.index(sensitive)].astype(np.int64)
         df["hidden_mismatch"] = self.mismatch

@@ -181,11 +181,44 @@ def simulate_study(
 
     Returns:
         The long table ``uid,item,sparsity,proximity,accept,act,gender,age_group``.
+
+    References:
+        Tominaga, Yamashita & Kurashima, "Reassessing Evaluation Functions in Algorithmic
+        Recourse: An Empirical Study from a Human-Centered Perspective" (the 362-participant
+        study whose design and published fits this simulates).
+
+    Example:
+        >>> from simstudy.people.rating import published_model
+        >>> from simstudy.rng import generator
+        >>> table = simulate_study(4, published_model(), generator(0, "example"), items=3)
+        >>> list(table.columns[:6]), table["uid"].nunique()
+        (['uid', 'item', 'sparsity', 'proximity', 'accept', 'act'], 4)
     """
     if pool is None:
         pool = ProfilePool().fit(generator)
     people = pool.sample_rejected(n_participants, generator)
     immutable = generator.random(people.shape) < _IMMUTABLE_RATE[None, :]
+    uid, item, sparsity, proximity, blocked = _shown_recourses(people, immutable, pool, items,
+                                                               generator)
+    effects = response.sample_people(n_participants, generator).take(uid)
+    distance = sparsity if response.distance == "sparsity" else proximity
+    accept, act = response.rate(distance, effects, generator, blocked=blocked)
+    gender = generator.choice(np.array(["female", "male"]), size=n_participants)
+    age = generator.choice(np.array(["20-34", "35-49", "50-64"]), size=n_participants)
+    table = pd.DataFrame({
+        "uid": uid, "item": item, "sparsity": sparsity,
+        "proximity": np.round(proximity, 3), "accept": accept, "act": act,
+        "gender": gender[uid], "age_group": age[uid],
+    })
+    if exclude_immutable:
+        table = table[~blocked].reset_index(drop=True)
+    return table
+
+
+def _shown_recourses(people: np.ndarray, immutable: np.ndarray, pool: ProfilePool, items: int,
+                     generator: np.random.Generator) -> tuple[np.ndarray, ...]:
+    # Each participant's recourses (drawn in participant order from the study's stream): uid,
+    # item, sparsity, proximity, and whether one touches a feature the participant cannot change.
     uid, item, sp_all, pr_all, blocked = [], [], [], [], []
     for i, person in enumerate(people):
         chosen = choose_recourses(person, pool.approved_, items, generator)
@@ -197,20 +230,5 @@ def simulate_study(
         sp_all.append(sp)
         pr_all.append(pr)
         blocked.append(touches)
-    uid = np.concatenate(uid)
-    sparsity = np.concatenate(sp_all).astype(int)
-    proximity = np.concatenate(pr_all)
-    blocked = np.concatenate(blocked)
-    effects = response.sample_people(n_participants, generator).take(uid)
-    distance = sparsity if response.distance == "sparsity" else proximity
-    accept, act = response.rate(distance, effects, generator, blocked=blocked)
-    gender = generator.choice(np.array(["female", "male"]), size=n_participants)
-    age = generator.choice(np.array(["20-34", "35-49", "50-64"]), size=n_participants)
-    table = pd.DataFrame({
-        "uid": uid, "item": np.concatenate(item), "sparsity": sparsity,
-        "proximity": np.round(proximity, 3), "accept": accept, "act": act,
-        "gender": gender[uid], "age_group": age[uid],
-    })
-    if exclude_immutable:
-        table = table[~blocked].reset_index(drop=True)
-    return table
+    return (np.concatenate(uid), np.concatenate(item), np.concatenate(sp_all).astype(int),
+            np.concatenate(pr_all), np.concatenate(blocked))

@@ -11,7 +11,7 @@ other feature from the same ``u`` in causal order. Each row may intervene on a d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
@@ -32,6 +32,9 @@ class FeatureRoles:
         actionable: globally actionable features (some people may still be unable to act on them).
         sensitive: features used to define groups in audits.
         parents: for every feature, the names of its causal parents.
+        rankings: the world's named ranking distributions over its actionable features: the
+            two features each one ranks on top (``uniform`` needs no entry; see
+            :func:`simstudy.population.permutation_distribution`).
     """
 
     names: tuple[str, ...]
@@ -39,6 +42,7 @@ class FeatureRoles:
     actionable: tuple[str, ...]
     sensitive: tuple[str, ...]
     parents: dict[str, tuple[str, ...]]
+    rankings: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def dim(self) -> int:

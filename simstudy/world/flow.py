@@ -215,6 +215,7 @@ class CausalFlow(nn.Module):
         return {"kind": "causal_flow", "names": list(r.names), "immutable": list(r.immutable),
                 "actionable": list(r.actionable), "sensitive": list(r.sensitive),
                 "parents": {k: list(v) for k, v in r.parents.items()},
+                "rankings": {k: list(v) for k, v in r.rankings.items()},
                 "discrete": {k: [v[0], v[1]] for k, v in self.discrete.items()},
                 "config": self.config.to_json()}
 
@@ -231,7 +232,8 @@ class CausalFlow(nn.Module):
         # the untrained flow that the saved weights fill in
         roles = FeatureRoles(tuple(meta["names"]), tuple(meta["immutable"]),
                              tuple(meta["actionable"]), tuple(meta["sensitive"]),
-                             {k: tuple(v) for k, v in meta["parents"].items()})
+                             {k: tuple(v) for k, v in meta["parents"].items()},
+                             {k: tuple(v) for k, v in meta.get("rankings", {}).items()})
         cfg = dict(meta["config"])
         cfg["hidden"] = tuple(cfg["hidden"])
         n_c = len(roles.names) - len(meta["discrete"])

@@ -45,6 +45,13 @@ LOAN_ROLES = FeatureRoles(
         "income": ("gender", "age", "education"),
         "savings": ("income",),
     },
+    # The ranking distributions of the individual-actionability study's Table 4.
+    rankings={
+        "causal_order": ("loan_amount", "income"),
+        "reverse_causal_order": ("loan_duration", "savings"),
+        "privileged": ("income", "savings"),
+        "non_privileged": ("loan_amount", "loan_duration"),
+    },
 )
 
 _NOISE_SD = {"education": 0.5, "loan_amount": 2.0, "loan_duration": 3.0, "income": 2.0,
@@ -81,6 +88,18 @@ class LoanSCM(LoanParams):
         stochastic_label: draw ``Y ~ Bernoulli(p(x))`` instead of thresholding ``p`` at 0.5.
 
     The constructor is :class:`~simstudy.world.config.LoanParams`'.
+
+    References:
+        Karimi, von Kügelgen, Schölkopf & Valera, "Algorithmic recourse under imperfect causal
+        knowledge: a probabilistic approach", NeurIPS 2020, https://arxiv.org/abs/2006.06831.
+        Majumdar & Valera, "CARMA: A practical framework to generate recommendations for
+        causal algorithmic recourse at scale", FAccT 2024.
+
+    Example:
+        >>> from simstudy.rng import generator
+        >>> x = LoanSCM().sample(5, generator(0, "example"))
+        >>> tuple(x.shape), LoanSCM.roles.names[:2]
+        ((5, 7), ('gender', 'age'))
     """
 
     roles = LOAN_ROLES
