@@ -87,7 +87,7 @@ def validate_files(paths: list[str], kind: str | None = None) -> list[str]:
             data = load_yaml(path)
             found = document_kind(path, data, kind)
             if found == "scenario":
-                load_scenario(path, all_kinds=False)
+                load_scenario(path, data, all_kinds=False)
             elif found == "sweep":
                 load_sweep(path, all_kinds=False)
             elif found == "population":

@@ -166,3 +166,33 @@ def test_people_without_the_world_roles_cannot_search_mutable_truth(lin_ctx, lin
                                 ScaledSpace.from_context(lin_ctx), reported=profiles)
     with pytest.raises(ValueError, match="immutable"):
         _ = people.ground_truth
+
+
+def test_a_ground_truth_is_searched_once_for_the_same_people_and_model(lin_ctx, lin_people,
+                                                                       monkeypatch):
+    import simstudy.people.preferences as preferences
+
+    x, ids, profiles = lin_people
+    space = ScaledSpace.from_context(lin_ctx)
+    mask = action_mask(lin_ctx.feature_names, profiles)
+    search = replace(GROUND_TRUTH_SEARCHES["actionable"], n_samples=50)
+    monkeypatch.setattr(preferences, "_TRUTHS", {})
+    searches = []
+    monkeypatch.setattr(preferences, "growing_spheres",
+                        lambda *a, **k: searches.append(a) or growing_spheres(*a, **k))
+    first, found = ground_truth_recourse(space, space.scale(x), mask, ids, 0, "near", search)
+    first[:] = -1.0  # a caller's change must not reach the next caller
+    again, found_again = ground_truth_recourse(space, space.scale(x), mask, ids, 0, "near",
+                                               search)
+    assert len(searches) == 1
+    # anything the truth depends on is part of the key: another seed or model searches anew
+    ground_truth_recourse(space, space.scale(x), mask, ids, 1, "near", search)
+    other = ScaledSpace(torch.nn.Linear(space.lower.shape[0], 1).double(), space.lower,
+                        space.feature_range)
+    ground_truth_recourse(other, space.scale(x), mask, ids, 0, "near", search)
+    assert len(searches) == 3
+    monkeypatch.setattr(preferences, "_TRUTHS", {})
+    fresh, fresh_found = ground_truth_recourse(space, space.scale(x), mask, ids, 0, "near",
+                                               search)
+    assert torch.equal(again, fresh) and torch.equal(found_again, fresh_found)
+    assert not bool((again == -1.0).all())

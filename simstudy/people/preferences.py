@@ -33,6 +33,7 @@ References:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -128,13 +129,40 @@ def ground_truth_recourse(
         search = GROUND_TRUTH_SEARCHES[search]
     x = torch.as_tensor(x, dtype=torch.float64)
     m = torch.as_tensor(np.asarray(mask), dtype=torch.bool)
-    z = torch.from_numpy(entity_normals(seed, "ground-truth-perturbation", ids, x.shape[1])) * m
-    z = z / z.norm(dim=1, keepdim=True).clamp_min(1e-12)
-    start = clip_to_box(x + float(eps) * z, x, m)
-    return growing_spheres(space, start, m, np.asarray(ids), seed, "ground-truth-search",
-                           search.n_samples, search.shell_width,
-                           select_features=search.select_features, halving=search.halving,
-                           radius=search.radius)
+    key = _truth_key(space, x, m, np.asarray(ids), seed, float(eps), search)
+    if key not in _TRUTHS:
+        z = torch.from_numpy(entity_normals(seed, "ground-truth-perturbation", ids,
+                                            x.shape[1])) * m
+        z = z / z.norm(dim=1, keepdim=True).clamp_min(1e-12)
+        start = clip_to_box(x + float(eps) * z, x, m)
+        if len(_TRUTHS) >= _TRUTHS_SIZE:
+            _TRUTHS.pop(next(iter(_TRUTHS)))
+        _TRUTHS[key] = growing_spheres(
+            space, start, m, np.asarray(ids), seed, "ground-truth-search", search.n_samples,
+            search.shell_width, select_features=search.select_features,
+            halving=search.halving, radius=search.radius)
+    r_gt, found = _TRUTHS[key]
+    return r_gt.clone(), found.clone()
+
+
+# Per-process memo of the last ground truths, keyed by everything they are computed from: the
+# units of one replication and condition (one per policy) share the same people, so a worker
+# given several of them searches their ground truth once. The search is a pure function of
+# these inputs, so a memo hit returns the very bytes a fresh search would.
+_TRUTHS: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+_TRUTHS_SIZE = 8
+
+
+def _truth_key(space: ScaledSpace, x: torch.Tensor, mask: torch.Tensor, ids: np.ndarray,
+               seed: int, eps: float, search: TruthSearch) -> str:
+    h = hashlib.sha256(repr((type(space.model).__qualname__, int(seed), eps, search,
+                             tuple(x.shape), str(ids.dtype))).encode())
+    for tensor in (x, mask, space.lower, space.feature_range,
+                   *space.model.state_dict().values()):
+        h.update(str(tensor.dtype).encode())
+        h.update(tensor.detach().contiguous().numpy().tobytes())
+    h.update(np.ascontiguousarray(ids).tobytes())
+    return h.hexdigest()
 
 
 def derived_accept_threshold(search: TruthSearch, preference: Literal["ground_truth", "weights"],

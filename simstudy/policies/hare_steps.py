@@ -34,6 +34,7 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
+from torch.optim.adam import adam as adam_update
 
 from ..primitives.feedback import Feedback
 from ..primitives.space import ScaledSpace, clip_to_box
@@ -76,19 +77,27 @@ def actionable_sampling(
         return p / p.norm(dim=2, keepdim=True).clamp_min(1e-12)
 
     p = project(init.to(torch.float64)).requires_grad_(True)
-    opt = torch.optim.Adam([p], lr=lr)
+    # Adam's update through torch's own functional form: the same arithmetic as
+    # torch.optim.Adam (default settings) without the optimizer object's per-step bookkeeping,
+    # which dominates on the small batches of one simulated day
+    exp_avg, exp_avg_sq, adam_step = torch.zeros_like(p), torch.zeros_like(p), torch.tensor(0.0)
     eye2 = 2 * torch.eye(k, dtype=torch.float64)
+    rt = r[:, None, :]
+    if factual is not None:
+        factual_t, movable = factual[:, None, :].to(torch.float64), mask[:, None, :].to(torch.bool)
     for _ in range(steps):
         similarity = (p @ p.transpose(1, 2) - eye2).max(dim=2).values.mean(dim=1)
-        cand = r[:, None, :] + gamma * p
+        cand = rt + gamma * p
         if factual is not None:
-            cand = clip_to_box(cand, factual[:, None, :], mask[:, None, :])
+            cand = clip_to_box(cand, factual_t, movable)
         logit = space.logit(cand)
         validity = torch.nn.functional.softplus(-logit).to(torch.float64).mean(dim=1)
         # gradients for the directions only: the decision model's parameters stay untouched
-        (p.grad,) = torch.autograd.grad((lam * similarity + validity).sum(), p)
-        opt.step()
+        (grad,) = torch.autograd.grad((lam * similarity + validity).sum(), p)
         with torch.no_grad():
+            adam_update([p], [grad], [exp_avg], [exp_avg_sq], [], [adam_step], amsgrad=False,
+                        beta1=0.9, beta2=0.999, lr=lr, weight_decay=0.0, eps=1e-8,
+                        maximize=False)
             p.copy_(project(p))
     return p.detach()
 
