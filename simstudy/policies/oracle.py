@@ -307,7 +307,8 @@ def _decode(person, cand, cols, feat_idx, opt_values, d):
     n_opt = opt_values.shape[2]
     inter = np.zeros((d, len(person)), dtype=bool)
     vals = np.zeros((d, len(person)))
-    rest = cand
+    # int32 division is markedly faster, and every flat index fits (at most 26 ** 4 here)
+    rest = cand.astype(np.int32) if n_opt ** len(cols) < 2**31 else cand
     for j in reversed(range(len(cols))):
         rest, slot = np.divmod(rest, n_opt)
         k = feat_idx[cols[j]]
