@@ -95,15 +95,21 @@ class CausalOracle(OracleParams, RecoursePolicy):
 
     # -- feasibility of a batch of candidate actions --------------------------------------
     def _feasible(self, u: torch.Tensor, logp: np.ndarray, intervened: torch.Tensor,
-                  values: torch.Tensor) -> np.ndarray:
-        """Approved (and plausible) for each candidate; ``u``, ``logp`` are the factual's."""
+                  values: torch.Tensor, person: torch.Tensor | None = None) -> np.ndarray:
+        """Approved (and plausible) for each candidate; ``u`` is the factual's noise (one row
+        per candidate, or per person with ``person`` the row of each candidate) and ``logp``
+        the factual's log-density of each candidate."""
         world, model = self.context_.world, self.context_.model
         with torch.no_grad():
-            ok = np.ones(len(u), dtype=bool)
+            ok = np.ones(len(intervened), dtype=bool)
             if hasattr(world, "intervene_with_log_prob"):
+                # the world computes what depends on the person alone once per person
                 x_cf, lp_cf = world.intervene_with_log_prob(u, intervened, values,
-                                                            log_prob=self.plausibility)
+                                                            log_prob=self.plausibility,
+                                                            person=person)
             else:
+                if person is not None:
+                    u = u.index_select(0, person)
                 x_cf = world.counterfactual(world.predict(u), intervened, values)
                 lp_cf = world.log_prob(x_cf) if self.plausibility else None
             if self.plausibility:
@@ -165,7 +171,7 @@ class CausalOracle(OracleParams, RecoursePolicy):
             # column-major copies: candidates are gathered and evaluated feature by feature
             u_cols = self.context_.world.abduct(torch.from_numpy(x)).T.contiguous()
             logp_all = self.context_.world.log_prob(torch.from_numpy(x)).numpy()
-        x_cols = np.ascontiguousarray(x.T)
+        d = x.shape[1]
         best = np.full(p, -1, dtype=np.int64)
         evaluated = np.zeros(p, dtype=np.int64)
         lower_bound = np.full(p, -np.inf)
@@ -183,17 +189,17 @@ class CausalOracle(OracleParams, RecoursePolicy):
             feasible = np.zeros(len(person), dtype=bool)
             for b in range(0, len(person), _EVAL_BATCH):
                 sl = slice(b, b + _EVAL_BATCH)
-                inter, vals = _decode(x_cols, person[sl], cand[sl], cols, feat_idx, opt_values)
+                inter, vals = _decode(person[sl], cand[sl], cols, feat_idx, opt_values, d)
                 # transposed views of column-major arrays: the world reads whole columns
-                u = u_cols[:, torch.from_numpy(person[sl])]
-                feasible[sl] = self._feasible(u.T, logp_all[person[sl]],
+                feasible[sl] = self._feasible(u_cols.T, logp_all[person[sl]],
                                               torch.from_numpy(inter).T,
-                                              torch.from_numpy(vals).T)
+                                              torch.from_numpy(vals).T,
+                                              torch.from_numpy(person[sl]))
             _keep_cheapest(best, person[feasible], cand[feasible], cost[feasible])
             lower_bound[open_rows] = upper_bound
 
         rows = np.flatnonzero(best >= 0)
-        inter, vals = _decode(x_cols, rows, best[rows], cols, feat_idx, opt_values)
+        inter, vals = _decode(rows, best[rows], cols, feat_idx, opt_values, d)
         intervened = np.zeros(x.shape, dtype=bool)
         values = np.full(x.shape, np.nan)
         intervened[rows] = inter.T
@@ -294,22 +300,22 @@ def _candidates_between(terms: list[np.ndarray], lower: np.ndarray, upper: np.nd
     return tuple(np.concatenate(parts) for parts in zip(*found, strict=True))
 
 
-def _decode(x_cols, person, cand, cols, feat_idx, opt_values):
+def _decode(person, cand, cols, feat_idx, opt_values, d):
     """The actions with flat indexes ``cand`` of people ``person``, column-major: which
-    features are intervened on and every feature's value after the intervention, both
-    ``(d, len(person))``; ``x_cols`` is the factuals' ``(d, p)`` transpose."""
+    features are intervened on and their values, both ``(d, len(person))`` (a value where
+    nothing is intervened on is 0: a world ignores it)."""
     n_opt = opt_values.shape[2]
-    inter = np.zeros((len(x_cols), len(person)), dtype=bool)
-    vals = np.stack([row[person] for row in x_cols])
+    inter = np.zeros((d, len(person)), dtype=bool)
+    vals = np.zeros((d, len(person)))
     rest = cand
     for j in reversed(range(len(cols))):
         rest, slot = np.divmod(rest, n_opt)
         k = feat_idx[cols[j]]
         act = slot > 0
         inter[k] = act
-        # option 0 ("no action") keeps the factual
+        # option 0 ("no action") is not an intervention
         chosen = opt_values[:, j].ravel()[person * n_opt + slot]
-        vals[k] = np.where(act, chosen, vals[k])
+        vals[k] = np.where(act, chosen, 0.0)
     return inter, vals
 
 

@@ -120,19 +120,32 @@ class LoanSCM(LoanParams):
         return self._noise_log_prob_columns(u.T.contiguous())
 
     @staticmethod
-    def _noise_log_prob_columns(uc: torch.Tensor | list[torch.Tensor]) -> torch.Tensor:
-        # one column per feature: the candidates of a search arrive column by column
-        is_binary = (uc[G] == 0) | (uc[G] == 1)
-        lp = torch.where(is_binary, math.log(0.5), -math.inf).to(uc[A].dtype)
-        ua = uc[A]
+    def _noise_log_prob_columns(uc: torch.Tensor | list[torch.Tensor],
+                                own: list[bool] | None = None, take=None) -> torch.Tensor:
+        # one column per feature: the candidates of a search arrive column by column; with
+        # ``own``, the features flagged there hold one row per person and ``take`` gathers a
+        # person's value for each candidate (the leading run of them is summed per person)
+        if own is None:
+            own, take = [False] * 7, None
+        lead = own[G] and own[A]
+        ug, ua = uc[G], uc[A]
+        if not lead:
+            ug, ua = (take(ug) if own[G] else ug), (take(ua) if own[A] else ua)
+        is_binary = (ug == 0) | (ug == 1)
+        lp = torch.where(is_binary, math.log(0.5), -math.inf).to(ua.dtype)
         gamma_lp = ((_AGE_SHAPE - 1) * torch.log(ua.clamp_min(1e-300)) - ua / _AGE_SCALE
                     - math.lgamma(_AGE_SHAPE) - _AGE_SHAPE * math.log(_AGE_SCALE))
         lp = lp + torch.where(ua > 0, gamma_lp, torch.full_like(ua, -math.inf))
         for j, name in ((E, "education"), (L, "loan_amount"), (D, "loan_duration"),
                         (I, "income"), (S, "savings")):
             sd = _NOISE_SD[name]
-            lp = lp - 0.5 * (uc[j] / sd) ** 2 - math.log(sd) - 0.5 * math.log(2 * math.pi)
-        return lp
+            if lead and not own[j]:
+                lp, lead = take(lp), False
+            square = 0.5 * (uc[j] / sd) ** 2
+            if own[j] and not lead:
+                square = take(square)
+            lp = lp - square - math.log(sd) - 0.5 * math.log(2 * math.pi)
+        return take(lp) if lead else lp
 
     # -- the structural equations, one feature at a time ------------------------------------
     @staticmethod
@@ -201,37 +214,75 @@ class LoanSCM(LoanParams):
 
     def intervene_with_log_prob(
         self, u: torch.Tensor, intervened: torch.Tensor, values: torch.Tensor,
-        log_prob: bool = True,
+        log_prob: bool = True, person: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Counterfactual features and, optionally, their log-density in one pass.
 
         A non-intervened feature keeps its noise, so only the intervened features' noise is
         recomputed (``u_j = inverse_j(x_cf)``); this avoids a second abduction of ``x_cf``.
+
+        Args:
+            u: noise, one row per action, or one row per person when ``person`` is given.
+            intervened, values: ``(n, 7)`` the actions.
+            person: optional ``(n,)`` row of ``u`` of each action. A search tries many actions
+                per person; then a feature that no action of the batch touches (neither it nor
+                an ancestor is intervened on), and its noise terms, are computed once per
+                person and gathered. Every term is an elementwise function of the person's
+                row, computed by the same operations in the same order, so the numbers are
+                those of the per-action computation.
         """
+        def take(t: torch.Tensor) -> torch.Tensor:
+            return t if person is None else t.index_select(0, person)
+
         u_cols = u.T.contiguous()
         inter_cols = intervened.T.contiguous()
         value_cols = values.T.to(u.dtype).contiguous()
+        parents = [[self.roles.names.index(q) for q in self.roles.parents[name]]
+                   for name in self.roles.names]
+        touched: list[bool] = []
+        own: list[torch.Tensor | None] = []  # per-person columns of untouched features
         cols: list[torch.Tensor] = []
         noise: list[torch.Tensor] = []
         for j in range(7):
-            natural = self._equation(j, cols, u_cols[j])
-            if bool(inter_cols[j].any()):
+            hit = bool(inter_cols[j].any())
+            touched.append(hit or any(touched[q] for q in parents[j]))
+            if not touched[j]:
+                own.append(self._equation(j, own, u_cols[j]))
+                cols.append(take(own[j]))
+                noise.append(u_cols[j])
+                continue
+            own.append(None)
+            if any(touched[q] for q in parents[j]):
+                natural = self._equation(j, cols, take(u_cols[j]))
+            else:
+                # intervened on, but what it would be without the action is the person's
+                natural = take(self._equation(j, own, u_cols[j]))
+            if hit:
                 cols.append(torch.where(inter_cols[j], value_cols[j], natural))
                 if log_prob:
-                    noise.append(torch.where(inter_cols[j], self._inverse(j, cols), u_cols[j]))
+                    noise.append(torch.where(inter_cols[j], self._inverse(j, cols),
+                                             take(u_cols[j])))
             else:
                 cols.append(natural)
-                noise.append(u_cols[j])
+                noise.append(take(u_cols[j]))
         x_cf = torch.stack(cols, dim=1)
         if not log_prob:
             return x_cf, None
-        return x_cf, self._log_prob_columns(cols, noise)
+        # the noise of an untouched feature is the person's (gathered where it is used)
+        return x_cf, self._log_prob_columns(cols, noise, own, take)
 
-    def _log_prob_columns(self, x: list[torch.Tensor], u: list[torch.Tensor]) -> torch.Tensor:
-        z = x[E] + 0.5
+    def _log_prob_columns(self, x: list[torch.Tensor], u: list[torch.Tensor],
+                          own: list[torch.Tensor | None] | None = None,
+                          take=None) -> torch.Tensor:
+        """``log p`` of features ``x`` with noise ``u`` (columns); where ``own[j]`` is a
+        per-person column, ``u[j]`` is per person too and ``take`` gathers it per candidate."""
+        per_person = [False] * 7 if own is None else [c is not None for c in own]
+        z = (own[E] if per_person[E] else x[E]) + 0.5
         inside = (z > 0) & (z < 1)
         log_jac = -torch.log(z.clamp(1e-300, 1.0)) - torch.log((1.0 - z).clamp(1e-300, 1.0))
-        lp = self._noise_log_prob_columns(u) + log_jac
+        if per_person[E]:
+            inside, log_jac = take(inside), take(log_jac)
+        lp = self._noise_log_prob_columns(u, per_person, take) + log_jac
         return torch.where(inside, lp, torch.full_like(lp, -math.inf))
 
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
