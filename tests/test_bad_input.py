@@ -355,3 +355,15 @@ def test_a_decision_model_approving_everyone_or_no_one_is_refused(tmp_path, caps
     err = _refused(["run", str(path), "--out", str(tmp_path / "out"), "--workers", "1"], capsys,
                    str(path), "decision_model")
     assert ("every" if approve else "no") + " applicant" in err
+
+
+def test_validate_refuses_a_ranking_distribution_the_world_does_not_name(tmp_path, capsys):
+    population = {**POPULATION, "actionability": {"kind": "ranking", "bias": "privileged",
+                                                  "n_actionable": 1}}
+    doc = _set(SCENARIO, "world", CSV_WORLD)
+    path = _write(tmp_path, "scenario", doc, csv=_csv(), population=population)
+    _refused(["validate", str(path)], capsys, str(path),
+             "conditions[0].population.actionability.bias", "privileged")
+    # the Loan world names it
+    path = _write(tmp_path, "scenario", SCENARIO, population=population)
+    assert main(["validate", str(path)]) == 0

@@ -123,6 +123,19 @@ class PopulationSpec(StrictModel):
                              "'ranking'")
         return self
 
+    def ranking_problems(self, known: Sequence[str]) -> list[tuple[str, str]]:
+        """``(field, reason)`` for each ranking distribution named here that the world does not
+        name (``known``; ``uniform`` and explicit probability lists need no name)."""
+        named = [("actionability.bias", self.actionability.bias)
+                 if self.actionability.kind == "ranking" else ("", "uniform")]
+        if self.groups is not None:
+            named += [("groups.privileged.bias", self.groups.privileged.bias),
+                      ("groups.non_privileged.bias", self.groups.non_privileged.bias)]
+        return [(field, f"the world names no ranking distribution {bias!r} (it names: "
+                        f"{', '.join(['uniform', *known])})")
+                for field, bias in named
+                if isinstance(bias, str) and bias != "uniform" and bias not in known]
+
     def group_columns(self) -> list[str]:
         """The group columns people of this population carry."""
         out = []

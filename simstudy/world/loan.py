@@ -26,33 +26,11 @@ import math
 import numpy as np
 import torch
 
-from .base import FeatureRoles
 from .config import LoanParams
+from .loan_roles import LOAN_ROLES
 
 __all__ = ["LoanSCM", "LOAN_ROLES", "loan_label_probability", "loan_label"]
 
-LOAN_ROLES = FeatureRoles(
-    names=("gender", "age", "education", "loan_amount", "loan_duration", "income", "savings"),
-    immutable=("gender", "age"),
-    actionable=("loan_amount", "loan_duration", "income", "savings"),
-    sensitive=("gender",),
-    parents={
-        "gender": (),
-        "age": (),
-        "education": ("gender", "age"),
-        "loan_amount": ("gender", "age"),
-        "loan_duration": ("gender", "age", "loan_amount"),
-        "income": ("gender", "age", "education"),
-        "savings": ("income",),
-    },
-    # The ranking distributions of the individual-actionability study's Table 4.
-    rankings={
-        "causal_order": ("loan_amount", "income"),
-        "reverse_causal_order": ("loan_duration", "savings"),
-        "privileged": ("income", "savings"),
-        "non_privileged": ("loan_amount", "loan_duration"),
-    },
-)
 
 _NOISE_SD = {"education": 0.5, "loan_amount": 2.0, "loan_duration": 3.0, "income": 2.0,
              "savings": 5.0}

@@ -19,6 +19,7 @@ from ..schema import derive_spec
 from .base import FeatureRoles, causal_order_check
 from .config import DecisionConfig, FlowConfig, LoanParams
 from .csv_source import CsvProblem, read_csv_source
+from .loan_roles import LOAN_ROLES
 
 __all__ = ["SplitShares", "CsvFeature", "CsvSource", "LoanWorldSpec", "FlowSettings",
            "CausalFlowWorldSpec", "DecisionModelSpec", "ExternalModelSpec",
@@ -89,8 +90,6 @@ class CsvSource(StrictModel):
 
 
 def _loan_names() -> tuple[str, ...]:
-    from .loan import LOAN_ROLES
-
     return LOAN_ROLES.names
 
 
@@ -107,6 +106,10 @@ class LoanWorldSpec(derive_spec(LoanParams, runtime="simstudy.world.loan:LoanSCM
 
     def feature_names(self) -> tuple[str, ...]:
         return _loan_names()
+
+    def ranking_names(self) -> tuple[str, ...]:
+        """The ranking distributions the world names (populations may draw from them)."""
+        return tuple(LOAN_ROLES.rankings)
 
     @classmethod
     def check_example(cls) -> dict:
@@ -167,6 +170,10 @@ class CausalFlowWorldSpec(StrictModel):
         if self.csv is None:
             return _loan_names()
         return tuple(f.name for f in self.csv.features)
+
+    def ranking_names(self) -> tuple[str, ...]:
+        """The ranking distributions the world names (populations may draw from them)."""
+        return tuple(LOAN_ROLES.rankings if self.csv is None else self.csv.roles().rankings)
 
     def data_files(self, base_dir: str | Path = ".") -> list[Path]:
         """The files the world reads (their hashes are part of a run's resume key)."""
