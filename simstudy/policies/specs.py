@@ -4,8 +4,8 @@ Every entry derives from :class:`PolicySpec` (``name`` and the switch ``personal
 other fields and defaults come from the policy's parameter dataclass in
 :mod:`simstudy.policies.params` (:func:`simstudy.schema.derive_spec`), and ``build()`` imports
 the runtime policy only then. This module does not import torch, so ``simstudy validate`` reads
-scenarios quickly; iCARMA's entry lives beside its runtime (its kind is registered by module and
-imported when a document names it).
+scenarios quickly; iCARMA's entry (:mod:`simstudy.policies.icarma.spec`, also torch-free) is
+registered by module and imported when a document names it.
 """
 
 from __future__ import annotations
@@ -131,5 +131,5 @@ class HARESpec(derive_spec(HAREParams, runtime="simstudy.policies.hare:HARE", ki
         return resolve_runtime(self.runtime)(**{**self.arguments(), "base": self.base.build()})
 
 
-# iCARMA's entry lives with its runtime (a torch module): imported when a document names it
-register_policy_module("icarma", "simstudy.policies.icarma")
+# iCARMA's entry (torch-free, beside its runtime package) is imported when a document names it
+register_policy_module("icarma", "simstudy.policies.icarma.spec")

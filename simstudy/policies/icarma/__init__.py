@@ -26,23 +26,24 @@ Example:
     450
 """
 
-from .config import ICARMAConfig
-from .networks import ICARMANetworks, load_networks, save_networks
-from .objective import Objective, noise_scale, sample_training_profiles
-from .policy import ICARMA, ICARMASpec
-from .training import best_check, train_icarma, world_fingerprint
+from ...lazy import lazy_exports
 
-__all__ = [
-    "ICARMAConfig",
-    "ICARMANetworks",
-    "ICARMA",
-    "ICARMASpec",
-    "Objective",
-    "best_check",
-    "load_networks",
-    "noise_scale",
-    "sample_training_profiles",
-    "save_networks",
-    "train_icarma",
-    "world_fingerprint",
-]
+# the torch modules load on first use, so the torch-free entry (:mod:`.spec`) and the
+# hyperparameters (:mod:`.config`) are read without them
+_EXPORTS = {
+    "ICARMAConfig": "config",
+    "ICARMAParams": "config",
+    "ICARMANetworks": "networks",
+    "load_networks": "networks",
+    "save_networks": "networks",
+    "Objective": "objective",
+    "noise_scale": "objective",
+    "sample_training_profiles": "objective",
+    "ICARMA": "policy",
+    "ICARMASpec": "spec",
+    "best_check": "training",
+    "train_icarma": "training",
+    "world_fingerprint": "training",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Gt, Interval
 
-__all__ = ["ICARMAConfig", "CostShapeName"]
+__all__ = ["ICARMAConfig", "CostShapeName", "ICARMAParams"]
 
 #: the cost profiles a model can be trained on (see :class:`simstudy.population.CostProfile`)
 CostShapeName = Literal["constant", "concave", "linear", "convex"]
@@ -107,3 +107,22 @@ class ICARMAConfig:
             if isinstance(v, tuple):
                 d[k] = list(v)
         return d
+
+
+@dataclass(eq=False)
+class ICARMAParams:
+    """Parameters of :class:`~simstudy.policies.icarma.policy.ICARMA` (which inherits its
+    constructor from here; its scenario entry derives from the same declaration without
+    importing torch). What each parameter means is documented on the policy.
+
+    Example:
+        >>> ICARMAParams().config.epochs, ICARMAParams().cache
+        (450, True)
+    """
+
+    config: ICARMAConfig = ICARMAConfig()
+    seeds: list[int] | None = None
+    # ``True``, ``False`` or a :class:`~simstudy.world.decision.ModelCache` (not named here:
+    # its module imports torch)
+    cache: Any = True
+    progress: bool = True

@@ -1,34 +1,25 @@
 """The iCARMA policy: trained (or loaded from the run's model cache) once, then one forward pass
-per batch of people; and its scenario entry, derived from :class:`ICARMAConfig`."""
+per batch of people (its scenario entry is :mod:`.spec`)."""
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Annotated, ClassVar, Literal
-
 import numpy as np
 import torch
-from annotated_types import Gt
 
 from ...metrics import Recourse
 from ...population import ActionabilityProfiles
-from ...registry import register_policy_spec
-from ...schema import derive_spec
 from ...world.decision import ModelCache, state_dict_hash
-from ..base import PolicySpec, RecourseContext, RecoursePolicy
-from .config import CostShapeName, ICARMAConfig
+from ..base import RecourseContext, RecoursePolicy
+from .config import ICARMAParams
 from .networks import ICARMANetworks, load_networks, save_networks
 from .objective import noise_scale
 from .training import best_check, train_icarma, world_fingerprint
 
-__all__ = ["ICARMA", "ICARMASpec"]
+__all__ = ["ICARMA"]
 
 
-#: the rank-based set of the paper (a frozen dataclass, shared safely as a default)
-_RANK_BASED = ICARMAConfig()
 
-
-class ICARMA(RecoursePolicy):
+class ICARMA(ICARMAParams, RecoursePolicy):
     """Amortized individualized causal recourse.
 
     Args:
@@ -53,13 +44,6 @@ class ICARMA(RecoursePolicy):
     """
 
     kind = "icarma"
-
-    def __init__(self, config: ICARMAConfig = _RANK_BASED, seeds: list[int] | None = None,
-                 cache: bool | ModelCache = True, progress: bool = True) -> None:
-        self.config = config
-        self.seeds = seeds
-        self.cache = cache
-        self.progress = progress
 
     # -- training -------------------------------------------------------------------------
     def fit(self, context: RecourseContext) -> ICARMA:
@@ -145,46 +129,3 @@ class ICARMA(RecoursePolicy):
     def model_hashes(self) -> dict[str, str]:
         hashes = {f"icarma_seed{m['seed']}": m["state_dict_sha256"] for m in self.runs_}
         return {**hashes, "icarma_deployed": self.meta_["state_dict_sha256"]}
-
-
-_Hidden = list[Annotated[int, Gt(0)]] | None
-#: the hyperparameters as document fields: every one optional ("keep the preference set's
-#: value"), except the set itself; tuples are lists in a document
-_CONFIG_FIELDS = derive_spec(
-    ICARMAConfig, base=PolicySpec, optional=True, name="ICARMAConfigFields",
-    replace={"preferences": (Literal["ranking", "likert"], "ranking"),
-             "mask_hidden": (_Hidden, None), "action_hidden": (_Hidden, None),
-             "cost_shapes": (list[CostShapeName] | None, None)})
-
-
-@register_policy_spec
-class ICARMASpec(derive_spec(ICARMA, kind="icarma", base=_CONFIG_FIELDS,
-                             exclude=("config", "progress"), replace={"cache": (bool, True)})):
-    """Scenario entry of iCARMA.
-
-    ``preferences`` picks the paper's rank-based or score-based hyperparameter set; any other
-    hyperparameter of :class:`ICARMAConfig` left out keeps that set's value. Train with the
-    ``alpha`` and ``cost_placement`` of the population it will serve (the network sees weights
-    scaled by ``alpha``). ``seeds`` trains one model per seed and deploys the best on
-    validation; ``cache: false`` trains afresh instead of using the run's model cache.
-
-    Example:
-        >>> ICARMASpec(kind="icarma", preferences="likert", epochs=3).config().lr
-        0.001
-    """
-
-    needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
-
-    @classmethod
-    def check_example(cls) -> dict:
-        """Brief training for the contract checks (:mod:`simstudy.checks`)."""
-        return {"kind": "icarma", "epochs": 2, "batch_size": 64, "cache": False}
-
-    def config(self) -> ICARMAConfig:
-        overrides = {f.name: getattr(self, f.name) for f in dataclasses.fields(ICARMAConfig)
-                     if f.name != "preferences" and getattr(self, f.name) is not None}
-        overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in overrides.items()}
-        return ICARMAConfig.for_preferences(self.preferences, **overrides)
-
-    def build(self) -> ICARMA:
-        return ICARMA(self.config(), **self.arguments())
