@@ -86,17 +86,20 @@ class GroupProfileSpec(StrictModel):
     bias: BiasName | list[float]
 
 
-class GroupsSpec(derive_spec(GroupAssignment, name="GroupsSpec",
-                             exclude=("income_feature", "gender_feature"))):
+class GroupsSpec(derive_spec(GroupAssignment, name="GroupsSpec")):
     """Group-correlated assignment of a privileged and a non-privileged ranking distribution
     (the assignment's fields and defaults are :class:`~simstudy.population.GroupAssignment`'s;
-    the features its rules read are the world's)."""
+    the features its rules read are the world's roles unless the document names them)."""
 
     privileged: GroupProfileSpec = GroupProfileSpec(bias="privileged")
     non_privileged: GroupProfileSpec = GroupProfileSpec(bias="non_privileged")
 
-    def assignment(self) -> GroupAssignment:
-        return self.build()
+    def assignment(self, income: str | None = None, sensitive: str | None = None
+                   ) -> GroupAssignment:
+        """The runtime rule; ``income``, ``sensitive``: the world's features, used where the
+        document names none."""
+        return replace(self.build(), income_feature=self.income_feature or income,
+                       gender_feature=self.gender_feature or sensitive)
 
 
 class PopulationSpec(StrictModel):
@@ -136,6 +139,27 @@ class PopulationSpec(StrictModel):
                 for field, bias in named
                 if isinstance(bias, str) and bias != "uniform" and bias not in known]
 
+    def feature_problems(self, names: Sequence[str], income: str | None,
+                         sensitive: Sequence[str]) -> list[tuple[str, str]]:
+        """``(field, reason)`` for each feature the group rules need that the world (features
+        ``names``, income-like feature ``income``, sensitive features ``sensitive``) lacks."""
+        out = []
+        g = self.groups
+        for field, name in (("groups.income_feature", g and g.income_feature),
+                            ("groups.gender_feature", g and g.gender_feature)):
+            if name is not None and name not in names:
+                out.append((field, f"the world has no feature {name!r} (its features: "
+                                   f"{', '.join(names)})"))
+        if g is not None and g.rule == "income" and g.income_feature is None and income is None:
+            out.append(("groups.income_feature", "the world names no income-like feature; "
+                                                 "name the feature the income rule ranks on"))
+        attribute_rule = (g is not None and g.rule == "attribute" and g.gender_feature is None)
+        if (attribute_rule or self.stylized_attribute is not None) and not sensitive:
+            field = "groups.gender_feature" if attribute_rule else "stylized_attribute"
+            out.append((field, "the world names no sensitive feature to balance the attribute "
+                               "within"))
+        return out
+
     def group_columns(self) -> list[str]:
         """The group columns people of this population carry."""
         out = []
@@ -149,25 +173,29 @@ class PopulationSpec(StrictModel):
 
     def draw(self, x: np.ndarray, feature_names: Sequence[str], actionable: tuple[str, ...],
              ids: np.ndarray, seed: int, rankings: Mapping[str, Sequence[str]] | None = None,
+             income: str | None = None, sensitive: Sequence[str] = (),
              ) -> tuple[ActionabilityProfiles, dict[str, np.ndarray]]:
         """Reported actionability profiles and group columns, keyed by ``(seed, purpose, id)``.
 
         Two conditions differing only in the cost profile give the same people the same
-        rankings. ``rankings``: the world's named ranking distributions
-        (``world.roles.rankings``).
+        rankings. ``rankings``, ``income``, ``sensitive``: the world's named ranking
+        distributions, income-like feature and sensitive features (``world.roles``).
         """
         ids = np.asarray(ids)
         groups: dict[str, np.ndarray] = {}
+        within = sensitive[0] if len(sensitive) else None
         if self.stylized_attribute is not None:
             groups.update({k: v for k, v in assign_groups(
-                GroupAssignment("attribute", attribute=self.stylized_attribute),
+                GroupAssignment("attribute", attribute=self.stylized_attribute,
+                                gender_feature=within),
                 x, feature_names, ids, seed).items() if k != "privileged"})
         uniforms = entity_uniforms(seed, "actionability", ids, 8)
         if self.groups is None:
             scores, levels = self.actionability.sampler(None, rankings).sample(actionable,
                                                                                uniforms)
         else:
-            assigned = assign_groups(self.groups.assignment(), x, feature_names, ids, seed)
+            assigned = assign_groups(self.groups.assignment(income, within), x, feature_names,
+                                     ids, seed)
             groups.update(assigned)
             privileged = assigned["privileged"]
             s_priv, levels = self.actionability.sampler(
@@ -254,7 +282,8 @@ class PeopleSpec(StrictModel):
               reported: ActionabilityProfiles | None = None,
               preference_seed: int | None = None,
               immutable: Sequence[str] | None = None,
-              rankings: Mapping[str, Sequence[str]] | None = None) -> People:
+              rankings: Mapping[str, Sequence[str]] | None = None,
+              income: str | None = None, sensitive: Sequence[str] = ()) -> People:
         """The people behind rows ``x`` (ids ``ids``), every draw keyed by ``(seed, purpose,
         id)``.
 
@@ -271,6 +300,8 @@ class PeopleSpec(StrictModel):
                 the ``mutable`` ground-truth search, which moves every other feature.
             rankings: the world's named ranking distributions (``world.roles.rankings``);
                 needed by a population document naming one other than ``uniform``.
+            income, sensitive: the world's income-like and sensitive features
+                (``world.roles.income``, ``world.roles.sensitive``); read by the group rules.
         """
         from .people import People
 
@@ -278,7 +309,7 @@ class PeopleSpec(StrictModel):
         ids = np.asarray(ids, dtype=np.int64)
         if reported is None:
             profiles, groups = self.population.draw(x, feature_names, actionable, ids, seed,
-                                                    rankings)
+                                                    rankings, income, tuple(sensitive))
         else:
             profiles, groups = reported, {}
         return People.create(ids, x, tuple(feature_names), profiles, groups, seed, space,

@@ -130,7 +130,8 @@ class EventWorld(SessionPhase, ResponsePhase, ActionPhase):
         people = self.people = self.people_spec.build(
             self.x, self.ids, seed, names, self.world.roles.actionable,
             ScaledSpace.from_context(context), immutable=self.world.roles.immutable,
-            rankings=self.world.roles.rankings)
+            rankings=self.world.roles.rankings, income=self.world.roles.income,
+            sensitive=self.world.roles.sensitive)
         groups = self.groups = people.groups
         profiles = people.reported
         # what the person tells the policy; corrected after failures
