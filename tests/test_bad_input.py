@@ -282,7 +282,8 @@ def _finished_run(run: Path) -> Path:
                   "plausible": True, "cost_unweighted": rng.random(2 * n),
                   "logp_cf": rng.random(2 * n), "hard_action": True}).to_parquet(
         run / "recourse.parquet")
-    (run / "manifest.json").write_text(json.dumps({"scenario_name": "fake"}))
+    (run / "manifest.json").write_text(json.dumps({"scenario_name": "fake", "resolved": {
+        "scenario": {"world": {"kind": "loan"}}}}))
     return run
 
 

@@ -108,6 +108,8 @@ class PopulationSpec(StrictModel):
     Attributes:
         hidden_mismatch_probability: probability that one feature a person reports as
             actionable is in truth not actionable for them (their hidden profile).
+        labels: readable labels of the codes of the group columns the population adds (audits
+            and reports name groups with them).
     """
 
     description: str = ""
@@ -118,12 +120,20 @@ class PopulationSpec(StrictModel):
         None, description="add a stylized binary attribute (equal gender x attribute cells) "
                           "that affects nothing, for audits")
     hidden_mismatch_probability: float = Field(0.0, ge=0.0, le=1.0)
+    labels: dict[str, dict[int, str]] = Field(
+        default_factory=dict, description="readable labels of the codes of the group columns "
+                                          "this population adds, e.g. {race: {0: white, 1: "
+                                          "non-white}} (0 = the majority group)")
 
     @model_validator(mode="after")
     def _groups_need_rankings(self) -> PopulationSpec:
         if self.groups is not None and self.actionability.kind != "ranking":
             raise ValueError("groups assign ranking distributions; actionability.kind must be "
                              "'ranking'")
+        unknown = set(self.labels) - set(self.group_columns())
+        if unknown:
+            raise ValueError(f"labels name columns this population does not add: "
+                             f"{sorted(unknown)} (it adds: {self.group_columns()})")
         return self
 
     def ranking_problems(self, known: Sequence[str]) -> list[tuple[str, str]]:
