@@ -39,10 +39,11 @@ from ..schema import derive_spec
 from . import rating as _rating  # noqa: F401 - registers the rating response kind
 from .noise import NoiseModel
 from .response import LogisticResponseSpec
+from .settings import GROUND_TRUTH_SCALES, GROUND_TRUTH_SEARCHES, UserSettings
 
 if TYPE_CHECKING:  # the people themselves are built with torch; documents validate without it
     from ..primitives.space import ScaledSpace
-    from .people import People, UserSettings
+    from .people import People
 
 __all__ = ["ActionabilitySpec", "CostSpec", "GroupsSpec", "PopulationSpec", "NoiseSpec",
            "UsersSpec", "ResponseSpecs", "PeopleSpec"]
@@ -223,50 +224,39 @@ class NoiseSpec(derive_spec(NoiseModel, name="NoiseSpec")):
     """Scenario entry of :class:`~simstudy.people.noise.NoiseModel` (its fields and defaults)."""
 
 
-class UsersSpec(StrictModel):
-    """The people's hidden preferences and how they answer questions.
+class UsersSpec(derive_spec(UserSettings, name="UsersSettingsSpec", exclude=("eps", "truth"))):
+    """The people's hidden preferences and how they answer questions: ``preference``,
+    ``weights``, ``noise`` and ``accept_threshold`` with their defaults are
+    :class:`~simstudy.people.settings.UserSettings`'; the document names the ground-truth
+    scale and search, which :meth:`settings` resolves into its ``eps`` and ``truth``.
 
     Attributes:
-        preference: ``ground_truth`` (prefer the recourse nearest a hidden ``r_gt``) or
-            ``weights`` (prefer the smaller hidden weighted change).
         scale: ground-truth perturbation norm or a name of
-            :data:`~simstudy.people.preferences.GROUND_TRUTH_SCALES`.
+            :data:`~simstudy.people.settings.GROUND_TRUTH_SCALES`.
         ground_truth: how ``r_gt`` is searched for, a name of
-            :data:`~simstudy.people.preferences.GROUND_TRUTH_SEARCHES`: ``mutable`` (HARE's
+            :data:`~simstudy.people.settings.GROUND_TRUTH_SEARCHES`: ``mutable`` (HARE's
             evaluation: CARLA's Growing Spheres over the world's mutable features) or
             ``actionable`` (the earlier variant: each person's actionable features, the
             project's Growing Spheres with its feature-selection step).
-        weights: ``centres`` (HARE's hidden weights) or ``profile`` (the person's true cost
-            weights).
-        noise: the answer noise.
-        accept_threshold: the hidden loss at or below which a person accepts a recourse;
-            ``null`` derives it from the people's model (half the ground-truth search's shell
-            width, in units of their loss; see
-            :func:`~simstudy.people.preferences.derived_accept_threshold`).
         n_samples, eta: replace the ground-truth search's samples per shell and shell width.
     """
 
-    preference: Literal["ground_truth", "weights"] = "ground_truth"
     scale: Literal["near", "intermediate", "far"] | Annotated[float, Field(gt=0.0)] = "far"
     ground_truth: Literal["mutable", "actionable"] = "mutable"
-    weights: Literal["centres", "profile"] = "centres"
-    noise: NoiseSpec = Field(default_factory=NoiseSpec)
-    accept_threshold: float | None = Field(None, ge=0.0)
     n_samples: int | None = Field(None, gt=0)
     eta: float | None = Field(None, gt=0.0)
 
     def settings(self) -> UserSettings:
-        from .people import UserSettings
-        from .preferences import GROUND_TRUTH_SCALES, GROUND_TRUTH_SEARCHES
-
+        """The runtime settings, named scale and search resolved."""
         eps = GROUND_TRUTH_SCALES[self.scale] if isinstance(self.scale, str) else self.scale
         truth = GROUND_TRUTH_SEARCHES[self.ground_truth]
         if self.n_samples is not None:
             truth = replace(truth, n_samples=self.n_samples)
         if self.eta is not None:
             truth = replace(truth, shell_width=self.eta)
-        return UserSettings(self.preference, float(eps), self.weights, self.noise.build(),
-                            self.accept_threshold, truth)
+        return UserSettings(**self.arguments(), eps=float(eps), truth=truth)
+
+    build = settings
 
 
 def _response_union() -> Any:
