@@ -26,6 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from ..registry import WORLD_SPECS
+from ..world import specs as _specs  # noqa: F401 - registers the built-in world kinds
+
 __all__ = ["PRIVILEGED_LABELS", "Codebook", "run_codebook", "Comparison", "comparisons",
            "cell_name", "groupings"]
 
@@ -71,9 +74,6 @@ def run_codebook(manifest: Mapping[str, Any]) -> tuple[Codebook, list[str]]:
     documents: the world's roles (codebook, reference levels, sensitive features) and the
     populations' added columns and their labels. A run without resolved documents gets an
     empty codebook and no default attributes."""
-    from ..registry import WORLD_SPECS
-    from ..world import specs as _specs  # noqa: F401 - registers the built-in worlds
-
     resolved = manifest.get("resolved", {})
     world_doc = resolved.get("scenario", {}).get("world", {})
     labels: dict[str, dict[int, str]] = {}
