@@ -56,6 +56,7 @@ from .people.spec import (
     PopulationSpec,
     ResponseSpecs,
     UsersSpec,
+    population_problems,
 )
 from .registry import POLICY_SPECS, WORLD_SPECS, load_policy_kinds, policy_kinds
 from .sim.spec import SimulationSpec
@@ -333,9 +334,9 @@ def load_scenario(path: str | Path, data: Any = None, source: str | None = None,
             "policies that only query the model: oracle, growing_spheres)"))
             for i, spec in enumerate(scenario.policies) if _needs_gradients(spec)]
     if isinstance(scenario.decision_model, ExternalModelSpec) and not problems:
-        problems += [DocumentProblem(str(path), field, reason) for field, reason in
-                     scenario.decision_model.check(path.parent,
-                                                   scenario.world.feature_names())]
+        names = scenario.world.feature_names()
+        problems += [DocumentProblem(str(path), field, reason)
+                     for field, reason in scenario.decision_model.check(path.parent, names)]
     for i, cond in enumerate(scenario.conditions):
         if isinstance(cond.population, PopulationSpec):
             populations[cond.name] = cond.population
@@ -349,20 +350,8 @@ def load_scenario(path: str | Path, data: Any = None, source: str | None = None,
             populations[cond.name] = load_population(pop_path)
         except DocumentError as exc:
             problems.extend(exc.problems)
-    roles = getattr(scenario.world, "roles", None)
-    for i, cond in enumerate(scenario.conditions):
-        if roles is not None and cond.name in populations:
-            inline = isinstance(cond.population, PopulationSpec)
-            world = roles()
-            population = populations[cond.name]
-            problems += [DocumentProblem(source, f"conditions[{i}].population.{field}",
-                                         reason if inline else f"{reason} (in {cond.population})")
-                         for field, reason in [
-                             *population.ranking_problems(tuple(world.rankings)),
-                             *population.feature_problems(world.names, world.income,
-                                                          world.sensitive)]]
-    if scenario.simulation is not None:
-        problems += _group_column_problems(scenario, populations, str(path))
+    problems += population_problems(scenario.conditions, populations, scenario.world, source)
+    problems += _group_column_problems(scenario, populations, str(path))
     if problems:
         raise DocumentError(problems)
     return scenario, populations
@@ -371,8 +360,10 @@ def load_scenario(path: str | Path, data: Any = None, source: str | None = None,
 def _group_column_problems(scenario: Any, populations: dict[str, PopulationSpec],
                            source: str) -> list[DocumentProblem]:
     """The event world's ``group_column`` (and per-group request probabilities) must name a
-    group column every condition's people carry."""
+    group column every condition's people carry (none without an event world)."""
     sim = scenario.simulation
+    if sim is None:
+        return []
     problems = []
     for cond in scenario.conditions:
         have = populations[cond.name].group_columns()

@@ -142,17 +142,10 @@ class _Tables:
 
 
 def audit(
-    recourse: pd.DataFrame,
-    by: Sequence[str],
-    baseline: str | None = None,
-    metrics: Sequence[str] | None = None,
-    outcomes: pd.DataFrame | None = None,
-    n_bootstrap: int = 1000,
-    n_permutations: int = 1000,
-    alpha: float = 0.05,
-    correction: str = "holm",
-    family: str = "table",
-    seed: int = 0,
+    recourse: pd.DataFrame, by: Sequence[str], baseline: str | None = None,
+    metrics: Sequence[str] | None = None, outcomes: pd.DataFrame | None = None,
+    n_bootstrap: int = 1000, n_permutations: int = 1000, alpha: float = 0.05,
+    correction: str = "holm", family: str = "table", seed: int = 0,
     codebook: Codebook | None = None,
 ) -> AuditResult:
     """Audits a run's recourse (and event-world outcomes) by groups and their intersection;

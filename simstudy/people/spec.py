@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 import numpy as np
 from pydantic import Field, model_validator
 
-from ..documents import StrictModel
+from ..documents import DocumentProblem, StrictModel
 from ..population import (
     ActionabilityProfiles,
     AllActionableSampler,
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # the people themselves are built with torch; documents valid
     from .people import People
 
 __all__ = ["ActionabilitySpec", "CostSpec", "GroupsSpec", "PopulationSpec", "NoiseSpec",
-           "UsersSpec", "ResponseSpecs", "PeopleSpec"]
+           "UsersSpec", "ResponseSpecs", "PeopleSpec", "population_problems"]
 
 class ActionabilitySpec(derive_spec(LikertSampler, name="ActionabilitySpec", base=derive_spec(
         RankingSampler, name="RankingSamplerSpec", exclude=("rankings",)))):
@@ -218,6 +218,26 @@ class PopulationSpec(StrictModel):
         profiles = ActionabilityProfiles(actionable, scores, levels, cost.weights(scores, levels),
                                          self.actionability.kind, cost.placement)
         return profiles, groups
+
+
+def population_problems(conditions: Sequence[Any], populations: Mapping[str, PopulationSpec],
+                        world: Any, source: str) -> list[DocumentProblem]:
+    """Ranking distributions and group-rule features the conditions' populations name that
+    the world (a world entry with a torch-free ``roles()``) lacks, as document problems."""
+    roles = getattr(world, "roles", None)
+    problems = []
+    for i, cond in enumerate(conditions):
+        if roles is None or cond.name not in populations:
+            continue
+        inline = isinstance(cond.population, PopulationSpec)
+        known, population = roles(), populations[cond.name]
+        problems += [DocumentProblem(source, f"conditions[{i}].population.{field}",
+                                     reason if inline else f"{reason} (in {cond.population})")
+                     for field, reason in [
+                         *population.ranking_problems(tuple(known.rankings)),
+                         *population.feature_problems(known.names, known.income,
+                                                      known.sensitive)]]
+    return problems
 
 
 class NoiseSpec(derive_spec(NoiseModel, name="NoiseSpec")):
