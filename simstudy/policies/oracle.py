@@ -85,6 +85,25 @@ class CausalOracle(OracleParams, RecoursePolicy):
         progress: show a progress bar over people.
 
     The constructor is :class:`~simstudy.policies.params.OracleParams`'.
+
+    References:
+        Individual-actionability study (2026), App. C.2.3; Karimi et al. (NeurIPS 2020,
+        https://arxiv.org/abs/2006.06831); CARMA (Majumdar & Valera, FAccT 2024).
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.policies import CausalOracle, RecourseContext
+        >>> from simstudy.population import ActionabilityProfiles as Profiles
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, sample_world_data
+        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
+        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
+        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> ids = np.flatnonzero(~model.approves(data.x_test).numpy())[:3]
+        >>> profiles = Profiles(LoanSCM.roles.actionable, np.ones((3, 4), int), 1, np.ones((3, 4)))
+        >>> oracle = CausalOracle(n_values=10).fit(RecourseContext(LoanSCM(), model, data))
+        >>> oracle.recommend(data.x_test.numpy()[ids], profiles, ids).found.tolist()
+        [True, False, False]
     """
 
     kind = "oracle"

@@ -114,6 +114,21 @@ def run_event_world(
     Returns:
         The written tables, by file stem (``events``, ``outcomes``, ``timeline``, ...), and
         ``timings``.
+
+    Example:
+        >>> from simstudy import people, policies, sim
+        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
+        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
+        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
+        >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
+        >>> make_policy = sim.fitted(lambda: policies.GrowingSpheres(n_samples=30))
+        >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> tables = sim.run_event_world(spec, world, data, model, {"gs": make_policy},
+        ...                              who, seeds=[0], out_dir=folder)
+        >>> sorted(tables)[:4]
+        ['actions', 'events', 'models', 'outcomes']
     """
     jobs = [(r, s, name) for r, s in enumerate(seeds) for name in policies]
     jobs = track(jobs, desc="event world", unit="run", enabled=progress)

@@ -35,6 +35,13 @@ class FeatureRoles:
         rankings: the world's named ranking distributions over its actionable features: the
             two features each one ranks on top (``uniform`` needs no entry; see
             :func:`simstudy.population.permutation_distribution`).
+
+    Example:
+        >>> from simstudy.world import FeatureRoles
+        >>> roles = FeatureRoles(names=("a", "b"), immutable=(), actionable=("a", "b"),
+        ...                      sensitive=(), parents={"a": (), "b": ("a",)})
+        >>> roles.dim, roles.index("b"), roles.descendants("a")
+        (2, 1, {'b'})
     """
 
     names: tuple[str, ...]
@@ -84,7 +91,17 @@ class FeatureRoles:
 
 @runtime_checkable
 class CausalWorld(Protocol):
-    """What every world (known SCM or learned flow) provides."""
+    """What every world (known SCM or learned flow) provides.
+
+    Example:
+        >>> import torch
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import CausalWorld, LoanSCM
+        >>> world: CausalWorld = LoanSCM()
+        >>> x = world.sample(3, generator(0, "example"))
+        >>> bool(torch.allclose(world.predict(world.abduct(x)), x))
+        True
+    """
 
     roles: FeatureRoles
 
@@ -120,7 +137,18 @@ class CausalWorld(Protocol):
 
 
 def causal_order_check(roles: FeatureRoles) -> None:
-    """Raises ``ValueError`` unless every parent precedes its child in ``roles.names``."""
+    """Raises ``ValueError`` unless every parent precedes its child in ``roles.names``.
+
+    Example:
+        >>> from simstudy.world import FeatureRoles, causal_order_check
+        >>> roles = FeatureRoles(names=("b", "a"), immutable=(), actionable=("a", "b"),
+        ...                      sensitive=(), parents={"a": (), "b": ("a",)})
+        >>> try:
+        ...     causal_order_check(roles)
+        ... except ValueError as error:
+        ...     print("refused")
+        refused
+    """
     position = {n: i for i, n in enumerate(roles.names)}
     for child, parents in roles.parents.items():
         for p in parents:
