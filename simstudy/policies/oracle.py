@@ -91,19 +91,15 @@ class CausalOracle(OracleParams, RecoursePolicy):
         https://arxiv.org/abs/2006.06831); CARMA (Majumdar & Valera, FAccT 2024).
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.policies import CausalOracle, RecourseContext
         >>> from simstudy.population import ActionabilityProfiles as Profiles
-        >>> from simstudy.rng import generator
-        >>> from simstudy.world import LoanSCM, sample_world_data
-        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
-        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
+        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
+        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
         >>> ids = np.flatnonzero(~model.approves(data.x_test).numpy())[:3]
-        >>> profiles = Profiles(LoanSCM.roles.actionable, np.ones((3, 4), int), 1, np.ones((3, 4)))
-        >>> oracle = CausalOracle(n_values=10).fit(RecourseContext(LoanSCM(), model, data))
+        >>> profiles = Profiles(world.roles.actionable, np.ones((3, 4), int), 1, np.ones((3, 4)))
+        >>> oracle = CausalOracle(n_values=10).fit(RecourseContext(world, model, data))
         >>> oracle.recommend(data.x_test.numpy()[ids], profiles, ids).found.tolist()
-        [True, False, False]
+        [False, True, True]
     """
 
     kind = "oracle"

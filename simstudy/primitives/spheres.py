@@ -191,22 +191,14 @@ def growing_spheres(
         for interpretability in machine learning", IPMU 2018, https://arxiv.org/abs/1712.08443.
 
     Example:
-        >>> import numpy as np
         >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.population import ActionabilityProfiles
-        >>> from simstudy.rng import generator
-        >>> from simstudy.world import LoanSCM, sample_world_data
-        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
-        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> context = RecourseContext(LoanSCM(), model, data)
-        >>> from simstudy.primitives import ScaledSpace, growing_spheres
-        >>> space = ScaledSpace.from_context(context)
-        >>> ids = np.flatnonzero(~context.model.approves(data.x_test).numpy())[:3]
-        >>> mask = np.zeros((3, 7), bool)
-        >>> mask[:, 3:] = True
-        >>> r, found = growing_spheres(space, space.scale(data.x_test[ids]), mask, ids, seed=0,
-        ...                            n_samples=50)
+        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
+        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
+        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
+        >>> space = ScaledSpace.from_context(RecourseContext(world, model, data))
+        >>> ids = np.flatnonzero(~model.approves(data.x_test).numpy())[:3]
+        >>> mask = np.tile(np.isin(world.roles.names, world.roles.actionable), (3, 1))
+        >>> r, found = growing_spheres(space, space.scale(data.x_test[ids]), mask, ids, seed=0)
         >>> found.tolist(), bool(space.approves(r[found]).all())
         ([True, True, True], True)
     """

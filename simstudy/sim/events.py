@@ -79,7 +79,7 @@ class SimulationResult:
         >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
         >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
         >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
-        >>> make_policy = sim.fitted(lambda: policies.GrowingSpheres(n_samples=30))
+        >>> make_policy = sim.fitted(policies.GrowingSpheres)
         >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
         >>> result = sim.simulate(spec, world, data, model, make_policy, who, seed=0)
         >>> isinstance(result, sim.SimulationResult), list(result.events.columns[:4])

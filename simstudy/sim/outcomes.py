@@ -2,6 +2,12 @@
 
 * :func:`applicant_outcomes` — one row per applicant: final state, approval and its time,
   applications, recourses, actions, dropout and its time, recourses invalidated by retraining.
+  Its columns: ``applicant``, ``group``, ``arrival_time``, ``state`` (the terminal event, or
+  ``active`` at the horizon), ``approved``, ``approval_time``, ``time_to_approval``,
+  ``applications``, ``recourses``, ``actions``, ``action_failures``, ``dropped_out``,
+  ``dropout_time``, ``invalidated`` (recourses invalidated by a newer model), ``returns``
+  (decisions after a completed action), ``hidden_mismatch``, and the applicants' group
+  attributes (``gender``, ``race``, ``privileged``, ...).
 * :func:`timeline` — cumulative arrivals and approvals per day and group.
 * :func:`replication_metrics` — one row per group (and ``all``) of summary metrics.
 * :func:`summarize` — means over replications with t confidence intervals, and paired
@@ -44,14 +50,7 @@ def _count(events: pd.DataFrame, name: str, n: int) -> np.ndarray:
 
 
 def applicant_outcomes(result: SimulationResult) -> pd.DataFrame:
-    """One row per applicant of a simulated replication.
-
-    Columns: ``applicant``, ``group``, ``arrival_time``, ``state`` (the terminal event, or
-    ``active`` at the horizon), ``approved``, ``approval_time``, ``time_to_approval``,
-    ``applications``, ``recourses``, ``actions``, ``action_failures``, ``dropped_out``,
-    ``dropout_time``, ``invalidated`` (recourses invalidated by a newer model), ``returns``
-    (decisions after a completed action), ``hidden_mismatch``, and the applicants' group
-    attributes (``gender``, ``race``, ``privileged``, ...).
+    """One row per applicant of a simulated replication (columns: see the module docstring).
 
     Example:
         >>> from simstudy import people, policies, sim
@@ -59,9 +58,9 @@ def applicant_outcomes(result: SimulationResult) -> pd.DataFrame:
         >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
         >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
         >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
-        >>> make_policy = sim.fitted(lambda: policies.GrowingSpheres(n_samples=30))
         >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
-        >>> result = sim.simulate(spec, world, data, model, make_policy, who, seed=0)
+        >>> result = sim.simulate(spec, world, data, model, sim.fitted(policies.GrowingSpheres),
+        ...                       who, seed=0)
         >>> outcomes = sim.applicant_outcomes(result)
         >>> len(outcomes), list(outcomes.columns[:4])
         (20, ['applicant', 'group', 'arrival_time', 'state'])
@@ -132,7 +131,7 @@ def timeline(outcomes: pd.DataFrame, horizon_days: float, step_days: float = 1.0
         >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
         >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
         >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
-        >>> make_policy = sim.fitted(lambda: policies.GrowingSpheres(n_samples=30))
+        >>> make_policy = sim.fitted(policies.GrowingSpheres)
         >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
         >>> result = sim.simulate(spec, world, data, model, make_policy, who, seed=0)
         >>> days = sim.timeline(sim.applicant_outcomes(result), horizon_days=10, step_days=5)
@@ -169,7 +168,7 @@ def replication_metrics(outcomes: pd.DataFrame) -> pd.DataFrame:
         >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
         >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
         >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
-        >>> make_policy = sim.fitted(lambda: policies.GrowingSpheres(n_samples=30))
+        >>> make_policy = sim.fitted(policies.GrowingSpheres)
         >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
         >>> result = sim.simulate(spec, world, data, model, make_policy, who, seed=0)
         >>> metrics = sim.replication_metrics(sim.applicant_outcomes(result))
@@ -220,7 +219,7 @@ def summarize(metrics: pd.DataFrame, baseline: str | None = None, level: float =
         >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
         >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
         >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
-        >>> make_policy = sim.fitted(lambda: policies.GrowingSpheres(n_samples=30))
+        >>> make_policy = sim.fitted(policies.GrowingSpheres)
         >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
         >>> import pandas as pd
         >>> rows = []

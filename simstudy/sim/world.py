@@ -98,10 +98,9 @@ class EventWorld(SessionPhase, ResponsePhase, ActionPhase):
         >>> model = train_decision_model(data, DecisionConfig(epochs=5))
         >>> spec = SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
         >>> who = PeopleSpec.model_validate({"population": {"groups": {}}})
-        >>> replica = EventWorld(spec, world, data, model, fitted(lambda: GrowingSpheres()), who, 0)
-        >>> result = replica.run()
-        >>> len(replica.people), sorted(result.events["event"].unique())[:3]
-        (20, ['action_completed', 'action_started', 'approved'])
+        >>> replica = EventWorld(spec, world, data, model, fitted(GrowingSpheres), who, 0)
+        >>> sorted(replica.run().events["event"].unique())[:3], len(replica.people)
+        (['action_completed', 'action_started', 'approved'], 20)
     """
 
     def __init__(self, spec: SimulationSpec, world: CausalWorld, data: WorldData,
@@ -381,7 +380,7 @@ def simulate(spec: SimulationSpec, world: CausalWorld, data: WorldData,
         >>> model = train_decision_model(data, DecisionConfig(epochs=5))
         >>> spec = SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
         >>> who = PeopleSpec.model_validate({"population": {"groups": {}}})
-        >>> result = simulate(spec, world, data, model, fitted(lambda: GrowingSpheres()), who, 0)
+        >>> result = simulate(spec, world, data, model, fitted(GrowingSpheres), who, 0)
         >>> len(result.applicants), result.horizon_days
         (20, 10.0)
     """
@@ -394,8 +393,7 @@ def fitted(policy_builder: Callable[[], RecoursePolicy]) -> PolicyFactory:
     Example:
         >>> from simstudy.policies import Wachter; from simstudy.world import LoanWorldSpec
         >>> world, data, _ = LoanWorldSpec(n_samples=200).build(seed=0)
-        >>> make_policy = fitted(lambda: Wachter(steps=10))
-        >>> policy = make_policy(RecourseContext(world, torch.nn.Linear(7, 1), data))
+        >>> policy = fitted(Wachter)(RecourseContext(world, torch.nn.Linear(7, 1), data))
         >>> type(policy).__name__, policy.context_.world is world
         ('Wachter', True)
     """
