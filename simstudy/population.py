@@ -294,7 +294,10 @@ class GroupAssignment:
         privileged_share: share for ``random`` and ``income``.
         attribute: name of the stylized attribute column (majority value 0 = white).
         privileged_if_majority, privileged_if_minority: shares for ``attribute``.
-        income_feature, gender_feature: feature names used by the rules.
+        income_feature: the feature the ``income`` rule ranks on (the world's
+            :attr:`~simstudy.world.base.FeatureRoles.income` unless a document names one).
+        gender_feature: the feature within whose levels the ``attribute`` rule balances its
+            attribute (the world's first sensitive feature unless a document names one).
     """
 
     rule: Literal["random", "income", "attribute"] = "random"
@@ -302,8 +305,8 @@ class GroupAssignment:
     attribute: str = "race"
     privileged_if_majority: Annotated[float, Ge(0), Le(1)] = 0.9
     privileged_if_minority: Annotated[float, Ge(0), Le(1)] = 0.05
-    income_feature: str = "income"
-    gender_feature: str = "gender"
+    income_feature: str | None = None
+    gender_feature: str | None = None
 
 
 def assign_groups(
@@ -320,10 +323,15 @@ def assign_groups(
     if rule.rule == "random":
         privileged = u[:, 0] < rule.privileged_share
     elif rule.rule == "income":
+        if rule.income_feature is None:
+            raise ValueError("the income rule needs an income feature (the world names none)")
         income = x[:, list(feature_names).index(rule.income_feature)]
         cut = np.quantile(income, 1.0 - rule.privileged_share)
         privileged = income >= cut
     else:
+        if rule.gender_feature is None:
+            raise ValueError("the attribute rule needs a sensitive feature to balance within "
+                             "(the world names none)")
         gender = x[:, list(feature_names).index(rule.gender_feature)]
         minority = np.zeros(len(ids), dtype=bool)
         for g in np.unique(gender):

@@ -349,13 +349,18 @@ def load_scenario(path: str | Path, data: Any = None, source: str | None = None,
             populations[cond.name] = load_population(pop_path)
         except DocumentError as exc:
             problems.extend(exc.problems)
-    known = getattr(scenario.world, "ranking_names", None)
+    roles = getattr(scenario.world, "roles", None)
     for i, cond in enumerate(scenario.conditions):
-        if known is not None and cond.name in populations:
+        if roles is not None and cond.name in populations:
             inline = isinstance(cond.population, PopulationSpec)
+            world = roles()
+            population = populations[cond.name]
             problems += [DocumentProblem(source, f"conditions[{i}].population.{field}",
                                          reason if inline else f"{reason} (in {cond.population})")
-                         for field, reason in populations[cond.name].ranking_problems(known())]
+                         for field, reason in [
+                             *population.ranking_problems(tuple(world.rankings)),
+                             *population.feature_problems(world.names, world.income,
+                                                          world.sensitive)]]
     if scenario.simulation is not None:
         problems += _group_column_problems(scenario, populations, str(path))
     if problems:

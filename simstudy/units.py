@@ -194,7 +194,9 @@ def people_of(plan: RunPlan, rep: Replication, condition: str) -> People:
                       rep.context.world.roles.actionable, space,
                       preference_seed=derive_seed(rep.seed, "policies"),
                       immutable=rep.context.world.roles.immutable,
-                      rankings=rep.context.world.roles.rankings)
+                      rankings=rep.context.world.roles.rankings,
+                      income=rep.context.world.roles.income,
+                      sensitive=rep.context.world.roles.sensitive)
 
 
 def compute_recourse_unit(unit: RecourseUnit) -> tuple[pd.DataFrame, dict[str, Any]]:

@@ -9,9 +9,14 @@ import torch
 from statsmodels.stats.multitest import multipletests
 
 from simstudy.analysis.audit import adjust_pvalues, audit
-from simstudy.analysis.groups import group_label
+from simstudy.analysis.groups import Codebook, comparisons, run_codebook
+from simstudy.world.loan_roles import LOAN_ROLES
 
 torch.set_num_threads(1)
+
+#: The Loan world's coding and a stylized race labelled as the case-study documents do.
+BOOK = Codebook({**LOAN_ROLES.codebook, "race": {0: "white", 1: "non-white"}},
+                LOAN_ROLES.reference_levels)
 
 
 def synthetic_recourse(seed: int, n: int = 120, reps: int = 2,
@@ -51,15 +56,44 @@ def test_adjust_pvalues_matches_statsmodels():
         np.testing.assert_allclose(adj[ok], multipletests(p[ok], method=theirs)[1])
 
 
-def test_group_labels_follow_the_loan_coding():
-    assert group_label("gender", 0) == "female" and group_label("gender", 1) == "male"
-    assert group_label("race", 1) == "non-white" and group_label("zone", 2) == "zone=2"
+def test_group_labels_come_from_the_codebook():
+    assert BOOK.label("gender", 0) == "female" and BOOK.label("gender", 1) == "male"
+    assert BOOK.label("race", 1) == "non-white" and BOOK.label("zone", 2) == "zone=2"
+    # generic code names no world's groups: unlabelled codes read attribute=level and the
+    # smallest level is the reference, except the population rules' own privileged column
+    assert Codebook().label("gender", 0) == "gender=0"
+    assert [c.name for c in comparisons(["gender"], {"gender": [0, 1]}, [(0,), (1,)])] == [
+        "gender: gender=1 - gender=0"]
+    privileged = comparisons(["privileged"], {"privileged": [0, 1]}, [(0,), (1,)])
+    assert [c.name for c in privileged] == ["privileged: non-privileged - privileged"]
+    assert BOOK.legend(["gender", "zone"]) == "gender 0 = female, 1 = male"
+
+
+def test_a_run_names_its_codebook_and_audit_columns():
+    manifest = {"resolved": {
+        "scenario": {"world": {"kind": "loan", "n_samples": 400}},
+        "populations": {"a": {"stylized_attribute": "race",
+                              "labels": {"race": {"0": "white", "1": "non-white"}}},
+                        "b": {"groups": {"rule": "attribute", "attribute": "caste"}}}}}
+    book, by = run_codebook(manifest)
+    assert by == ["gender", "race", "caste"]
+    assert book.label("gender", 0) == "female" and book.label("race", 1) == "non-white"
+    assert book.reference("gender", [0, 1]) == 1
+    # a CSV world declares its own
+    csv = {"kind": "causal_flow", "source": "csv", "csv": {
+        "path": "d.csv", "features": [{"name": "sex"}, {"name": "b", "parents": ["sex"]}],
+        "label": "y", "positive": 1, "actionable": ["b"], "sensitive": ["sex"],
+        "codebook": {"sex": {1: "woman", 2: "man"}}, "reference_levels": {"sex": 2}}}
+    book, by = run_codebook({"resolved": {"scenario": {"world": csv}}})
+    assert by == ["sex"] and book.label("sex", 1) == "woman"
+    assert book.reference("sex", [1, 2]) == 2
+    assert run_codebook({}) == (Codebook(), [])
 
 
 def test_null_population_intervals_cover_zero_at_nominal_rate():
     covered, rejected, total = 0, 0, 0
     for s in range(40):
-        res = audit(synthetic_recourse(s), ["gender", "race"],
+        res = audit(synthetic_recourse(s), codebook=BOOK, by=["gender", "race"],
                     metrics=["cost_unweighted", "validity"],
                     n_bootstrap=200, n_permutations=200, seed=s)
         g = res.gaps
@@ -74,7 +108,7 @@ def test_null_population_intervals_cover_zero_at_nominal_rate():
 
 def test_planted_gap_is_found_with_its_size():
     df = synthetic_recourse(1, n=600, conditions={"baseline": {"female": 0.6}})
-    res = audit(df, ["gender", "race"], n_bootstrap=300, n_permutations=300)
+    res = audit(df, codebook=BOOK, by=["gender", "race"], n_bootstrap=300, n_permutations=300)
     g = res.gaps.set_index(["metric", "comparison"])
     sex = g.loc[("cost_unweighted", "gender: female - male")]
     assert sex["significant"] and sex["ci_low"] < 0.6 < sex["ci_high"]
@@ -89,7 +123,8 @@ def test_planted_gap_is_found_with_its_size():
 def test_hidden_disparity_and_paired_contrast():
     df = synthetic_recourse(2, n=400, conditions={
         "baseline": {"female": 0.5}, "race": {"female": 0.5, "nonwhite": 0.5, "cell": 0.4}})
-    res = audit(df, ["gender", "race"], baseline="baseline", metrics=["cost_unweighted"],
+    res = audit(df, codebook=BOOK, by=["gender", "race"], baseline="baseline",
+                metrics=["cost_unweighted"],
                 n_bootstrap=300, n_permutations=300)
     hidden = res.hidden
     assert "race: non-white - white" in set(hidden["comparison"])
@@ -114,7 +149,8 @@ def test_event_world_outcomes_are_audited():
         "gender": gender, "race": race, "approved": approved,
         "time_to_approval": np.where(approved, rng.exponential(20, n), np.nan),
         "dropped_out": ~approved & (rng.random(n) < 0.5)})
-    res = audit(synthetic_recourse(3), ["gender"], outcomes=outcomes, n_bootstrap=100,
+    res = audit(synthetic_recourse(3), codebook=BOOK, by=["gender"], outcomes=outcomes,
+                n_bootstrap=100,
                 n_permutations=100)
     ev = res.gaps[res.gaps["source"] == "event world"].set_index("metric")
     assert set(ev.index) == {"approval_rate", "time_to_approval", "dropout_rate"}
@@ -124,15 +160,16 @@ def test_event_world_outcomes_are_audited():
 def test_unknown_metric_or_column_is_refused():
     df = synthetic_recourse(0)
     with pytest.raises(ValueError, match="unknown metrics"):
-        audit(df, ["gender"], metrics=["fairness"])
+        audit(df, codebook=BOOK, by=["gender"], metrics=["fairness"])
     with pytest.raises(ValueError, match="no column"):
-        audit(df, ["income_band"])
+        audit(df, codebook=BOOK, by=["income_band"])
 
 
 def test_replication_missing_a_group_is_skipped_not_counted_as_zero():
     df = synthetic_recourse(4, n=300, reps=2, conditions={"baseline": {"nonwhite": 0.8}})
     df = df[~((df["replication"] == 1) & (df["race"] == 1))]  # nobody non-white in rep 1
-    res = audit(df, ["race"], metrics=["cost_unweighted"], n_bootstrap=200, n_permutations=200)
+    res = audit(df, codebook=BOOK, by=["race"], metrics=["cost_unweighted"], n_bootstrap=200,
+                n_permutations=200)
     gap = res.gaps.iloc[0]
     only = df[(df["replication"] == 0) & df["found"]].groupby("race")["cost_unweighted"].mean()
     assert gap["estimate"] == pytest.approx(only[1] - only[0])
@@ -142,7 +179,7 @@ def test_replication_missing_a_group_is_skipped_not_counted_as_zero():
 def test_condition_without_the_attribute_is_left_out():
     df = synthetic_recourse(5, conditions={"baseline": {}, "groups": {"female": 0.5}})
     df["privileged"] = np.where(df["condition"] == "groups", df["race"], np.nan)
-    res = audit(df, ["privileged"], metrics=["cost_unweighted"], n_bootstrap=50,
+    res = audit(df, codebook=BOOK, by=["privileged"], metrics=["cost_unweighted"], n_bootstrap=50,
                 n_permutations=50)
     assert set(res.gaps["condition"]) == {"groups"}
     assert set(res.groups["group"]) == {"all", "privileged", "non-privileged"}

@@ -282,7 +282,8 @@ def _finished_run(run: Path) -> Path:
                   "plausible": True, "cost_unweighted": rng.random(2 * n),
                   "logp_cf": rng.random(2 * n), "hard_action": True}).to_parquet(
         run / "recourse.parquet")
-    (run / "manifest.json").write_text(json.dumps({"scenario_name": "fake"}))
+    (run / "manifest.json").write_text(json.dumps({"scenario_name": "fake", "resolved": {
+        "scenario": {"world": {"kind": "loan"}}}}))
     return run
 
 
@@ -366,4 +367,34 @@ def test_validate_refuses_a_ranking_distribution_the_world_does_not_name(tmp_pat
              "conditions[0].population.actionability.bias", "privileged")
     # the Loan world names it
     path = _write(tmp_path, "scenario", SCENARIO, population=population)
+    assert main(["validate", str(path)]) == 0
+
+
+def test_validate_refuses_group_features_the_world_lacks(tmp_path, capsys):
+    uniform = {"privileged": {"bias": "uniform"}, "non_privileged": {"bias": "uniform"}}
+    income_rule = {**POPULATION, "groups": {"rule": "income", **uniform}}
+    doc = _set(SCENARIO, "world", CSV_WORLD)
+    # the CSV world names no income-like feature
+    path = _write(tmp_path, "scenario", doc, csv=_csv(), population=income_rule)
+    _refused(["validate", str(path)], capsys, str(path),
+             "conditions[0].population.groups.income_feature", "income-like")
+    # a document naming a feature the world has is accepted; one it lacks is refused
+    named = {**POPULATION, "groups": {"rule": "income", "income_feature": "b", **uniform}}
+    path = _write(tmp_path, "scenario", doc, csv=_csv(), population=named)
+    assert main(["validate", str(path)]) == 0
+    named["groups"]["income_feature"] = "wage"
+    path = _write(tmp_path, "scenario", doc, csv=_csv(), population=named)
+    _refused(["validate", str(path)], capsys, str(path),
+             "conditions[0].population.groups.income_feature", "'wage'")
+    # the CSV world declares its own income-like feature
+    declared = _set(doc, "world.csv.income", "b")
+    path = _write(tmp_path, "scenario", declared, csv=_csv(), population=income_rule)
+    assert main(["validate", str(path)]) == 0
+    # a stylized attribute is balanced within a sensitive feature the world must name
+    stylized = {**POPULATION, "stylized_attribute": "race"}
+    path = _write(tmp_path, "scenario", doc, csv=_csv(), population=stylized)
+    _refused(["validate", str(path)], capsys, str(path),
+             "conditions[0].population.stylized_attribute", "sensitive")
+    # the Loan world names both
+    path = _write(tmp_path, "scenario", SCENARIO, population=income_rule)
     assert main(["validate", str(path)]) == 0

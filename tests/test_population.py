@@ -93,6 +93,11 @@ def test_group_rules():
         members = race["race"][x[:, 0] == g]
         assert abs(members.sum() - len(members) / 2) <= 0.5  # equal gender x race cells
     assert race["privileged"][race["race"] == 0].mean() == pytest.approx(0.9, abs=0.03)
+    # the features come from the world (or the document); generic code names none
+    with pytest.raises(ValueError, match="income feature"):
+        assign_groups(GroupAssignment("income"), x, ("f0", "f1"), ids, 0)
+    with pytest.raises(ValueError, match="sensitive feature"):
+        assign_groups(GroupAssignment("attribute"), x, ("f0", "f1"), ids, 0)
     assert race["privileged"][race["race"] == 1].mean() == pytest.approx(0.05, abs=0.02)
 
 

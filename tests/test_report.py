@@ -15,6 +15,7 @@ import torch
 from test_audit import synthetic_recourse
 
 from simstudy.analysis.audit import audit
+from simstudy.analysis.groups import run_codebook
 from simstudy.analysis.report import render_html, render_markdown
 from simstudy.cli import main
 
@@ -28,14 +29,16 @@ MANIFEST = {"scenario_name": "synthetic-case", "scenario_file": "x.yaml", "base_
             "resolved_sha256": "ab" * 32, "status": "complete", "versions": {"numpy": "2"},
             "replications": [{"seed": 11, "decision_model": {"state_dict_sha256": "cd" * 32,
                                                              "test_accuracy": 0.9}}],
-            "resolved": {"scenario": {"name": "synthetic-case"}}}
+            "resolved": {"scenario": {"name": "synthetic-case", "world": {"kind": "loan"}},
+                         "populations": {"race": {"stylized_attribute": "race", "labels": {
+                             "race": {"0": "white", "1": "non-white"}}}}}}
 
 
 @pytest.fixture(scope="module")
 def case_result():
     df = synthetic_recourse(5, n=400, conditions=CASE)
     return audit(df, ["gender", "race"], baseline="baseline", n_bootstrap=200,
-                 n_permutations=200)
+                 n_permutations=200, codebook=run_codebook(MANIFEST)[0])
 
 
 def test_html_is_self_contained_and_small(case_result):
@@ -45,7 +48,8 @@ def test_html_is_self_contained_and_small(case_result):
     assert not re.search(r"(src|href)=['\"]?(https?:)?//", page)
     assert "<script" not in page
     assert len(page.encode()) < 2_000_000
-    for text in ("Provenance", "ab" * 32, "Hidden disparity", "(reproduced)", "female"):
+    for text in ("Provenance", "ab" * 32, "Hidden disparity", "(reproduced)", "female",
+                 "Codes: gender 0 = female, 1 = male; race 0 = white, 1 = non-white."):
         assert text in page
     md = render_markdown(case_result, MANIFEST)
     assert md.startswith("# Fairness audit") and "| policy |" in md

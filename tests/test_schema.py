@@ -32,9 +32,6 @@ from simstudy.schema import check_constraints, constructor_parameters, derive_sp
 NOT_DERIVED = {
     ("world", "causal_flow"): "document-only fields (data source, sample size, CSV file); its "
                               "flow is FlowSettings, derived from FlowConfig",
-    ("model", "UsersSpec"): "not yet: named scales and ground-truth searches are resolved into "
-                            "UserSettings, whose preference, weights and accept_threshold it "
-                            "still restates",
 }
 
 

@@ -11,7 +11,7 @@ estimate is the mean over replications:
 
 with ``v_i`` the person's value and ``d_i`` whether it is defined. A **gap** is the difference
 between a focal and a reference group, ``m(focal) - m(reference)`` (female - male, non-white -
-white, non-privileged - privileged; see :data:`~simstudy.analysis.groups.REFERENCE_LEVELS`).
+white, non-privileged - privileged; see :class:`~simstudy.analysis.groups.Codebook`).
 
 Uncertainty:
 
@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import Metric, metrics_of
-from .groups import Comparison, cell_name, comparisons, groupings
+from .groups import Codebook, Comparison, cell_name, comparisons, groupings
 from .resampling import CellSums, accumulate, mean_over_reps, percentile_interval
 
 __all__ = ["AuditResult", "audit", "adjust_pvalues"]
@@ -138,11 +138,12 @@ class _Tables:
     gaps: list = field(default_factory=list)
     contrasts: list = field(default_factory=list)
     extremes: list = field(default_factory=list)
+    codebook: Codebook = field(default_factory=Codebook)
 
 
 def audit(
     recourse: pd.DataFrame,
-    by: Sequence[str] = ("gender", "race"),
+    by: Sequence[str],
     baseline: str | None = None,
     metrics: Sequence[str] | None = None,
     outcomes: pd.DataFrame | None = None,
@@ -152,6 +153,7 @@ def audit(
     correction: str = "holm",
     family: str = "table",
     seed: int = 0,
+    codebook: Codebook | None = None,
 ) -> AuditResult:
     """Audits a run's recourse (and event-world outcomes) by groups and their intersection;
     returns the tables as an :class:`AuditResult`.
@@ -172,6 +174,8 @@ def audit(
             policy, condition and metric) or ``audit`` (every gap of the audit; needs enough
             permutations that ``1 / (P + 1)`` clears ``alpha`` divided by the number of tests).
         seed: base seed of the bootstrap and permutation streams.
+        codebook: labels and reference levels of the group codes (the world's and the
+            populations'; see :func:`simstudy.analysis.commands.run_codebook`).
 
     References:
         Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13; Good (2005),
@@ -184,19 +188,21 @@ def audit(
         >>> rows = pd.DataFrame({"replication": 0, "condition": "c", "policy": "p",
         ...     "applicant_id": np.arange(40), "gender": np.arange(40) % 2,
         ...     "found": True, "valid": rng.random(40) < 0.6})
-        >>> result = audit(rows, by=["gender"], n_bootstrap=50, n_permutations=50)
+        >>> book = Codebook({"gender": {0: "female", 1: "male"}}, {"gender": 1})
+        >>> result = audit(rows, by=["gender"], n_bootstrap=50, n_permutations=50,
+        ...                codebook=book)
         >>> list(result.gaps["comparison"])
         ['gender: female - male']
     """
     by = list(by)
-    tables = _Tables()
+    tables = _Tables(codebook=codebook or Codebook())
     for source, table, defs, id_col in _sources(recourse, outcomes, by, metrics):
         _audit_source(tables, source, table, defs, id_col, by, baseline, n_bootstrap,
                       n_permutations, alpha, seed)
     gaps = _adjust(pd.DataFrame(tables.gaps), family, correction, alpha)
     settings = {"by": by, "baseline": baseline, "n_bootstrap": n_bootstrap,
                 "n_permutations": n_permutations, "alpha": alpha, "correction": correction,
-                "family": family, "seed": seed,
+                "family": family, "seed": seed, "codes": tables.codebook.legend(by),
                 "tests": int(gaps["p_value"].notna().sum()) if len(gaps) else 0}
     return AuditResult(pd.DataFrame(tables.groups), gaps, pd.DataFrame(tables.contrasts),
                        pd.DataFrame(tables.extremes), _hidden(gaps, baseline, alpha), settings)
@@ -215,7 +221,7 @@ def _audit_source(tables: _Tables, source: str, table: pd.DataFrame, defs: dict[
         return
     levels = {a: sorted(int(v) for v in pd.unique(table[a].dropna())) for a in by}
     cells = list(itertools.product(*(levels[a] for a in by)))
-    comps = comparisons(by, levels, cells)
+    comps = comparisons(by, levels, cells, tables.codebook)
     sums = accumulate(table, defs, by, cells, comps, id_col, source, n_bootstrap,
                       n_permutations, seed)
     boot_gap: dict[tuple, np.ndarray] = {}
@@ -229,7 +235,7 @@ def _audit_source(tables: _Tables, source: str, table: pd.DataFrame, defs: dict[
 def _estimate_rows(tables: _Tables, base: dict, cs: CellSums, by: list[str], levels: Mapping,
                    cells: list, comps: list[Comparison], alpha: float, boot_gap: dict) -> None:
     # Group estimates, gaps with permutation p-values, and the highest intersection cell.
-    for grouping, label, cset in groupings(by, levels, cells):
+    for grouping, label, cset in groupings(by, levels, cells, tables.codebook):
         lo, hi = percentile_interval(cs.bootstrap(cset), alpha)
         tables.groups.append({**base, "grouping": grouping, "group": label,
                               "n": float(cs.n[:, cset].sum(1).mean()),
@@ -257,9 +263,9 @@ def _estimate_rows(tables: _Tables, base: dict, cs: CellSums, by: list[str], lev
     margin = cb[:, top] - np.nanmax(np.delete(cb, top, axis=1), axis=1)
     lo, hi = percentile_interval(margin, alpha)
     tables.extremes.append({**base, "grouping": " x ".join(by),
-                            "highest": cell_name(by, cells[top]),
+                            "highest": cell_name(by, cells[top], tables.codebook),
                             "highest_estimate": float(ests[top]),
-                            "runner_up": cell_name(by, cells[second]),
+                            "runner_up": cell_name(by, cells[second], tables.codebook),
                             "runner_up_estimate": float(ests[second]),
                             "margin": float(ests[top] - ests[second]), "ci_low": lo,
                             "ci_high": hi, "share_highest": float(np.mean(margin > 0))})

@@ -292,36 +292,36 @@ def _study_cmd(args) -> int:
     return 0
 
 
-AUDIT_GROUP_COLUMNS = ("gender", "race")
-
-
 def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
               ) -> dict[str, Any]:
     """Audits a run directory as an :class:`~simstudy.analysis.documents.AuditSpec` says.
 
-    Without ``by``, the audit groups by the sensitive columns the run has (``gender``, ``race``).
+    Without ``by``, the audit groups by the world's sensitive features and the populations'
+    added attributes that the run has (:func:`~simstudy.analysis.groups.run_codebook`).
     Without ``baseline``, a condition named ``baseline`` is used when the run has one; otherwise
     hidden disparities are reported as not assessed. A named baseline the run lacks is refused.
     """
     from ..dictionary import write_dictionary
     from ..documents import DocumentError, DocumentProblem
     from .audit import audit
+    from .groups import run_codebook
     from .report import load_run, write_report
 
     if not (run_dir / "recourse.parquet").exists() or not (run_dir / "manifest.json").exists():
         raise UsageError(f"{run_dir} is not a finished run (no recourse.parquet / manifest.json)")
     recourse, outcomes, manifest = load_run(run_dir)
     conditions = list(dict.fromkeys(recourse["condition"]))
-    by = spec.by or [c for c in AUDIT_GROUP_COLUMNS if c in recourse.columns]
+    codebook, default_by = run_codebook(manifest)
+    by = spec.by or [c for c in default_by if c in recourse.columns]
     if not by:
         raise DocumentError([DocumentProblem(source, "by", (
-            f"the run has none of the columns {list(AUDIT_GROUP_COLUMNS)}; name the group "
-            "columns to audit"))])
+            f"the run has none of its world's sensitive or its populations' group columns "
+            f"{default_by}; name the group columns to audit"))])
     missing = [c for c in by if c not in recourse.columns]
     if missing:
         raise DocumentError([DocumentProblem(source, "by", (
             f"the run has no column {missing}; group columns it has: "
-            f"{[c for c in ('gender', 'race', 'privileged') if c in recourse.columns]}"))])
+            f"{[c for c in (*default_by, 'privileged') if c in recourse.columns]}"))])
     if spec.baseline is not None and spec.baseline not in conditions:
         raise DocumentError([DocumentProblem(source, "baseline", (
             f"unknown condition {spec.baseline!r}; the run's conditions are {conditions}"))])
@@ -330,7 +330,8 @@ def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
         result = audit(recourse, by, baseline=baseline, metrics=spec.metrics,
                        outcomes=outcomes, n_bootstrap=spec.bootstrap,
                        n_permutations=spec.permutations, alpha=spec.alpha,
-                       correction=spec.correction, family=spec.family, seed=spec.seed)
+                       correction=spec.correction, family=spec.family, seed=spec.seed,
+                       codebook=codebook)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     paths = write_report(result, manifest, out, run_dir, spec.case_study, spec.notes)

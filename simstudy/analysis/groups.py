@@ -5,40 +5,95 @@ for each level of each attribute and for each cell of their intersection (:func:
 and takes gaps ``focal - reference`` of every level against its attribute's reference level and
 of every cell against the cell of all reference levels (:func:`comparisons`).
 
-Group codes follow the worlds: in the Loan SCM (Karimi et al. 2020) ``gender`` 1 adds to income,
-so 1 = male and 0 = female; the stylized ``race`` has 1 = minority (non-white), 0 = white.
+Group codes are named by a :class:`Codebook`: the world's (``FeatureRoles.codebook`` and
+``reference_levels``, e.g. the Loan world's gender 0 = female, 1 = male), the population
+documents' (``labels`` of the columns they add, e.g. a stylized race) and the generic
+``privileged`` column. An attribute nobody labels reads ``attribute=level``.
 
 Example:
-    >>> [c.name for c in comparisons(["gender"], {"gender": [0, 1]}, [(0,), (1,)])]
+    >>> book = Codebook({"gender": {0: "female", 1: "male"}}, {"gender": 1})
+    >>> [c.name for c in comparisons(["gender"], {"gender": [0, 1]}, [(0,), (1,)], book)]
     ['gender: female - male']
+    >>> [c.name for c in comparisons(["zone"], {"zone": [0, 1]}, [(0,), (1,)])]
+    ['zone: zone=1 - zone=0']
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-__all__ = ["GROUP_LABELS", "REFERENCE_LEVELS", "group_label", "Comparison", "comparisons",
+__all__ = ["PRIVILEGED_LABELS", "Codebook", "run_codebook", "Comparison", "comparisons",
            "cell_name", "groupings"]
 
 
-#: Readable names of group codes.
-GROUP_LABELS: dict[str, dict[int, str]] = {
-    "gender": {0: "female", 1: "male"},
-    "race": {0: "white", 1: "non-white"},
-    "privileged": {0: "non-privileged", 1: "privileged"},
-}
-
-#: The reference (conventionally advantaged) level of each known attribute; gaps are
-#: focal - reference. Other attributes take their smallest level as reference.
-REFERENCE_LEVELS: dict[str, int] = {"gender": 1, "race": 0, "privileged": 1}
+#: The population rules' own column: 1 = drew the privileged ranking distribution, the
+#: reference of its gaps.
+PRIVILEGED_LABELS: dict[int, str] = {0: "non-privileged", 1: "privileged"}
 
 
-def group_label(attribute: str, level: int) -> str:
-    """``female`` for ``(gender, 0)``; ``attribute=level`` for unknown attributes."""
-    return GROUP_LABELS.get(attribute, {}).get(int(level), f"{attribute}={int(level)}")
+@dataclass(frozen=True)
+class Codebook:
+    """Readable names of group codes and each attribute's reference level.
+
+    Attributes:
+        labels: ``{attribute: {code: label}}``.
+        reference_levels: the reference (conventionally advantaged) level of an attribute;
+            gaps are focal - reference. Other attributes take their smallest level.
+    """
+
+    labels: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
+    reference_levels: Mapping[str, int] = field(default_factory=dict)
+
+    def label(self, attribute: str, level: int) -> str:
+        """``female`` for ``(gender, 0)`` when labelled; ``attribute=level`` otherwise."""
+        book = {"privileged": PRIVILEGED_LABELS, **self.labels}
+        return book.get(attribute, {}).get(int(level), f"{attribute}={int(level)}")
+
+    def reference(self, attribute: str, levels: Sequence[int]) -> int:
+        """The attribute's reference level among ``levels``."""
+        ref = {"privileged": 1, **self.reference_levels}.get(attribute, min(levels))
+        return ref if ref in levels else min(levels)
+
+    def legend(self, by: Sequence[str]) -> str:
+        """``gender 0 = female, 1 = male; race 0 = white, 1 = non-white`` for the labelled
+        attributes of ``by`` (empty when none is labelled)."""
+        return "; ".join(
+            f"{a} " + ", ".join(f"{code} = {name}" for code, name in sorted(self.labels[a].items()))
+            for a in by if a in self.labels)
+
+
+def run_codebook(manifest: Mapping[str, Any]) -> tuple[Codebook, list[str]]:
+    """The codebook of a run and its default audit attributes, from its manifest's resolved
+    documents: the world's roles (codebook, reference levels, sensitive features) and the
+    populations' added columns and their labels. A run without resolved documents gets an
+    empty codebook and no default attributes."""
+    from ..registry import WORLD_SPECS
+    from ..world import specs as _specs  # noqa: F401 - registers the built-in worlds
+
+    resolved = manifest.get("resolved", {})
+    world_doc = resolved.get("scenario", {}).get("world", {})
+    labels: dict[str, dict[int, str]] = {}
+    references: dict[str, int] = {}
+    by: list[str] = []
+    spec_cls = WORLD_SPECS.get(world_doc.get("kind"))
+    if spec_cls is not None and hasattr(spec_cls, "roles"):
+        roles = spec_cls.model_validate(world_doc).roles()
+        labels.update(roles.codebook)
+        references.update(roles.reference_levels)
+        by += list(roles.sensitive)
+    for population in resolved.get("populations", {}).values():
+        labels.update({k: {int(c): v for c, v in codes.items()}
+                       for k, codes in population.get("labels", {}).items()})
+        added = [population.get("stylized_attribute")]
+        groups = population.get("groups") or {}
+        if groups.get("rule") == "attribute":
+            added.append(groups.get("attribute"))
+        by += [a for a in added if a is not None and a not in by]
+    return Codebook(labels, references), by
 
 
 @dataclass
@@ -55,20 +110,20 @@ class Comparison:
 
 
 def comparisons(by: Sequence[str], levels: Mapping[str, list[int]],
-                 cells: list[tuple[int, ...]]) -> list[Comparison]:
+                 cells: list[tuple[int, ...]], codebook: Codebook = Codebook(),
+                 ) -> list[Comparison]:
     """Every level of every attribute against the attribute's reference level, and (with two
     or more attributes) every intersection cell against the cell of all reference levels."""
     out = []
     cell_arr = np.array(cells, dtype=np.int64).reshape(len(cells), len(by))
     ref_of = {}
     for k, attr in enumerate(by):
-        ref = REFERENCE_LEVELS.get(attr, min(levels[attr]))
-        ref = ref if ref in levels[attr] else min(levels[attr])
+        ref = codebook.reference(attr, levels[attr])
         ref_of[attr] = ref
         for lev in levels[attr]:
             if lev == ref:
                 continue
-            focal, reference = group_label(attr, lev), group_label(attr, ref)
+            focal, reference = codebook.label(attr, lev), codebook.label(attr, ref)
             out.append(Comparison(f"{attr}: {focal} - {reference}", attr, focal, reference,
                                    np.flatnonzero(cell_arr[:, k] == lev),
                                    np.flatnonzero(cell_arr[:, k] == ref)))
@@ -76,30 +131,31 @@ def comparisons(by: Sequence[str], levels: Mapping[str, list[int]],
         ref_cell = tuple(ref_of[a] for a in by)
         if ref_cell in cells:
             r = cells.index(ref_cell)
-            ref_name = cell_name(by, ref_cell)
+            ref_name = cell_name(by, ref_cell, codebook)
             for c, cell in enumerate(cells):
                 if c == r:
                     continue
-                name = cell_name(by, cell)
+                name = cell_name(by, cell, codebook)
                 out.append(Comparison(f"{' x '.join(by)}: {name} - {ref_name}",
                                        " x ".join(by), name, ref_name,
                                        np.array([c]), np.array([r])))
     return out
 
 
-def cell_name(by: Sequence[str], cell: tuple[int, ...]) -> str:
-    """``female non-white`` for the cell ``(0, 1)`` of ``gender x race``."""
-    return " ".join(group_label(a, v) for a, v in zip(by, cell, strict=True))
+def cell_name(by: Sequence[str], cell: tuple[int, ...], codebook: Codebook = Codebook()) -> str:
+    """``female non-white`` for the cell ``(0, 1)`` of ``gender x race`` (as labelled)."""
+    return " ".join(codebook.label(a, v) for a, v in zip(by, cell, strict=True))
 
 
 def groupings(by: Sequence[str], levels: Mapping[str, list[int]],
-              cells: list[tuple[int, ...]]) -> Iterator[tuple[str, str, np.ndarray]]:
+              cells: list[tuple[int, ...]], codebook: Codebook = Codebook(),
+              ) -> Iterator[tuple[str, str, np.ndarray]]:
     """``(grouping, label, cell indices)``: everyone, each level of each attribute, each cell."""
     yield "all", "all", np.arange(len(cells))
     for k, a in enumerate(by):
         for lev in levels[a]:
-            yield a, group_label(a, lev), np.array(
+            yield a, codebook.label(a, lev), np.array(
                 [i for i, c in enumerate(cells) if c[k] == lev])
     if len(by) >= 2:
         for i, cell in enumerate(cells):
-            yield " x ".join(by), cell_name(by, cell), np.array([i])
+            yield " x ".join(by), cell_name(by, cell, codebook), np.array([i])

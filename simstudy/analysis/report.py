@@ -259,9 +259,8 @@ def _html_head(result: AuditResult, manifest: dict, notes: str) -> list[str]:
              f"intervals ({s['n_bootstrap']} resamples of people within replication and cell); "
              f"p-values come from {s['n_permutations']} permutations of group labels within "
              f"replication and are adjusted ({e(s['correction'])}, family: "
-             f"{e(s['family'])}). Cost is unweighted so that conditions compare. Codes: gender "
-             "0 = female, 1 = male (Loan SCM: male adds to income); race 1 = non-white, "
-             "0 = white (a stylized attribute that affects nothing in the world).</p>"]
+             f"{e(s['family'])}). Cost is unweighted so that conditions compare."
+             + (f" Codes: {e(s['codes'])}." if s.get("codes") else "") + "</p>"]
     if notes:
         parts.append(f"<p><b>Note.</b> {e(notes)}</p>")
     return parts
@@ -360,7 +359,8 @@ def render_markdown(result: AuditResult, manifest: dict, run_dir: str | Path | N
     out = [f"# Fairness audit: {manifest.get('scenario_name', '')}\n",
            f"{100 * (1 - s['alpha']):.0f}% bootstrap intervals ({s['n_bootstrap']} resamples), "
            f"permutation p-values ({s['n_permutations']} permutations, {s['correction']} "
-           f"adjusted per {s['family']}). Gender 0 = female, 1 = male; race 1 = non-white.\n"]
+           f"adjusted per {s['family']})."
+           + (f" Codes: {s['codes']}." if s.get("codes") else "") + "\n"]
     if notes:
         out.append(f"**Note.** {notes}\n")
     for heading, findings in collect_findings(result, conditions).items():

@@ -25,9 +25,8 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
 
 import numpy as np
 import torch
@@ -37,14 +36,13 @@ from ..primitives.space import ScaledSpace, action_mask
 from ..rng import entity_normals, entity_uniforms
 from .feedback import NoiseModel, PeopleFeedback
 from .preferences import (
-    GROUND_TRUTH_SEARCHES,
-    TruthSearch,
     centred_weights,
     derived_accept_threshold,
     ground_truth_recourse,
     profile_weights,
 )
 from .response import ResponseInputs, ResponseModel
+from .settings import UserSettings
 from .truth import ground_truth_dissimilarity, ground_truth_proximity
 
 __all__ = ["People", "UserSettings", "TRUTH_COLUMNS"]
@@ -52,30 +50,6 @@ __all__ = ["People", "UserSettings", "TRUTH_COLUMNS"]
 #: Columns of :meth:`People.truth_columns` (the ``gtp`` / ``gtd`` pair only for ground-truth
 #: preferences).
 TRUTH_COLUMNS = ("blocked", "user_loss", "has_ground_truth", "gtp", "gtd")
-
-
-@dataclass(frozen=True)
-class UserSettings:
-    """How the people hold and reveal their preferences (see
-    :class:`~simstudy.people.spec.UsersSpec`).
-
-    References:
-        "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission under double-blind
-        review), Algorithms 1-4.
-
-    Example:
-        >>> from simstudy.people import UsersSpec
-        >>> settings = UsersSpec(preference="weights").settings()
-        >>> settings.preference, settings.noise.kind
-        ('weights', 'none')
-    """
-
-    preference: Literal["ground_truth", "weights"] = "ground_truth"
-    eps: float = 1.5
-    weights: Literal["centres", "profile"] = "centres"
-    noise: NoiseModel = field(default_factory=NoiseModel)
-    accept_threshold: float | None = None
-    truth: TruthSearch = GROUND_TRUTH_SEARCHES["mutable"]
 
 
 @dataclass(eq=False)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -45,6 +44,7 @@ from ..population import ActionabilityProfiles
 from ..primitives.space import ScaledSpace, clip_to_box
 from ..primitives.spheres import growing_spheres
 from ..rng import entity_normals, entity_uniforms
+from .settings import GROUND_TRUTH_SCALES, GROUND_TRUTH_SEARCHES, TruthSearch
 
 __all__ = [
     "GROUND_TRUTH_SCALES",
@@ -56,42 +56,6 @@ __all__ = [
     "centred_weights",
     "profile_weights",
 ]
-
-#: Perturbation norm of each named ground-truth scale (HARE's near / intermediate / far).
-GROUND_TRUTH_SCALES: dict[str, float] = {"near": 0.2, "intermediate": 0.8, "far": 1.5}
-
-@dataclass(frozen=True)
-class TruthSearch:
-    """How a person's hidden ground-truth recourse is searched for
-    (:func:`~simstudy.primitives.spheres.growing_spheres`).
-
-    Attributes:
-        features: ``mutable`` (every feature of the world that is not immutable) or
-            ``actionable`` (the person's truly actionable features): the coordinates perturbed
-            and searched.
-        shell_width: the search's shell width ``eta`` (scaled units).
-        n_samples: samples per shell.
-        halving: the radius-halving phase before the shells.
-        select_features: the feature-selection (sparsifying) step after the search.
-        radius: ``length`` (CARLA) or ``volume`` radii in a shell.
-    """
-
-    features: Literal["mutable", "actionable"]
-    shell_width: float
-    n_samples: int
-    halving: bool
-    select_features: bool
-    radius: Literal["length", "volume"]
-
-
-#: The named ground-truth searches: ``mutable`` is HARE's (CARLA's Growing Spheres on the
-#: mutable features), ``actionable`` the earlier variant.
-GROUND_TRUTH_SEARCHES: dict[str, TruthSearch] = {
-    "mutable": TruthSearch("mutable", 0.2, 1000, halving=False, select_features=False,
-                           radius="length"),
-    "actionable": TruthSearch("actionable", 0.05, 200, halving=True, select_features=True,
-                              radius="volume"),
-}
 
 #: Centres of HARE's hidden per-feature preference weights.
 WEIGHT_CENTRES: tuple[float, ...] = (0.2, 1.0, 2.0, 3.0, 4.0)

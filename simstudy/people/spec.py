@@ -39,10 +39,11 @@ from ..schema import derive_spec
 from . import rating as _rating  # noqa: F401 - registers the rating response kind
 from .noise import NoiseModel
 from .response import LogisticResponseSpec
+from .settings import GROUND_TRUTH_SCALES, GROUND_TRUTH_SEARCHES, UserSettings
 
 if TYPE_CHECKING:  # the people themselves are built with torch; documents validate without it
     from ..primitives.space import ScaledSpace
-    from .people import People, UserSettings
+    from .people import People
 
 __all__ = ["ActionabilitySpec", "CostSpec", "GroupsSpec", "PopulationSpec", "NoiseSpec",
            "UsersSpec", "ResponseSpecs", "PeopleSpec"]
@@ -111,11 +112,10 @@ class GroupProfileSpec(StrictModel):
     bias: BiasName | list[float]
 
 
-class GroupsSpec(derive_spec(GroupAssignment, name="GroupsSpec",
-                             exclude=("income_feature", "gender_feature"))):
+class GroupsSpec(derive_spec(GroupAssignment, name="GroupsSpec")):
     """Group-correlated assignment of a privileged and a non-privileged ranking distribution
     (the assignment's fields and defaults are :class:`~simstudy.population.GroupAssignment`'s;
-    the features its rules read are the world's).
+    the features its rules read are the world's roles unless the document names them).
 
     References:
         "From Universal to Individualized Actionability: Revisiting Personalization in
@@ -131,8 +131,12 @@ class GroupsSpec(derive_spec(GroupAssignment, name="GroupsSpec",
     privileged: GroupProfileSpec = GroupProfileSpec(bias="privileged")
     non_privileged: GroupProfileSpec = GroupProfileSpec(bias="non_privileged")
 
-    def assignment(self) -> GroupAssignment:
-        return self.build()
+    def assignment(self, income: str | None = None, sensitive: str | None = None
+                   ) -> GroupAssignment:
+        """The runtime rule; ``income``, ``sensitive``: the world's features, used where the
+        document names none."""
+        return replace(self.build(), income_feature=self.income_feature or income,
+                       gender_feature=self.gender_feature or sensitive)
 
 
 class PopulationSpec(StrictModel):
@@ -141,6 +145,8 @@ class PopulationSpec(StrictModel):
     Attributes:
         hidden_mismatch_probability: probability that one feature a person reports as
             actionable is in truth not actionable for them (their hidden profile).
+        labels: readable labels of the codes of the group columns the population adds (audits
+            and reports name groups with them).
 
     Example:
         >>> from simstudy.people import PopulationSpec
@@ -158,12 +164,20 @@ class PopulationSpec(StrictModel):
         None, description="add a stylized binary attribute (equal gender x attribute cells) "
                           "that affects nothing, for audits")
     hidden_mismatch_probability: float = Field(0.0, ge=0.0, le=1.0)
+    labels: dict[str, dict[int, str]] = Field(
+        default_factory=dict, description="readable labels of the codes of the group columns "
+                                          "this population adds, e.g. {race: {0: white, 1: "
+                                          "non-white}} (0 = the majority group)")
 
     @model_validator(mode="after")
     def _groups_need_rankings(self) -> PopulationSpec:
         if self.groups is not None and self.actionability.kind != "ranking":
             raise ValueError("groups assign ranking distributions; actionability.kind must be "
                              "'ranking'")
+        unknown = set(self.labels) - set(self.group_columns())
+        if unknown:
+            raise ValueError(f"labels name columns this population does not add: "
+                             f"{sorted(unknown)} (it adds: {self.group_columns()})")
         return self
 
     def ranking_problems(self, known: Sequence[str]) -> list[tuple[str, str]]:
@@ -179,6 +193,27 @@ class PopulationSpec(StrictModel):
                 for field, bias in named
                 if isinstance(bias, str) and bias != "uniform" and bias not in known]
 
+    def feature_problems(self, names: Sequence[str], income: str | None,
+                         sensitive: Sequence[str]) -> list[tuple[str, str]]:
+        """``(field, reason)`` for each feature the group rules need that the world (features
+        ``names``, income-like feature ``income``, sensitive features ``sensitive``) lacks."""
+        out = []
+        g = self.groups
+        for field, name in (("groups.income_feature", g and g.income_feature),
+                            ("groups.gender_feature", g and g.gender_feature)):
+            if name is not None and name not in names:
+                out.append((field, f"the world has no feature {name!r} (its features: "
+                                   f"{', '.join(names)})"))
+        if g is not None and g.rule == "income" and g.income_feature is None and income is None:
+            out.append(("groups.income_feature", "the world names no income-like feature; "
+                                                 "name the feature the income rule ranks on"))
+        attribute_rule = (g is not None and g.rule == "attribute" and g.gender_feature is None)
+        if (attribute_rule or self.stylized_attribute is not None) and not sensitive:
+            field = "groups.gender_feature" if attribute_rule else "stylized_attribute"
+            out.append((field, "the world names no sensitive feature to balance the attribute "
+                               "within"))
+        return out
+
     def group_columns(self) -> list[str]:
         """The group columns people of this population carry."""
         out = []
@@ -192,25 +227,29 @@ class PopulationSpec(StrictModel):
 
     def draw(self, x: np.ndarray, feature_names: Sequence[str], actionable: tuple[str, ...],
              ids: np.ndarray, seed: int, rankings: Mapping[str, Sequence[str]] | None = None,
+             income: str | None = None, sensitive: Sequence[str] = (),
              ) -> tuple[ActionabilityProfiles, dict[str, np.ndarray]]:
         """Reported actionability profiles and group columns, keyed by ``(seed, purpose, id)``.
 
         Two conditions differing only in the cost profile give the same people the same
-        rankings. ``rankings``: the world's named ranking distributions
-        (``world.roles.rankings``).
+        rankings. ``rankings``, ``income``, ``sensitive``: the world's named ranking
+        distributions, income-like feature and sensitive features (``world.roles``).
         """
         ids = np.asarray(ids)
         groups: dict[str, np.ndarray] = {}
+        within = sensitive[0] if len(sensitive) else None
         if self.stylized_attribute is not None:
             groups.update({k: v for k, v in assign_groups(
-                GroupAssignment("attribute", attribute=self.stylized_attribute),
+                GroupAssignment("attribute", attribute=self.stylized_attribute,
+                                gender_feature=within),
                 x, feature_names, ids, seed).items() if k != "privileged"})
         uniforms = entity_uniforms(seed, "actionability", ids, 8)
         if self.groups is None:
             scores, levels = self.actionability.sampler(None, rankings).sample(actionable,
                                                                                uniforms)
         else:
-            assigned = assign_groups(self.groups.assignment(), x, feature_names, ids, seed)
+            assigned = assign_groups(self.groups.assignment(income, within), x, feature_names,
+                                     ids, seed)
             groups.update(assigned)
             privileged = assigned["privileged"]
             s_priv, levels = self.actionability.sampler(
@@ -227,10 +266,6 @@ class PopulationSpec(StrictModel):
 class NoiseSpec(derive_spec(NoiseModel, name="NoiseSpec")):
     """Scenario entry of :class:`~simstudy.people.noise.NoiseModel` (its fields and defaults).
 
-    References:
-        "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission under double-blind
-        review), Algorithms 1-4.
-
     Example:
         >>> from simstudy.people import NoiseSpec
         >>> NoiseSpec.model_validate({"kind": "bernoulli", "p": 0.1}).build()
@@ -238,26 +273,20 @@ class NoiseSpec(derive_spec(NoiseModel, name="NoiseSpec")):
     """
 
 
-class UsersSpec(StrictModel):
-    """The people's hidden preferences and how they answer questions.
+class UsersSpec(derive_spec(UserSettings, name="UsersSettingsSpec", exclude=("eps", "truth"))):
+    """The people's hidden preferences and how they answer questions: ``preference``,
+    ``weights``, ``noise`` and ``accept_threshold`` with their defaults are
+    :class:`~simstudy.people.settings.UserSettings`'; the document names the ground-truth
+    scale and search, which :meth:`settings` resolves into its ``eps`` and ``truth``.
 
     Attributes:
-        preference: ``ground_truth`` (prefer the recourse nearest a hidden ``r_gt``) or
-            ``weights`` (prefer the smaller hidden weighted change).
         scale: ground-truth perturbation norm or a name of
-            :data:`~simstudy.people.preferences.GROUND_TRUTH_SCALES`.
+            :data:`~simstudy.people.settings.GROUND_TRUTH_SCALES`.
         ground_truth: how ``r_gt`` is searched for, a name of
-            :data:`~simstudy.people.preferences.GROUND_TRUTH_SEARCHES`: ``mutable`` (HARE's
+            :data:`~simstudy.people.settings.GROUND_TRUTH_SEARCHES`: ``mutable`` (HARE's
             evaluation: CARLA's Growing Spheres over the world's mutable features) or
             ``actionable`` (the earlier variant: each person's actionable features, the
             project's Growing Spheres with its feature-selection step).
-        weights: ``centres`` (HARE's hidden weights) or ``profile`` (the person's true cost
-            weights).
-        noise: the answer noise.
-        accept_threshold: the hidden loss at or below which a person accepts a recourse;
-            ``null`` derives it from the people's model (half the ground-truth search's shell
-            width, in units of their loss; see
-            :func:`~simstudy.people.preferences.derived_accept_threshold`).
         n_samples, eta: replace the ground-truth search's samples per shell and shell width.
 
     References:
@@ -271,27 +300,22 @@ class UsersSpec(StrictModel):
         ('near', 'logistic')
     """
 
-    preference: Literal["ground_truth", "weights"] = "ground_truth"
     scale: Literal["near", "intermediate", "far"] | Annotated[float, Field(gt=0.0)] = "far"
     ground_truth: Literal["mutable", "actionable"] = "mutable"
-    weights: Literal["centres", "profile"] = "centres"
-    noise: NoiseSpec = Field(default_factory=NoiseSpec)
-    accept_threshold: float | None = Field(None, ge=0.0)
     n_samples: int | None = Field(None, gt=0)
     eta: float | None = Field(None, gt=0.0)
 
     def settings(self) -> UserSettings:
-        from .people import UserSettings
-        from .preferences import GROUND_TRUTH_SCALES, GROUND_TRUTH_SEARCHES
-
+        """The runtime settings, named scale and search resolved."""
         eps = GROUND_TRUTH_SCALES[self.scale] if isinstance(self.scale, str) else self.scale
         truth = GROUND_TRUTH_SEARCHES[self.ground_truth]
         if self.n_samples is not None:
             truth = replace(truth, n_samples=self.n_samples)
         if self.eta is not None:
             truth = replace(truth, shell_width=self.eta)
-        return UserSettings(self.preference, float(eps), self.weights, self.noise.build(),
-                            self.accept_threshold, truth)
+        return UserSettings(**self.arguments(), eps=float(eps), truth=truth)
+
+    build = settings
 
 
 def _response_union() -> Any:
@@ -339,7 +363,8 @@ class PeopleSpec(StrictModel):
               reported: ActionabilityProfiles | None = None,
               preference_seed: int | None = None,
               immutable: Sequence[str] | None = None,
-              rankings: Mapping[str, Sequence[str]] | None = None) -> People:
+              rankings: Mapping[str, Sequence[str]] | None = None,
+              income: str | None = None, sensitive: Sequence[str] = ()) -> People:
         """The people behind rows ``x`` (ids ``ids``), every draw keyed by ``(seed, purpose,
         id)``.
 
@@ -356,6 +381,8 @@ class PeopleSpec(StrictModel):
                 the ``mutable`` ground-truth search, which moves every other feature.
             rankings: the world's named ranking distributions (``world.roles.rankings``);
                 needed by a population document naming one other than ``uniform``.
+            income, sensitive: the world's income-like and sensitive features
+                (``world.roles.income``, ``world.roles.sensitive``); read by the group rules.
         """
         from .people import People
 
@@ -363,7 +390,7 @@ class PeopleSpec(StrictModel):
         ids = np.asarray(ids, dtype=np.int64)
         if reported is None:
             profiles, groups = self.population.draw(x, feature_names, actionable, ids, seed,
-                                                    rankings)
+                                                    rankings, income, tuple(sensitive))
         else:
             profiles, groups = reported, {}
         return People.create(ids, x, tuple(feature_names), profiles, groups, seed, space,

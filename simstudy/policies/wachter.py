@@ -21,6 +21,7 @@ from typing import Literal
 
 import numpy as np
 import torch
+from torch.optim.adam import adam as adam_update
 
 from ..metrics import Recourse
 from ..population import ActionabilityProfiles
@@ -45,7 +46,11 @@ def wachter(
     m = torch.as_tensor(np.asarray(mask), dtype=torch.float64)
     n = x.shape[0]
     delta = torch.zeros_like(x, requires_grad=True)
-    opt = torch.optim.Adam([delta], lr=lr)
+    # Adam's update through torch's own functional form: the same arithmetic as
+    # torch.optim.Adam (default settings) without the optimizer object's per-step bookkeeping,
+    # which dominates on the small batches of one simulated day
+    exp_avg, exp_avg_sq, adam_step = (torch.zeros_like(x), torch.zeros_like(x),
+                                      torch.tensor(0.0))
     lam_i = torch.full((n,), float(lam), dtype=torch.float64)
     best = x.clone()
     best_dist = torch.full((n,), torch.inf, dtype=torch.float64)
@@ -62,9 +67,11 @@ def wachter(
                 dist = ((r - x) ** 2).sum(dim=1).add(1e-12).sqrt()
             loss = lam_i * torch.nn.functional.softplus(-logit).to(torch.float64) + dist
             # gradients for δ only: the decision model's parameters stay untouched
-            (delta.grad,) = torch.autograd.grad((loss * active).sum(), delta)
-            opt.step()
+            (grad,) = torch.autograd.grad((loss * active).sum(), delta)
             with torch.no_grad():
+                adam_update([delta], [grad], [exp_avg], [exp_avg_sq], [], [adam_step],
+                            amsgrad=False, beta1=0.9, beta2=0.999, lr=lr, weight_decay=0.0,
+                            eps=1e-8, maximize=False)
                 better = (logit >= 0) & (dist < best_dist) & active
                 best[better] = r[better].detach()
                 best_dist[better] = dist[better].detach()

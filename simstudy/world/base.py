@@ -30,11 +30,18 @@ class FeatureRoles:
         names: every feature, in causal (topological) order.
         immutable: features nobody can change (for example gender, age).
         actionable: globally actionable features (some people may still be unable to act on them).
-        sensitive: features used to define groups in audits.
+        sensitive: features used to define groups in audits (the first also stratifies a
+            population's stylized attribute, see :func:`simstudy.population.assign_groups`).
         parents: for every feature, the names of its causal parents.
         rankings: the world's named ranking distributions over its actionable features: the
             two features each one ranks on top (``uniform`` needs no entry; see
             :func:`simstudy.population.permutation_distribution`).
+        income: the income-like feature that a population's ``income`` group rule ranks on
+            (``None``: the world has none; a population document may name one).
+        codebook: readable labels of coded values, ``{feature: {code: label}}`` (audits and
+            reports name groups with them).
+        reference_levels: the reference (conventionally advantaged) level of a coded feature;
+            audit gaps are ``focal - reference``.
 
     Example:
         >>> from simstudy.world import FeatureRoles
@@ -50,6 +57,9 @@ class FeatureRoles:
     sensitive: tuple[str, ...]
     parents: dict[str, tuple[str, ...]]
     rankings: dict[str, tuple[str, str]] = field(default_factory=dict)
+    income: str | None = None
+    codebook: dict[str, dict[int, str]] = field(default_factory=dict)
+    reference_levels: dict[str, int] = field(default_factory=dict)
 
     @property
     def dim(self) -> int:

@@ -230,6 +230,10 @@ class CausalFlow(nn.Module):
                 "actionable": list(r.actionable), "sensitive": list(r.sensitive),
                 "parents": {k: list(v) for k, v in r.parents.items()},
                 "rankings": {k: list(v) for k, v in r.rankings.items()},
+                "income": r.income,
+                "codebook": {k: {str(c): lab for c, lab in v.items()}
+                             for k, v in r.codebook.items()},
+                "reference_levels": dict(r.reference_levels),
                 "discrete": {k: [v[0], v[1]] for k, v in self.discrete.items()},
                 "config": self.config.to_json()}
 
@@ -247,7 +251,11 @@ class CausalFlow(nn.Module):
         roles = FeatureRoles(tuple(meta["names"]), tuple(meta["immutable"]),
                              tuple(meta["actionable"]), tuple(meta["sensitive"]),
                              {k: tuple(v) for k, v in meta["parents"].items()},
-                             {k: tuple(v) for k, v in meta.get("rankings", {}).items()})
+                             {k: tuple(v) for k, v in meta.get("rankings", {}).items()},
+                             meta.get("income"),
+                             {k: {int(c): lab for c, lab in v.items()}
+                              for k, v in meta.get("codebook", {}).items()},
+                             dict(meta.get("reference_levels", {})))
         cfg = dict(meta["config"])
         cfg["hidden"] = tuple(cfg["hidden"])
         n_c = len(roles.names) - len(meta["discrete"])
@@ -346,4 +354,8 @@ def cached_causal_flow(cache: ModelCache | None, roles: FeatureRoles, x_train: t
         flow, meta = fit_causal_flow(roles, x_train, x_val, config, seed, progress)
         return flow, {**meta, "state_dict_sha256": flow.save(stem, meta)}
 
-    return cache.get_or_train(key, CausalFlow.load, train_and_save)
+    flow, meta = cache.get_or_train(key, CausalFlow.load, train_and_save)
+    # The key fixes names and graph; the declared roles (income feature, codebook) hold even
+    # over a file saved before they were recorded in its metadata.
+    flow.roles = roles
+    return flow, meta

@@ -5,6 +5,8 @@ Example:
     ('loan_amount', 'loan_duration', 'income', 'savings')
     >>> sorted(LOAN_ROLES.rankings)[0]
     'causal_order'
+    >>> LOAN_ROLES.codebook["gender"][0]
+    'female'
 """
 
 from __future__ import annotations
@@ -34,4 +36,8 @@ LOAN_ROLES = FeatureRoles(
         "privileged": ("income", "savings"),
         "non_privileged": ("loan_amount", "loan_duration"),
     },
+    income="income",
+    # In the Loan SCM (Karimi et al. 2020) gender 1 adds to income: 1 = male, 0 = female.
+    codebook={"gender": {0: "female", 1: "male"}},
+    reference_levels={"gender": 1},
 )

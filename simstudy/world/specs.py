@@ -65,6 +65,12 @@ class CsvSource(StrictModel):
     immutable: list[str] = Field(default_factory=list)
     actionable: list[str] = Field(min_length=1)
     sensitive: list[str] = Field(default_factory=list)
+    income: str | None = Field(None, description="the income-like feature a population's "
+                                                 "`income` group rule ranks on")
+    codebook: dict[str, dict[int, str]] = Field(
+        default_factory=dict, description="labels of coded values: {feature: {code: label}}")
+    reference_levels: dict[str, int] = Field(
+        default_factory=dict, description="reference level of a coded feature in audit gaps")
     split: SplitShares = (0.5, 0.25, 0.25)
 
     @model_validator(mode="after")
@@ -76,6 +82,10 @@ class CsvSource(StrictModel):
             unknown = set(getattr(self, group)) - set(names)
             if unknown:
                 raise ValueError(f"{group} names unknown features: {sorted(unknown)}")
+        coded = {*self.codebook, *self.reference_levels} | ({self.income} - {None})
+        if coded - set(names):
+            raise ValueError(f"income, codebook or reference_levels name unknown features: "
+                             f"{sorted(coded - set(names))}")
         for f in self.features:
             unknown = set(f.parents) - set(names)
             if unknown:
@@ -86,7 +96,9 @@ class CsvSource(StrictModel):
     def roles(self) -> FeatureRoles:
         return FeatureRoles(tuple(f.name for f in self.features), tuple(self.immutable),
                             tuple(self.actionable), tuple(self.sensitive),
-                            {f.name: tuple(f.parents) for f in self.features})
+                            {f.name: tuple(f.parents) for f in self.features},
+                            income=self.income, codebook=dict(self.codebook),
+                            reference_levels=dict(self.reference_levels))
 
 
 def _loan_names() -> tuple[str, ...]:
@@ -117,6 +129,10 @@ class LoanWorldSpec(derive_spec(LoanParams, runtime="simstudy.world.loan:LoanSCM
 
     def feature_names(self) -> tuple[str, ...]:
         return _loan_names()
+
+    def roles(self) -> FeatureRoles:
+        """The world's feature roles, without torch."""
+        return LOAN_ROLES
 
     def ranking_names(self) -> tuple[str, ...]:
         """The ranking distributions the world names (populations may draw from them)."""
@@ -194,7 +210,11 @@ class CausalFlowWorldSpec(StrictModel):
 
     def ranking_names(self) -> tuple[str, ...]:
         """The ranking distributions the world names (populations may draw from them)."""
-        return tuple(LOAN_ROLES.rankings if self.csv is None else self.csv.roles().rankings)
+        return tuple(self.roles().rankings)
+
+    def roles(self) -> FeatureRoles:
+        """The world's feature roles, without torch."""
+        return LOAN_ROLES if self.csv is None else self.csv.roles()
 
     def data_files(self, base_dir: str | Path = ".") -> list[Path]:
         """The files the world reads (their hashes are part of a run's resume key)."""
