@@ -6,9 +6,8 @@ Each command runs ``--repeat`` times in a fresh interpreter (``python -m simstud
 machine's load average before and after (timings taken while other work loads the machine are
 not speed figures; the CPU seconds of each run, user plus system, depend less on the load), and
 the heavy libraries the command imported. The validated documents are
-``scenarios/*.yaml populations/*.yaml analysis/*.yaml sweeps/*.yaml``; a second entry leaves
-out those naming a policy kind registered by module (their spec lives with a runtime that
-imports torch), so both readings are visible.
+``scenarios/*.yaml populations/*.yaml analysis/*.yaml sweeps/*.yaml``, and separately
+``scenarios/*.yaml`` alone.
 
     python benchmarks/cli_speed.py [--repeat 5]
 """
@@ -40,14 +39,9 @@ _PROBE = (
     f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)), file=sys.stderr)\n")
 
 
-def _documents(skip_module_kinds: bool) -> list[str]:
-    sys.path.insert(0, str(REPO))
-    sys.path.insert(0, str(REPO / "tests"))
-    from test_cli import _names_kind_registered_by_module
-
-    paths = sorted(p for folder in FOLDERS for p in (REPO / folder).glob("*.yaml"))
-    return [str(p.relative_to(REPO)) for p in paths
-            if not (skip_module_kinds and _names_kind_registered_by_module(p))]
+def _documents(folders: tuple[str, ...] = FOLDERS) -> list[str]:
+    paths = sorted(p for folder in folders for p in (REPO / folder).glob("*.yaml"))
+    return [str(p.relative_to(REPO)) for p in paths]
 
 
 def _cpu_seconds() -> float:
@@ -79,8 +73,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    everything = _documents(skip_module_kinds=False)
-    light = _documents(skip_module_kinds=True)
+    everything = _documents()
+    scenarios = _documents(("scenarios",))
     load_before = os.getloadavg()
     result = {
         "python": sys.version.split()[0],
@@ -89,9 +83,8 @@ def main() -> None:
         "help": _time(["--help"], args.repeat),
         "validate_all": {"documents": len(everything),
                          **_time(["validate", *everything], args.repeat)},
-        "validate_without_module_kinds": {
-            "documents": len(light), "left_out": sorted(set(everything) - set(light)),
-            **_time(["validate", *light], args.repeat)},
+        "validate_scenarios": {"documents": len(scenarios),
+                               **_time(["validate", *scenarios], args.repeat)},
         "load_average_after": [round(v, 2) for v in os.getloadavg()],
     }
     print(json.dumps(result, indent=2))

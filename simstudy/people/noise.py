@@ -33,6 +33,19 @@ class NoiseModel:
         p: flip probability of ``bernoulli``.
         scale, offset: the logistic flip curve ``1 - σ(scale (δ + offset))``.
         temperature: the Bradley-Terry temperature.
+
+    References:
+        "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission under double-blind
+        review), Algorithms 1-4.
+
+    Example:
+        >>> import torch
+        >>> from simstudy.people import NoiseModel
+        >>> gap = torch.tensor([-1.0, 1.0])
+        >>> NoiseModel("bernoulli", p=0.1).probability(gap, gap.abs()).tolist()
+        [0.1, 0.9]
+        >>> NoiseModel("none").probability(gap, gap.abs()).tolist()
+        [0.0, 1.0]
     """
 
     kind: Literal["none", "bernoulli", "logistic", "bradley_terry"] = "none"

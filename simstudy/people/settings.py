@@ -80,6 +80,16 @@ class UserSettings:
             ``None`` derives it from the people's model (see
             :func:`~simstudy.people.preferences.derived_accept_threshold`).
         truth: how the hidden ground truth is searched for.
+
+    References:
+        "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission under double-blind
+        review), Algorithms 1-4.
+
+    Example:
+        >>> from simstudy.people import UsersSpec
+        >>> settings = UsersSpec(preference="weights").settings()
+        >>> settings.preference, settings.noise.kind
+        ('weights', 'none')
     """
 
     preference: Literal["ground_truth", "weights"] = "ground_truth"

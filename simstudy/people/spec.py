@@ -57,6 +57,19 @@ class ActionabilitySpec(derive_spec(LikertSampler, name="ActionabilitySpec", bas
     ``allow_not_actionable``). ``all``: no personalization. The fields and defaults are the
     samplers' (:class:`~simstudy.population.RankingSampler`,
     :class:`~simstudy.population.LikertSampler`).
+
+    References:
+        "From Universal to Individualized Actionability: Revisiting Personalization in
+        Algorithmic Recourse", 2026, arXiv (submitted 9 April 2026).
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.people import ActionabilitySpec
+        >>> sampler = ActionabilitySpec(n_actionable=2).sampler()
+        >>> uniforms = np.random.default_rng(0).random((4, 2))
+        >>> scores, levels = sampler.sample(("a", "b", "c"), uniforms)
+        >>> (scores > 0).sum(axis=1).tolist(), levels
+        ([2, 2, 2, 2], 3)
     """
 
     kind: Literal["ranking", "likert", "all"] = "ranking"
@@ -77,7 +90,19 @@ class CostSpec(derive_spec(CostProfile, name="CostSpec")):
     """Cost profile mapping scores to weights: ``w(s) = 1 + alpha ((s-1)/(S-1))^p``; the
     weights enter the cost outside the square (the paper's weighted L2) unless ``placement:
     inside`` (see :func:`simstudy.metrics.weighted_cost`). Fields and defaults are
-    :class:`~simstudy.population.CostProfile`'s."""
+    :class:`~simstudy.population.CostProfile`'s.
+
+    References:
+        "From Universal to Individualized Actionability: Revisiting Personalization in
+        Algorithmic Recourse", 2026, arXiv (submitted 9 April 2026).
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.people import CostSpec
+        >>> profile = CostSpec(shape="linear", alpha=3.0).profile()
+        >>> profile.weights(np.array([[1, 2, 3, 4]]), levels=4).tolist()
+        [[1.0, 2.0, 3.0, 4.0]]
+    """
 
     def profile(self) -> CostProfile:
         return self.build()
@@ -90,7 +115,18 @@ class GroupProfileSpec(StrictModel):
 class GroupsSpec(derive_spec(GroupAssignment, name="GroupsSpec")):
     """Group-correlated assignment of a privileged and a non-privileged ranking distribution
     (the assignment's fields and defaults are :class:`~simstudy.population.GroupAssignment`'s;
-    the features its rules read are the world's roles unless the document names them)."""
+    the features its rules read are the world's roles unless the document names them).
+
+    References:
+        "From Universal to Individualized Actionability: Revisiting Personalization in
+        Algorithmic Recourse", 2026, arXiv (submitted 9 April 2026).
+
+    Example:
+        >>> from simstudy.people import GroupsSpec
+        >>> spec = GroupsSpec(rule="income", privileged_share=0.3)
+        >>> spec.assignment().rule, spec.assignment().privileged_share
+        ('income', 0.3)
+    """
 
     privileged: GroupProfileSpec = GroupProfileSpec(bias="privileged")
     non_privileged: GroupProfileSpec = GroupProfileSpec(bias="non_privileged")
@@ -111,6 +147,13 @@ class PopulationSpec(StrictModel):
             actionable is in truth not actionable for them (their hidden profile).
         labels: readable labels of the codes of the group columns the population adds (audits
             and reports name groups with them).
+
+    Example:
+        >>> from simstudy.people import PopulationSpec
+        >>> spec = PopulationSpec.model_validate({"actionability": {"n_actionable": 2},
+        ...                                      "hidden_mismatch_probability": 0.1})
+        >>> spec.actionability.kind, spec.cost.shape, spec.group_columns()
+        ('ranking', 'constant', [])
     """
 
     description: str = ""
@@ -241,7 +284,13 @@ def population_problems(conditions: Sequence[Any], populations: Mapping[str, Pop
 
 
 class NoiseSpec(derive_spec(NoiseModel, name="NoiseSpec")):
-    """Scenario entry of :class:`~simstudy.people.noise.NoiseModel` (its fields and defaults)."""
+    """Scenario entry of :class:`~simstudy.people.noise.NoiseModel` (its fields and defaults).
+
+    Example:
+        >>> from simstudy.people import NoiseSpec
+        >>> NoiseSpec.model_validate({"kind": "bernoulli", "p": 0.1}).build()
+        NoiseModel(kind='bernoulli', p=0.1, scale=2.0, offset=1.0, temperature=0.1)
+    """
 
 
 class UsersSpec(derive_spec(UserSettings, name="UsersSettingsSpec", exclude=("eps", "truth"))):
@@ -259,6 +308,16 @@ class UsersSpec(derive_spec(UserSettings, name="UsersSettingsSpec", exclude=("ep
             ``actionable`` (the earlier variant: each person's actionable features, the
             project's Growing Spheres with its feature-selection step).
         n_samples, eta: replace the ground-truth search's samples per shell and shell width.
+
+    References:
+        "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission under double-blind
+        review), Algorithms 1-4.
+
+    Example:
+        >>> from simstudy.people import UsersSpec
+        >>> spec = UsersSpec.model_validate({"scale": "near", "noise": {"kind": "logistic"}})
+        >>> spec.scale, spec.settings().noise.kind
+        ('near', 'logistic')
     """
 
     scale: Literal["near", "intermediate", "far"] | Annotated[float, Field(gt=0.0)] = "far"
@@ -291,7 +350,29 @@ ResponseSpecs = _response_union()
 
 
 class PeopleSpec(StrictModel):
-    """Everything that describes the simulated people of one condition."""
+    """Everything that describes the simulated people of one condition.
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.policies import RecourseContext
+        >>> from simstudy.population import ActionabilityProfiles
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, sample_world_data
+        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
+        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
+        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> ids = np.flatnonzero(~context.model.approves(data.x_test).numpy())[:3]
+        >>> x, actionable = data.x_test.numpy()[ids], LoanSCM.roles.actionable
+        >>> profiles = ActionabilityProfiles(actionable, np.ones((3, 4), int), 1, np.ones((3, 4)))
+        >>> from simstudy.people import PeopleSpec
+        >>> from simstudy.primitives import ScaledSpace
+        >>> people = PeopleSpec().build(x, ids, 0, context.feature_names, actionable,
+        ...                             ScaledSpace.from_context(context), reported=profiles,
+        ...                             immutable=LoanSCM.roles.immutable)
+        >>> len(people), type(people.response).__name__
+        (3, 'LogisticResponse')
+    """
 
     population: PopulationSpec = Field(default_factory=PopulationSpec)
     users: UsersSpec = Field(default_factory=UsersSpec)

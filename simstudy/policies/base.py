@@ -50,6 +50,19 @@ class RecourseContext:
         seed: the replication's seed, for policies that train.
         cache: the run's model cache, where policies that train store their models (``None``:
             the default cache folder).
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.policies import RecourseContext
+        >>> from simstudy.population import ActionabilityProfiles
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, sample_world_data
+        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
+        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
+        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> context.feature_names[:3], bool((context.upper > context.lower).all())
+        (('gender', 'age', 'education'), True)
     """
 
     world: CausalWorld
@@ -76,7 +89,30 @@ class RecourseContext:
 
 
 class RecoursePolicy(ABC):
-    """Base class of recourse generators."""
+    """Base class of recourse generators.
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.policies import RecourseContext
+        >>> from simstudy.population import ActionabilityProfiles
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, sample_world_data
+        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
+        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
+        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> ids = np.flatnonzero(~context.model.approves(data.x_test).numpy())[:3]
+        >>> x, actionable = data.x_test.numpy()[ids], LoanSCM.roles.actionable
+        >>> profiles = ActionabilityProfiles(actionable, np.ones((3, 4), int), 1, np.ones((3, 4)))
+        >>> from simstudy.policies import RecoursePolicy
+        >>> from simstudy.primitives import Recourse
+        >>> class NoRecourse(RecoursePolicy):
+        ...     kind = "none"
+        ...     def recommend(self, x, profiles, ids, seed=0, feedback=None):
+        ...         return Recourse.none(*x.shape)
+        >>> NoRecourse().fit(context).recommend(x, profiles, ids).found.tolist()
+        [False, False, False]
+    """
 
     #: short name used in results tables
     kind: str = "policy"

@@ -98,6 +98,34 @@ class HARE(HAREParams, ScaledSpacePolicy):
     nor moved by a causal base's counterfactual). The returned recourse carries the base
     generator's recourse as ``base``, so the caller can measure both against the people's
     hidden truth. The constructor is :class:`~simstudy.policies.params.HAREParams`'.
+
+    References:
+        "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission under double-blind
+        review), Algorithms 1-4.
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.policies import RecourseContext
+        >>> from simstudy.population import ActionabilityProfiles
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, sample_world_data
+        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
+        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
+        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> ids = np.flatnonzero(~context.model.approves(data.x_test).numpy())[:3]
+        >>> x, actionable = data.x_test.numpy()[ids], LoanSCM.roles.actionable
+        >>> profiles = ActionabilityProfiles(actionable, np.ones((3, 4), int), 1, np.ones((3, 4)))
+        >>> from simstudy.people import PeopleSpec
+        >>> from simstudy.policies import HARE, GrowingSpheres
+        >>> from simstudy.primitives import ScaledSpace
+        >>> people = PeopleSpec().build(x, ids, 0, context.feature_names, LoanSCM.roles.actionable,
+        ...                             ScaledSpace.from_context(context), reported=profiles,
+        ...                             immutable=LoanSCM.roles.immutable)
+        >>> hare = HARE(GrowingSpheres(n_samples=30), budget=6, steps=10).fit(context)
+        >>> recourse = hare.recommend(x, profiles, ids, feedback=people.feedback())
+        >>> recourse.found.tolist(), recourse.extras["queries"].tolist()
+        ([True, True, True], [2, 3, 2])
     """
 
     kind = "hare"

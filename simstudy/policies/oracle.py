@@ -85,6 +85,21 @@ class CausalOracle(OracleParams, RecoursePolicy):
         progress: show a progress bar over people.
 
     The constructor is :class:`~simstudy.policies.params.OracleParams`'.
+
+    References:
+        Individual-actionability study (2026), App. C.2.3; Karimi et al. (NeurIPS 2020,
+        https://arxiv.org/abs/2006.06831); CARMA (Majumdar & Valera, FAccT 2024).
+
+    Example:
+        >>> from simstudy.population import ActionabilityProfiles as Profiles
+        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
+        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
+        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
+        >>> ids = np.flatnonzero(~model.approves(data.x_test).numpy())[:3]
+        >>> profiles = Profiles(world.roles.actionable, np.ones((3, 4), int), 1, np.ones((3, 4)))
+        >>> oracle = CausalOracle(n_values=10).fit(RecourseContext(world, model, data))
+        >>> oracle.recommend(data.x_test.numpy()[ids], profiles, ids).found.tolist()
+        [False, True, True]
     """
 
     kind = "oracle"

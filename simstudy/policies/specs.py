@@ -27,6 +27,12 @@ class PolicySpec(StrictModel):
 
     A subclass implements :meth:`build` (the policy as configured); callers use :meth:`policy`,
     which also honours ``personalized``.
+
+    Example:
+        >>> from simstudy.policies import PolicySpec, WachterSpec
+        >>> spec = WachterSpec(steps=10, personalized=False)
+        >>> isinstance(spec, PolicySpec), type(spec.policy()).__name__, spec.policy().kind
+        (True, 'UniversalPolicy', 'wachter')
     """
 
     # True for policies that follow the decision model's gradient; they refuse models that
@@ -53,7 +59,20 @@ class PolicySpec(StrictModel):
 class WachterSpec(derive_spec(WachterParams, runtime="simstudy.policies.wachter:Wachter",
                               kind="wachter", base=PolicySpec, name="WachterSpec")):
     """Scenario entry of :class:`~simstudy.policies.wachter.Wachter` (fields and defaults are
-    :class:`~simstudy.policies.params.WachterParams`')."""
+    :class:`~simstudy.policies.params.WachterParams`').
+
+    References:
+        Wachter, Mittelstadt & Russell, "Counterfactual explanations without opening the black
+        box: automated decisions and the GDPR", Harvard Journal of Law & Technology 31(2),
+        2017, https://arxiv.org/abs/1711.00399.
+
+    Example:
+        >>> from simstudy.policies import WachterSpec
+        >>> spec = WachterSpec.model_validate({"kind": "wachter", "distance": "l1", "steps": 50})
+        >>> policy = spec.build()
+        >>> policy.distance, policy.steps, policy.lam
+        ('l1', 50, 1.0)
+    """
 
     needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
 
@@ -67,7 +86,18 @@ class WachterSpec(derive_spec(WachterParams, runtime="simstudy.policies.wachter:
 class GrowingSpheresSpec(derive_spec(
         GrowingSpheresParams, runtime="simstudy.policies.growing_spheres:GrowingSpheres",
         kind="growing_spheres", base=PolicySpec, name="GrowingSpheresSpec")):
-    """Scenario entry of :class:`~simstudy.policies.growing_spheres.GrowingSpheres`."""
+    """Scenario entry of :class:`~simstudy.policies.growing_spheres.GrowingSpheres`.
+
+    References:
+        Laugel, Lesot, Marsala, Renard & Detyniecki, "Comparison-based inverse classification
+        for interpretability in machine learning", IPMU 2018, https://arxiv.org/abs/1712.08443.
+
+    Example:
+        >>> from simstudy.policies import GrowingSpheresSpec
+        >>> spec = GrowingSpheresSpec.model_validate({"kind": "growing_spheres", "n_samples": 50})
+        >>> spec.build().n_samples, spec.build().eta
+        (50, 0.05)
+    """
 
     @classmethod
     def check_example(cls) -> dict:
@@ -80,7 +110,18 @@ class OracleSpec(derive_spec(OracleParams, runtime="simstudy.policies.oracle:Cau
                              kind="oracle", base=PolicySpec, exclude=("progress",),
                              name="OracleSpec")):
     """Scenario entry of :class:`~simstudy.policies.oracle.CausalOracle` (the progress display
-    follows the run's ``--quiet``)."""
+    follows the run's ``--quiet``).
+
+    References:
+        Individual-actionability study (2026), App. C.2.3; Karimi et al. (NeurIPS 2020,
+        https://arxiv.org/abs/2006.06831); CARMA (Majumdar & Valera, FAccT 2024).
+
+    Example:
+        >>> from simstudy.policies import OracleSpec
+        >>> oracle = OracleSpec(n_values=9).build()
+        >>> type(oracle).__name__, oracle.n_values, oracle.plausibility
+        ('CausalOracle', 9, True)
+    """
 
     @classmethod
     def check_example(cls) -> dict:
@@ -93,7 +134,20 @@ class HARESpec(derive_spec(HAREParams, runtime="simstudy.policies.hare:HARE", ki
                            base=PolicySpec, name="HARESpec", replace={
         "base": (SerializeAsAny[StrictModel], Field(default_factory=WachterSpec))})):
     """Scenario entry of :class:`~simstudy.policies.hare.HARE`; ``iterations > 1`` is
-    Multi-HARE. ``base`` is the base generator's own entry."""
+    Multi-HARE. ``base`` is the base generator's own entry.
+
+    References:
+        "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission under double-blind
+        review), Algorithms 1-4.
+
+    Example:
+        >>> from simstudy.policies import HARESpec
+        >>> spec = HARESpec.model_validate({"kind": "hare", "iterations": 5,
+        ...                                 "base": {"kind": "growing_spheres", "n_samples": 50}})
+        >>> hare = spec.build()
+        >>> type(hare.base).__name__, hare.budget, hare.iterations
+        ('GrowingSpheres', 30, 5)
+    """
 
     needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
 

@@ -28,6 +28,14 @@ class Recourse:
         base: for a policy that refines another policy's answer (HARE over its base
             generator), the recourse it started from, so that both can be measured against the
             same people.
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.primitives import Recourse
+        >>> recourse = Recourse(intervened=np.array([[False, True]]),
+        ...                     values=np.array([[np.nan, 2.0]]), found=np.array([True]))
+        >>> len(recourse), len(Recourse.none(3, 2)), Recourse.none(3, 2).found.tolist()
+        (1, 3, [False, False, False])
     """
 
     intervened: np.ndarray

@@ -27,6 +27,22 @@ class ScaledSpace:
     Attributes:
         model: the decision model (approval logit on original units).
         lower, feature_range: ``(d,)`` float64 tensors from the training split.
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.policies import RecourseContext
+        >>> from simstudy.population import ActionabilityProfiles
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, sample_world_data
+        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
+        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
+        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> from simstudy.primitives import ScaledSpace
+        >>> space = ScaledSpace.from_context(context)
+        >>> s = space.scale(data.x_test[:3])
+        >>> bool(torch.allclose(space.unscale(s), data.x_test[:3])), space.approves(s).dtype
+        (True, torch.bool)
     """
 
     model: torch.nn.Module
@@ -91,6 +107,17 @@ def action_mask(feature_names: Sequence[str], profiles: ActionabilityProfiles) -
     Immutable, non-actionable (education in Loan) and individually non-actionable features are
     false, so multiplying a step by this mask is the projection onto the person's actionable
     subspace.
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.population import ActionabilityProfiles
+        >>> from simstudy.primitives import action_mask
+        >>> from simstudy.world import LoanSCM
+        >>> features = LoanSCM.roles.actionable
+        >>> scores = np.array([[1, 0, 0, 2]])
+        >>> profiles = ActionabilityProfiles(features, scores, 2, np.where(scores > 0, 1.0, np.inf))
+        >>> features, action_mask(LoanSCM.roles.names, profiles).astype(int).tolist()
+        (('loan_amount', 'loan_duration', 'income', 'savings'), [[0, 0, 0, 1, 0, 0, 1]])
     """
     names = list(feature_names)
     mask = np.zeros((len(profiles), len(names)), dtype=bool)
@@ -108,6 +135,25 @@ def points_to_recourse(
     A feature counts as intervened when its scaled value moved (and, when ``acted`` is given,
     the person acted on it rather than it following from a causal base's action); unmoved
     features keep the factual's exact value, so scaling round-off never shows up as an action.
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.policies import RecourseContext
+        >>> from simstudy.population import ActionabilityProfiles
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, sample_world_data
+        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
+        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
+        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> from simstudy.primitives import ScaledSpace, points_to_recourse
+        >>> space = ScaledSpace.from_context(context)
+        >>> x = data.x_test[:2].numpy()
+        >>> r = space.scale(x).clone()
+        >>> r[0, 5] += 0.1
+        >>> recourse = points_to_recourse(space, x, r, torch.tensor([True, False]))
+        >>> recourse.intervened.astype(int).tolist(), recourse.found.tolist()
+        ([[0, 0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 0, 0]], [True, False])
     """
     x = np.asarray(x, dtype=np.float64)
     changed = ((r - space.scale(x)) != 0).numpy() & found.numpy()[:, None]

@@ -56,6 +56,25 @@ def sample_shell(
 
     Returns:
         ``(n, n_samples, d)`` points.
+
+    References:
+        Laugel, Lesot, Marsala, Renard & Detyniecki, "Comparison-based inverse classification
+        for interpretability in machine learning", IPMU 2018, https://arxiv.org/abs/1712.08443.
+
+    Example:
+        >>> import numpy as np, torch
+        >>> from simstudy.primitives import sample_shell
+        >>> center = torch.full((1, 3), 0.5, dtype=torch.float64)
+        >>> mask = torch.tensor([[1.0, 1.0, 0.0]])
+        >>> points = sample_shell(center, mask, torch.tensor([0.1]), torch.tensor([0.2]),
+        ...                       np.array([7]), seed=0, purpose="example", n_samples=100)
+        >>> distance = (points - center[:, None]).norm(dim=2)
+        >>> tuple(points.shape), float(distance.min()) >= 0.1 - 1e-9
+        ((1, 100, 3), True)
+        >>> float(distance.max()) <= 0.2 + 1e-9
+        True
+        >>> bool((points[..., 2] == 0.5).all())
+        True
     """
     n, d = center.shape
     z = torch.from_numpy(entity_normals(seed, purpose, ids, n_samples * d)).reshape(n, n_samples, d)
@@ -77,6 +96,32 @@ def sparsify(space: ScaledSpace, x: torch.Tensor, r: torch.Tensor,
     """Feature selection: revert changed features to ``x``, smallest change first, while approved.
 
     Stops for a person at the first reversion that would lose approval (Laugel et al., 2018).
+
+    References:
+        Laugel, Lesot, Marsala, Renard & Detyniecki, "Comparison-based inverse classification
+        for interpretability in machine learning", IPMU 2018, https://arxiv.org/abs/1712.08443.
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.policies import RecourseContext
+        >>> from simstudy.population import ActionabilityProfiles
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, sample_world_data
+        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
+        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
+        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> from simstudy.primitives import ScaledSpace, sparsify
+        >>> space = ScaledSpace.from_context(context)
+        >>> s = space.scale(data.x_test[:4])
+        >>> far = s.clone()
+        >>> far[:, 5:] = 1.0
+        >>> found = space.approves(far)
+        >>> sparse = sparsify(space, s, far, found)
+        >>> bool(space.approves(sparse[found]).all())
+        True
+        >>> bool(((sparse != s).sum(1) <= (far != s).sum(1)).all())
+        True
     """
     r = r.clone()
     delta = (r - x).abs()
@@ -140,6 +185,22 @@ def growing_spheres(
 
     Returns:
         ``(r, found)``: ``(n, d)`` approved points (``x`` where none was found) and ``(n,)`` bool.
+
+    References:
+        Laugel, Lesot, Marsala, Renard & Detyniecki, "Comparison-based inverse classification
+        for interpretability in machine learning", IPMU 2018, https://arxiv.org/abs/1712.08443.
+
+    Example:
+        >>> from simstudy.policies import RecourseContext
+        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
+        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
+        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
+        >>> space = ScaledSpace.from_context(RecourseContext(world, model, data))
+        >>> ids = np.flatnonzero(~model.approves(data.x_test).numpy())[:3]
+        >>> mask = np.tile(np.isin(world.roles.names, world.roles.actionable), (3, 1))
+        >>> r, found = growing_spheres(space, space.scale(data.x_test[ids]), mask, ids, seed=0)
+        >>> found.tolist(), bool(space.approves(r[found]).all())
+        ([True, True, True], True)
     """
     x = torch.as_tensor(x, dtype=torch.float64)
     mask = torch.as_tensor(np.asarray(mask), dtype=torch.bool)

@@ -107,13 +107,25 @@ def run_event_world(
         out_dir: the run directory.
         timeline_step_days: resolution of ``timeline.csv``.
         progress: show a progress bar.
-        per_replication: optional ``(world, data, model)`` for each seed, when every
-            replication has its own world sample and decision model; overrides ``world``,
-            ``data`` and ``model``.
+        per_replication: optional ``(world, data, model)`` per seed, when each replication has
+            its own world sample and decision model; overrides ``world``, ``data`` and ``model``.
 
     Returns:
         The written tables, by file stem (``events``, ``outcomes``, ``timeline``, ...), and
         ``timings``.
+
+    Example:
+        >>> from simstudy import people, policies, sim
+        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
+        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
+        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
+        >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
+        >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
+        >>> import tempfile
+        >>> gs = {"gs": sim.fitted(policies.GrowingSpheres)}
+        >>> tables = sim.run_event_world(spec, world, data, model, gs, who, [0], tempfile.mkdtemp())
+        >>> sorted(tables)[:4]
+        ['actions', 'events', 'models', 'outcomes']
     """
     jobs = [(r, s, name) for r, s in enumerate(seeds) for name in policies]
     jobs = track(jobs, desc="event world", unit="run", enabled=progress)

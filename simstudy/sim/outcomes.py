@@ -2,6 +2,12 @@
 
 * :func:`applicant_outcomes` — one row per applicant: final state, approval and its time,
   applications, recourses, actions, dropout and its time, recourses invalidated by retraining.
+  Its columns: ``applicant``, ``group``, ``arrival_time``, ``state`` (the terminal event, or
+  ``active`` at the horizon), ``approved``, ``approval_time``, ``time_to_approval``,
+  ``applications``, ``recourses``, ``actions``, ``action_failures``, ``dropped_out``,
+  ``dropout_time``, ``invalidated`` (recourses invalidated by a newer model), ``returns``
+  (decisions after a completed action), ``hidden_mismatch``, and the applicants' group
+  attributes (``gender``, ``race``, ``privileged``, ...).
 * :func:`timeline` — cumulative arrivals and approvals per day and group.
 * :func:`replication_metrics` — one row per group (and ``all``) of summary metrics.
 * :func:`summarize` — means over replications with t confidence intervals, and paired
@@ -44,14 +50,20 @@ def _count(events: pd.DataFrame, name: str, n: int) -> np.ndarray:
 
 
 def applicant_outcomes(result: SimulationResult) -> pd.DataFrame:
-    """One row per applicant of a simulated replication.
+    """One row per applicant of a simulated replication (columns: see the module docstring).
 
-    Columns: ``applicant``, ``group``, ``arrival_time``, ``state`` (the terminal event, or
-    ``active`` at the horizon), ``approved``, ``approval_time``, ``time_to_approval``,
-    ``applications``, ``recourses``, ``actions``, ``action_failures``, ``dropped_out``,
-    ``dropout_time``, ``invalidated`` (recourses invalidated by a newer model), ``returns``
-    (decisions after a completed action), ``hidden_mismatch``, and the applicants' group
-    attributes (``gender``, ``race``, ``privileged``, ...).
+    Example:
+        >>> from simstudy import people, policies, sim
+        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
+        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
+        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
+        >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
+        >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
+        >>> result = sim.simulate(spec, world, data, model, sim.fitted(policies.GrowingSpheres),
+        ...                       who, seed=0)
+        >>> outcomes = sim.applicant_outcomes(result)
+        >>> len(outcomes), list(outcomes.columns[:4])
+        (20, ['applicant', 'group', 'arrival_time', 'state'])
     """
     ev = result.events
     apps = result.applicants
@@ -112,6 +124,19 @@ def timeline(outcomes: pd.DataFrame, horizon_days: float, step_days: float = 1.0
 
     Columns: ``group``, ``day``, ``arrived``, ``approved``, ``approved_share`` (of arrivals so
     far), ``dropped_out``.
+
+    Example:
+        >>> from simstudy import people, policies, sim
+        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
+        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
+        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
+        >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
+        >>> make_policy = sim.fitted(policies.GrowingSpheres)
+        >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
+        >>> result = sim.simulate(spec, world, data, model, make_policy, who, seed=0)
+        >>> days = sim.timeline(sim.applicant_outcomes(result), horizon_days=10, step_days=5)
+        >>> days[days["group"] == "all"][["day", "arrived"]].values.tolist()
+        [[0.0, 20.0], [5.0, 20.0], [10.0, 20.0]]
     """
     days = np.arange(0.0, horizon_days + 1e-9, step_days)
     rows = []
@@ -135,7 +160,21 @@ def _ratio(a: float, b: float) -> float:
 
 
 def replication_metrics(outcomes: pd.DataFrame) -> pd.DataFrame:
-    """Summary metrics of one replication, one row per group (``all`` first)."""
+    """Summary metrics of one replication, one row per group (``all`` first).
+
+    Example:
+        >>> from simstudy import people, policies, sim
+        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
+        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
+        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
+        >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
+        >>> make_policy = sim.fitted(policies.GrowingSpheres)
+        >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
+        >>> result = sim.simulate(spec, world, data, model, make_policy, who, seed=0)
+        >>> metrics = sim.replication_metrics(sim.applicant_outcomes(result))
+        >>> metrics["group"].iloc[0], "approval_rate" in metrics.columns
+        ('all', True)
+    """
     rows = []
     for label, sel in _groups(outcomes):
         o = outcomes[sel]
@@ -173,6 +212,24 @@ def summarize(metrics: pd.DataFrame, baseline: str | None = None, level: float =
         Long table with ``kind`` (``estimate`` or ``paired_difference``), ``policy``,
         ``baseline``, ``group``, ``metric``, ``n_replications``, ``mean``, ``sd``,
         ``ci_low``, ``ci_high``. Differences are ``policy - baseline`` within a replication.
+
+    Example:
+        >>> from simstudy import people, policies, sim
+        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
+        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
+        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
+        >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
+        >>> make_policy = sim.fitted(policies.GrowingSpheres)
+        >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
+        >>> import pandas as pd
+        >>> rows = []
+        >>> for seed in (0, 1):
+        ...     result = sim.simulate(spec, world, data, model, make_policy, who, seed)
+        ...     rows.append(sim.replication_metrics(sim.applicant_outcomes(result)).assign(
+        ...         policy="growing_spheres", replication=seed))
+        >>> table = sim.summarize(pd.concat(rows))
+        >>> table["kind"].unique().tolist(), int(table["n_replications"].max())
+        (['estimate'], 2)
     """
     policies = list(dict.fromkeys(metrics["policy"].tolist()))
     baseline = baseline if baseline is not None else policies[0]

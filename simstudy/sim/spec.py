@@ -121,6 +121,13 @@ class SimulationSpec(StrictModel):
             policy whose answers do not depend on who else is in the batch gives the same
             event log either way; policies with per-call fixed costs (gradient searches such
             as Wachter and HARE) run many times faster. ``false``: one call per window.
+
+    Example:
+        >>> from simstudy.sim import SimulationSpec
+        >>> spec = SimulationSpec.model_validate(
+        ...     {"horizon_days": 30, "arrivals": {"kind": "poisson", "rate_per_day": 5}})
+        >>> spec.arrivals.kind, spec.window_days, spec.request_probability
+        ('poisson', 1.0, 0.8)
     """
 
     horizon_days: float = Field(365.0, gt=0.0)

@@ -91,6 +91,16 @@ class EventWorld(SessionPhase, ResponsePhase, ActionPhase):
             happens. Their hidden ground truth is an approved point of the initial model.
         seed: the replication's seed (the same for every policy compared).
         decision_config: training configuration of retrained models (epochs from the spec).
+
+    Example:
+        >>> from simstudy.policies import GrowingSpheres; from simstudy.world import LoanWorldSpec
+        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
+        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> spec = SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
+        >>> who = PeopleSpec.model_validate({"population": {"groups": {}}})
+        >>> replica = EventWorld(spec, world, data, model, fitted(GrowingSpheres), who, 0)
+        >>> sorted(replica.run().events["event"].unique())[:3], len(replica.people)
+        (['action_completed', 'action_started', 'approved'], 20)
     """
 
     def __init__(self, spec: SimulationSpec, world: CausalWorld, data: WorldData,
@@ -363,10 +373,28 @@ class EventWorld(SessionPhase, ResponsePhase, ActionPhase):
 def simulate(spec: SimulationSpec, world: CausalWorld, data: WorldData,
              model: DecisionModel | torch.nn.Module, make_policy: PolicyFactory,
              people: PeopleSpec, seed: int) -> SimulationResult:
-    """Runs one replication of the event world (see :class:`EventWorld`)."""
+    """Runs one replication of the event world (see :class:`EventWorld`).
+
+    Example:
+        >>> from simstudy.policies import GrowingSpheres; from simstudy.world import LoanWorldSpec
+        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
+        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> spec = SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
+        >>> who = PeopleSpec.model_validate({"population": {"groups": {}}})
+        >>> result = simulate(spec, world, data, model, fitted(GrowingSpheres), who, 0)
+        >>> len(result.applicants), result.horizon_days
+        (20, 10.0)
+    """
     return EventWorld(spec, world, data, model, make_policy, people, seed).run()
 
 
 def fitted(policy_builder: Callable[[], RecoursePolicy]) -> PolicyFactory:
-    """A :data:`PolicyFactory` from a builder of unfitted policies (fits a fresh one)."""
+    """A :data:`PolicyFactory` from a builder of unfitted policies (fits a fresh one).
+
+    Example:
+        >>> from simstudy.policies import Wachter; from simstudy.world import LoanWorldSpec
+        >>> world, data, _ = LoanWorldSpec(n_samples=200).build(seed=0)
+        >>> fitted(Wachter)(RecourseContext(world, torch.nn.Identity(), data)).context_.data is data
+        True
+    """
     return lambda context: policy_builder().fit(context)

@@ -42,6 +42,13 @@ class FeatureRoles:
             reports name groups with them).
         reference_levels: the reference (conventionally advantaged) level of a coded feature;
             audit gaps are ``focal - reference``.
+
+    Example:
+        >>> from simstudy.world import FeatureRoles
+        >>> roles = FeatureRoles(names=("a", "b"), immutable=(), actionable=("a", "b"),
+        ...                      sensitive=(), parents={"a": (), "b": ("a",)})
+        >>> roles.dim, roles.index("b"), roles.descendants("a")
+        (2, 1, {'b'})
     """
 
     names: tuple[str, ...]
@@ -94,7 +101,17 @@ class FeatureRoles:
 
 @runtime_checkable
 class CausalWorld(Protocol):
-    """What every world (known SCM or learned flow) provides."""
+    """What every world (known SCM or learned flow) provides.
+
+    Example:
+        >>> import torch
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import CausalWorld, LoanSCM
+        >>> world: CausalWorld = LoanSCM()
+        >>> x = world.sample(3, generator(0, "example"))
+        >>> bool(torch.allclose(world.predict(world.abduct(x)), x))
+        True
+    """
 
     roles: FeatureRoles
 
@@ -130,7 +147,18 @@ class CausalWorld(Protocol):
 
 
 def causal_order_check(roles: FeatureRoles) -> None:
-    """Raises ``ValueError`` unless every parent precedes its child in ``roles.names``."""
+    """Raises ``ValueError`` unless every parent precedes its child in ``roles.names``.
+
+    Example:
+        >>> from simstudy.world import FeatureRoles, causal_order_check
+        >>> roles = FeatureRoles(names=("b", "a"), immutable=(), actionable=("a", "b"),
+        ...                      sensitive=(), parents={"a": (), "b": ("a",)})
+        >>> try:
+        ...     causal_order_check(roles)
+        ... except ValueError as error:
+        ...     print("refused")
+        refused
+    """
     position = {n: i for i, n in enumerate(roles.names)}
     for child, parents in roles.parents.items():
         for p in parents:

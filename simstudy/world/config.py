@@ -30,6 +30,11 @@ class DecisionConfig:
     Attributes:
         hidden: hidden-layer widths of the multilayer perceptron.
         epochs, batch_size, lr, weight_decay: Adam training.
+
+    Example:
+        >>> from simstudy.world import DecisionConfig
+        >>> DecisionConfig(hidden=(8,), epochs=3).to_json()
+        {'hidden': [8], 'epochs': 3, 'batch_size': 256, 'lr': 0.001, 'weight_decay': 0.0}
     """
 
     hidden: tuple[Annotated[int, Gt(0)], ...] = (32, 32)
@@ -54,6 +59,16 @@ class FlowConfig:
         spline_bins: bins of the element-wise rational-quadratic splines (0: no splines).
         epochs, batch_size, lr, weight_decay: Adam training; ``patience`` epochs without
             validation improvement stop it early.
+
+    References:
+        Javaloy, Sánchez-Martín & Valera, "Causal normalizing flows: from theory to practice",
+        NeurIPS 2023, https://arxiv.org/abs/2306.05415.
+
+    Example:
+        >>> from simstudy.world import FlowConfig
+        >>> config = FlowConfig(epochs=5, spline_bins=0)
+        >>> config.hidden, config.layers, config.epochs
+        ((64, 64), 1, 5)
     """
 
     hidden: tuple[int, ...] = (64, 64)

@@ -15,7 +15,16 @@ __all__ = ["WorldData", "sample_world_data", "tensor_hash", "SplitShares"]
 
 
 def tensor_hash(*tensors: torch.Tensor | np.ndarray) -> str:
-    """Content hash (sha256, hex) of the bytes of the given arrays, in order."""
+    """Content hash (sha256, hex) of the bytes of the given arrays, in order.
+
+    Example:
+        >>> import numpy as np, torch
+        >>> from simstudy.world import tensor_hash
+        >>> tensor_hash(np.zeros(3)) == tensor_hash(torch.zeros(3, dtype=torch.float64))
+        True
+        >>> len(tensor_hash(np.zeros(3), np.ones(2)))
+        64
+    """
     h = hashlib.sha256()
     for t in tensors:
         arr = t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
@@ -33,6 +42,13 @@ class WorldData:
         roles: the world's feature roles.
         x_train, y_train, x_val, y_val, x_test, y_test: features ``(n, d)`` float64 and labels.
         lower, upper: per-feature minimum and maximum of the training split (the feasible range).
+
+    Example:
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, sample_world_data
+        >>> data = sample_world_data(LoanSCM(), 100, generator(0, "example"))
+        >>> tuple(data.x_train.shape), tuple(data.x_test.shape), data.lower.shape[0]
+        ((50, 7), (25, 7), 7)
     """
 
     roles: FeatureRoles
@@ -69,6 +85,13 @@ def sample_world_data(
     """Samples ``n_samples`` rows from a world that knows its label and splits them.
 
     The world must have a ``label(x, generator)`` method (known SCMs do).
+
+    Example:
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, sample_world_data
+        >>> data = sample_world_data(LoanSCM(), 200, generator(0, "example"), split=(0.6, 0.2, 0.2))
+        >>> len(data.x_train), len(data.x_val), len(data.x_test)
+        (120, 40, 40)
     """
     if n_samples < 4:
         raise ValueError(f"n_samples must be at least 4, got {n_samples}")

@@ -23,7 +23,23 @@ __all__ = ["CsvFeature", "CsvSource", "CsvProblem", "FlowSettings", "CausalFlowW
 
 
 def load_csv_data(source: CsvSource, seed: int, base_dir: str | Path = ".") -> WorldData:
-    """Reads the features and label of a CSV file and splits its rows (keyed by ``seed``)."""
+    """Reads the features and label of a CSV file and splits its rows (keyed by ``seed``).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from simstudy.world import load_csv_data
+        >>> from simstudy.world.specs import CsvSource
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> rows = "a,b,y\\n" + "".join(f"{i},{i % 5},{'good' if i % 2 else 'bad'}\\n"
+        ...                              for i in range(40))
+        >>> _ = (folder / "d.csv").write_text(rows)
+        >>> features = [{"name": "a"}, {"name": "b", "parents": ["a"]}]
+        >>> source = CsvSource(path="d.csv", features=features, label="y", positive="good",
+        ...                    actionable=["b"])
+        >>> data = load_csv_data(source, seed=0, base_dir=folder)
+        >>> data.roles.names, len(data.x_train) + len(data.x_val) + len(data.x_test)
+        (('a', 'b'), 40)
+    """
     features, label = read_csv_source(source, base_dir)
     x, y = torch.from_numpy(features), torch.from_numpy(label)
     order = torch.from_numpy(generator(seed, "csv-split").permutation(len(x)))

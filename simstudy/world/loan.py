@@ -39,7 +39,19 @@ G, A, E, L, D, I, S = range(7)
 
 
 def loan_label_probability(x: torch.Tensor) -> torch.Tensor:
-    """Ground-truth approval probability ``p(x)`` of the Loan world."""
+    """Ground-truth approval probability ``p(x)`` of the Loan world.
+
+    References:
+        Karimi, von Kügelgen, Schölkopf & Valera, "Algorithmic recourse under imperfect causal
+        knowledge: a probabilistic approach", NeurIPS 2020, https://arxiv.org/abs/2006.06831.
+
+    Example:
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, loan_label_probability
+        >>> p = loan_label_probability(LoanSCM().sample(4, generator(0, "example")))
+        >>> [round(v, 3) for v in p.tolist()]
+        [0.0, 0.002, 0.007, 1.0]
+    """
     income, savings = x[:, I], x[:, S]
     sign = torch.where((income >= 0) & (savings >= 0), 1.0, -1.0).to(x.dtype)
     score = -x[:, L] - x[:, D] + income + savings + sign * income * savings
@@ -49,7 +61,21 @@ def loan_label_probability(x: torch.Tensor) -> torch.Tensor:
 def loan_label(
     x: torch.Tensor, stochastic: bool = False, generator: np.random.Generator | None = None
 ) -> torch.Tensor:
-    """Ground-truth label: ``1[p(x) >= 0.5]``, or a Bernoulli(p(x)) draw when ``stochastic``."""
+    """Ground-truth label: ``1[p(x) >= 0.5]``, or a Bernoulli(p(x)) draw when ``stochastic``.
+
+    References:
+        Karimi, von Kügelgen, Schölkopf & Valera, "Algorithmic recourse under imperfect causal
+        knowledge: a probabilistic approach", NeurIPS 2020, https://arxiv.org/abs/2006.06831.
+
+    Example:
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, loan_label
+        >>> x = LoanSCM().sample(5, generator(0, "example"))
+        >>> loan_label(x).tolist()
+        [0, 0, 1, 1, 0]
+        >>> loan_label(x, stochastic=True, generator=generator(1, "label")).shape
+        torch.Size([5])
+    """
     p = loan_label_probability(x)
     if not stochastic:
         return (p >= 0.5).to(torch.int64)

@@ -109,7 +109,18 @@ def _loan_names() -> tuple[str, ...]:
 class LoanWorldSpec(derive_spec(LoanParams, runtime="simstudy.world.loan:LoanSCM", kind="loan",
                                 name="LoanWorldSpec")):
     """The Loan SCM (its parameters are :class:`~simstudy.world.config.LoanParams`'): the
-    world's sample of ``n_samples`` draws, split into train / validation / deployment."""
+    world's sample of ``n_samples`` draws, split into train / validation / deployment.
+
+    References:
+        Karimi, von Kügelgen, Schölkopf & Valera, "Algorithmic recourse under imperfect causal
+        knowledge: a probabilistic approach", NeurIPS 2020, https://arxiv.org/abs/2006.06831.
+
+    Example:
+        >>> from simstudy.world import LoanWorldSpec
+        >>> spec = LoanWorldSpec.model_validate({"n_samples": 1000})
+        >>> spec.kind, spec.split, spec.stochastic_label
+        ('loan', (0.5, 0.25, 0.25), False)
+    """
 
     #: the world has a label rule (``label(x, generator)``), so the event world may retrain
     labels: ClassVar[bool] = True
@@ -159,6 +170,16 @@ class CausalFlowWorldSpec(StrictModel):
 
     The data keep their own labels (the Loan SCM's ground truth or the CSV's label column); the
     flow replaces the known SCM for abduction, counterfactuals and densities.
+
+    References:
+        Javaloy, Sánchez-Martín & Valera, "Causal normalizing flows: from theory to practice",
+        NeurIPS 2023, https://arxiv.org/abs/2306.05415.
+
+    Example:
+        >>> from simstudy.world import CausalFlowWorldSpec
+        >>> spec = CausalFlowWorldSpec(kind="causal_flow", n_samples=500)
+        >>> spec.source, spec.flow.epochs
+        ('loan', 300)
     """
 
     kind: Literal["causal_flow"]

@@ -80,7 +80,27 @@ def sample_training_profiles(
 
 
 def noise_scale(context: RecourseContext) -> torch.Tensor:
-    """Spread of the abducted noise of the training split, per feature (latent action scale)."""
+    """Spread of the abducted noise of the training split, per feature (latent action scale).
+
+    References:
+        Majumdar & Valera, "CARMA: A practical framework to generate recommendations for causal
+        algorithmic recourse at scale", FAccT 2024, https://doi.org/10.1145/3630106.3659003.
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.policies import RecourseContext
+        >>> from simstudy.population import ActionabilityProfiles
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, sample_world_data
+        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
+        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
+        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> from simstudy.policies.icarma import noise_scale
+        >>> scale = noise_scale(context)
+        >>> tuple(scale.shape), bool((scale > 0).all())
+        ((7,), True)
+    """
     with torch.no_grad():
         u = context.world.abduct(context.data.x_train.to(torch.float64))
     return u.std(dim=0).clamp_min(1e-6)
@@ -108,7 +128,34 @@ def _sample_mask(logits: torch.Tensor, actionable: torch.Tensor, tau: float,
 
 
 class Objective:
-    """The iCARMA loss on one batch; holds what every batch shares (world, model, ranges)."""
+    """The iCARMA loss on one batch; holds what every batch shares (world, model, ranges).
+
+    References:
+        Majumdar & Valera, "CARMA: A practical framework to generate recommendations for causal
+        algorithmic recourse at scale", FAccT 2024, https://doi.org/10.1145/3630106.3659003.
+        "From Universal to Individualized Actionability: Revisiting Personalization in
+        Algorithmic Recourse", 2026, arXiv (submitted 9 April 2026).
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.policies import RecourseContext
+        >>> from simstudy.population import ActionabilityProfiles
+        >>> from simstudy.rng import generator
+        >>> from simstudy.world import LoanSCM, sample_world_data
+        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
+        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
+        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
+        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> from simstudy.policies.icarma import ICARMAConfig, Objective, train_icarma
+        >>> from simstudy.policies.icarma import sample_training_profiles
+        >>> config = ICARMAConfig(epochs=1, mask_hidden=(8,), action_hidden=(8,))
+        >>> nets, _ = train_icarma(context, config, seed=0)
+        >>> x = data.x_train[:5]
+        >>> act, w = sample_training_profiles(5, 4, config, torch.Generator().manual_seed(0))
+        >>> out = Objective(nets, context, config)(x, context.world.log_prob(x), act, w, None)
+        >>> out["loss"].shape, tuple(out["x_cf"].shape)
+        (torch.Size([]), (5, 7))
+    """
 
     def __init__(self, nets: ICARMANetworks, context: RecourseContext, config: ICARMAConfig):
         self.nets, self.context, self.config = nets, context, config

@@ -37,6 +37,12 @@ class ICARMA(ICARMAParams, RecoursePolicy):
         meta_: metadata of the deployed model (seed, validation figures, hash, timing).
         runs_: metadata of every trained seed.
 
+    References:
+        Majumdar & Valera, "CARMA: A practical framework to generate recommendations for causal
+        algorithmic recourse at scale", FAccT 2024, https://doi.org/10.1145/3630106.3659003.
+        "From Universal to Individualized Actionability: Revisiting Personalization in
+        Algorithmic Recourse", 2026, arXiv (submitted 9 April 2026).
+
     Example:
         >>> from simstudy.policies.icarma import ICARMA, ICARMAConfig
         >>> ICARMA(ICARMAConfig(epochs=2), seeds=[0, 1], cache=False).seeds
