@@ -28,8 +28,10 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib
 import inspect
+import sys
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -130,7 +132,26 @@ def derive_spec(declaration: type, *, runtime: type | str | None = None,
                         "replaced": ClassVar[tuple[str, ...]], "optional": ClassVar[bool]})
     namespace.update({"__module__": declaration.__module__, "__qualname__": name,
                       "__doc__": doc, "__annotations__": annotations})
-    return type(base)(name, (base,), namespace)
+    return _made_once(type(base), name, base, namespace, repr((
+        declaration.__qualname__, runtime, base.__module__, base.__qualname__, parameters,
+        replaced, optional, doc, sorted((k, repr(v)) for k, v in annotations.items()),
+        sorted((k, repr(v)) for k, v in namespace.items() if k in annotations))),
+        sys.modules.get(declaration.__module__))
+
+
+def _made_once(meta: type, name: str, base: type, namespace: dict, made_of: str,
+               module: types.ModuleType | None) -> type:
+    # pickle finds a class by module and qualified name, and a derived model may be bound to no
+    # name (a nested entry) or derived twice with other defaults: each is bound in its
+    # declaration's module under its name and a digest of everything it is made from, the same
+    # in every process; deriving the same model again returns the one already made
+    qualname = f"{name}_{hashlib.sha256(made_of.encode()).hexdigest()[:12]}"
+    if module is not None and isinstance(getattr(module, qualname, None), type):
+        return getattr(module, qualname)
+    derived = meta(name, (base,), {**namespace, "__qualname__": qualname})
+    if module is not None:
+        setattr(module, qualname, derived)
+    return derived
 
 
 def _derived_fields(declaration: type, exclude: Sequence[str],

@@ -203,3 +203,17 @@ def test_the_runtime_refuses_what_the_document_refuses():
 
     with pytest.raises(ValueError, match="x must be greater than 0"):
         Bounded(0.0)
+
+
+def test_every_shipped_scenario_survives_pickling():
+    # process pools and Ray ship the validated documents to workers
+    import pickle
+    from pathlib import Path
+
+    from simstudy.scenario import load_scenario
+
+    root = Path(__file__).resolve().parents[1] / "scenarios"
+    for path in sorted(root.glob("*.yaml")):
+        scenario, populations = load_scenario(path)
+        again = pickle.loads(pickle.dumps((scenario, populations)))
+        assert again[0] == scenario and again[1] == populations, path.name

@@ -148,8 +148,7 @@ def audit(
     correction: str = "holm", family: str = "table", seed: int = 0,
     codebook: Codebook | None = None,
 ) -> AuditResult:
-    """Audits a run's recourse (and event-world outcomes) by groups and their intersection;
-    returns the tables as an :class:`AuditResult`.
+    """Audits a run's recourse (and event-world outcomes) by groups and their intersection.
 
     Args:
         recourse: ``recourse.parquet`` rows (``replication``, ``condition``, ``policy``,
@@ -177,10 +176,9 @@ def audit(
 
     Example:
         >>> import numpy as np, pandas as pd
-        >>> rng = np.random.default_rng(0)
         >>> rows = pd.DataFrame({"replication": 0, "condition": "c", "policy": "p",
-        ...     "applicant_id": np.arange(40), "gender": np.arange(40) % 2,
-        ...     "found": True, "valid": rng.random(40) < 0.6})
+        ...     "applicant_id": np.arange(40), "gender": np.arange(40) % 2, "found": True,
+        ...     "valid": np.random.default_rng(0).random(40) < 0.6})
         >>> book = Codebook({"gender": {0: "female", 1: "male"}}, {"gender": 1})
         >>> result = audit(rows, by=["gender"], n_bootstrap=50, n_permutations=50,
         ...                codebook=book)
@@ -192,13 +190,20 @@ def audit(
     for source, table, defs, id_col in _sources(recourse, outcomes, by, metrics):
         _audit_source(tables, source, table, defs, id_col, by, baseline, n_bootstrap,
                       n_permutations, alpha, seed)
-    gaps = _adjust(pd.DataFrame(tables.gaps), family, correction, alpha)
     settings = {"by": by, "baseline": baseline, "n_bootstrap": n_bootstrap,
                 "n_permutations": n_permutations, "alpha": alpha, "correction": correction,
-                "family": family, "seed": seed, "codes": tables.codebook.legend(by),
+                "family": family, "seed": seed}
+    return _result(tables, _adjust(pd.DataFrame(tables.gaps), family, correction, alpha),
+                   settings)
+
+
+def _result(tables: _Tables, gaps: pd.DataFrame, settings: dict) -> AuditResult:
+    # the tables of an audit with its settings, the codes' legend and the number of tests
+    settings = {**settings, "codes": tables.codebook.legend(settings["by"]),
                 "tests": int(gaps["p_value"].notna().sum()) if len(gaps) else 0}
     return AuditResult(pd.DataFrame(tables.groups), gaps, pd.DataFrame(tables.contrasts),
-                       pd.DataFrame(tables.extremes), _hidden(gaps, baseline, alpha), settings)
+                       pd.DataFrame(tables.extremes),
+                       _hidden(gaps, settings["baseline"], settings["alpha"]), settings)
 
 
 def _audit_source(tables: _Tables, source: str, table: pd.DataFrame, defs: dict[str, Metric],
