@@ -80,23 +80,10 @@ class People:
             every other feature).
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.population import ActionabilityProfiles
-        >>> from simstudy.rng import generator
-        >>> from simstudy.world import LoanSCM, sample_world_data
-        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
-        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> context = RecourseContext(LoanSCM(), model, data)
-        >>> ids = np.flatnonzero(~context.model.approves(data.x_test).numpy())[:3]
-        >>> x, actionable = data.x_test.numpy()[ids], LoanSCM.roles.actionable
-        >>> profiles = ActionabilityProfiles(actionable, np.ones((3, 4), int), 1, np.ones((3, 4)))
-        >>> from simstudy.people import PeopleSpec
-        >>> from simstudy.primitives import ScaledSpace
-        >>> people = PeopleSpec().build(x, ids, 0, context.feature_names, actionable,
-        ...                             ScaledSpace.from_context(context), reported=profiles,
-        ...                             immutable=LoanSCM.roles.immutable)
+        >>> from simstudy.examples import rejected_applicants, small_context, small_people
+        >>> context = small_context()
+        >>> ids, x, profiles = rejected_applicants(context)
+        >>> people = small_people(context, ids, x, profiles)
         >>> len(people), people.true_mask.shape, sorted(people.groups)
         (3, (3, 7), [])
     """

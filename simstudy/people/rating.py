@@ -204,13 +204,8 @@ class RatingResponse:
         study the published calibration comes from).
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.people import ResponseInputs
-        >>> z = np.zeros(3)
-        >>> cost = np.array([0.0, 0.5, 2.0])
-        >>> inputs = ResponseInputs(cost=cost, cost_unweighted=cost, sparsity=np.array([0, 1, 3]),
-        ...                         proximity_l1=np.array([0.0, 0.2, 0.9]), accept_effect=z,
-        ...                         act_effect=z)
+        >>> from simstudy.examples import response_inputs
+        >>> inputs = response_inputs()
         >>> from simstudy.people import RatingResponse
         >>> p_accept, p_act = RatingResponse(distance="sparsity").probabilities(inputs)
         >>> p_accept.round(3).tolist(), p_act.round(3).tolist()

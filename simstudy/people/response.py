@@ -75,13 +75,8 @@ class ResponseModel(Protocol):
     """Vectorized acceptance and action of recourses (see the module docstring).
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.people import ResponseInputs
-        >>> z = np.zeros(3)
-        >>> cost = np.array([0.0, 0.5, 2.0])
-        >>> inputs = ResponseInputs(cost=cost, cost_unweighted=cost, sparsity=np.array([0, 1, 3]),
-        ...                         proximity_l1=np.array([0.0, 0.2, 0.9]), accept_effect=z,
-        ...                         act_effect=z)
+        >>> from simstudy.examples import response_inputs
+        >>> inputs = response_inputs()
         >>> from simstudy.people import LogisticResponse, ResponseModel
         >>> model: ResponseModel = LogisticResponse()
         >>> isinstance(model, ResponseModel), model.scale
@@ -120,12 +115,8 @@ class LogisticResponse:
 
     Example:
         >>> import numpy as np
-        >>> from simstudy.people import ResponseInputs
-        >>> z = np.zeros(3)
-        >>> cost = np.array([0.0, 0.5, 2.0])
-        >>> inputs = ResponseInputs(cost=cost, cost_unweighted=cost, sparsity=np.array([0, 1, 3]),
-        ...                         proximity_l1=np.array([0.0, 0.2, 0.9]), accept_effect=z,
-        ...                         act_effect=z)
+        >>> from simstudy.examples import response_inputs
+        >>> inputs = response_inputs()
         >>> from simstudy.people import LogisticResponse
         >>> p_accept, p_act = LogisticResponse(act_cost_slope=2.0).probabilities(inputs)
         >>> p_accept.round(3).tolist(), p_act.round(3).tolist()

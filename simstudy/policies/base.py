@@ -52,9 +52,7 @@ class RecourseContext:
             the default cache folder).
 
     Example:
-        >>> import numpy as np
         >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.population import ActionabilityProfiles
         >>> from simstudy.rng import generator
         >>> from simstudy.world import LoanSCM, sample_world_data
         >>> from simstudy.world.decision import DecisionConfig, train_decision_model
@@ -92,18 +90,9 @@ class RecoursePolicy(ABC):
     """Base class of recourse generators.
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.population import ActionabilityProfiles
-        >>> from simstudy.rng import generator
-        >>> from simstudy.world import LoanSCM, sample_world_data
-        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
-        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> context = RecourseContext(LoanSCM(), model, data)
-        >>> ids = np.flatnonzero(~context.model.approves(data.x_test).numpy())[:3]
-        >>> x, actionable = data.x_test.numpy()[ids], LoanSCM.roles.actionable
-        >>> profiles = ActionabilityProfiles(actionable, np.ones((3, 4), int), 1, np.ones((3, 4)))
+        >>> from simstudy.examples import rejected_applicants, small_context
+        >>> context = small_context()
+        >>> ids, x, profiles = rejected_applicants(context)
         >>> from simstudy.policies import RecoursePolicy
         >>> from simstudy.primitives import Recourse
         >>> class NoRecourse(RecoursePolicy):

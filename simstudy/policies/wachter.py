@@ -104,18 +104,9 @@ class Wachter(WachterParams, ScaledSpacePolicy):
         2017, https://arxiv.org/abs/1711.00399.
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.population import ActionabilityProfiles
-        >>> from simstudy.rng import generator
-        >>> from simstudy.world import LoanSCM, sample_world_data
-        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
-        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> context = RecourseContext(LoanSCM(), model, data)
-        >>> ids = np.flatnonzero(~context.model.approves(data.x_test).numpy())[:3]
-        >>> x, actionable = data.x_test.numpy()[ids], LoanSCM.roles.actionable
-        >>> profiles = ActionabilityProfiles(actionable, np.ones((3, 4), int), 1, np.ones((3, 4)))
+        >>> from simstudy.examples import rejected_applicants, small_context
+        >>> context = small_context()
+        >>> ids, x, profiles = rejected_applicants(context)
         >>> from simstudy.policies import Wachter
         >>> recourse = Wachter(steps=50, rounds=2).fit(context).recommend(x, profiles, ids)
         >>> recourse.found.tolist(), recourse.counterfactual.shape

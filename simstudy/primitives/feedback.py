@@ -23,23 +23,11 @@ class Feedback(Protocol):
     on how many questions they answered before in this session, never on who else is asked.
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.population import ActionabilityProfiles
-        >>> from simstudy.rng import generator
-        >>> from simstudy.world import LoanSCM, sample_world_data
-        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
-        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> context = RecourseContext(LoanSCM(), model, data)
-        >>> ids = np.flatnonzero(~context.model.approves(data.x_test).numpy())[:3]
-        >>> x, actionable = data.x_test.numpy()[ids], LoanSCM.roles.actionable
-        >>> profiles = ActionabilityProfiles(actionable, np.ones((3, 4), int), 1, np.ones((3, 4)))
-        >>> from simstudy.people import PeopleSpec
-        >>> from simstudy.primitives import Feedback, ScaledSpace
-        >>> people = PeopleSpec().build(x, ids, 0, context.feature_names, LoanSCM.roles.actionable,
-        ...                             ScaledSpace.from_context(context), reported=profiles,
-        ...                             immutable=LoanSCM.roles.immutable)
+        >>> from simstudy.examples import rejected_applicants, small_context, small_people
+        >>> context = small_context()
+        >>> ids, x, profiles = rejected_applicants(context)
+        >>> people = small_people(context, ids, x, profiles)
+        >>> from simstudy.primitives import Feedback
         >>> feedback = people.feedback()
         >>> isinstance(feedback, Feedback)
         True

@@ -29,15 +29,9 @@ class ScaledSpace:
         lower, feature_range: ``(d,)`` float64 tensors from the training split.
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.population import ActionabilityProfiles
-        >>> from simstudy.rng import generator
-        >>> from simstudy.world import LoanSCM, sample_world_data
-        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
-        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> from simstudy.examples import small_context
+        >>> context = small_context()
+        >>> data = context.data
         >>> from simstudy.primitives import ScaledSpace
         >>> space = ScaledSpace.from_context(context)
         >>> s = space.scale(data.x_test[:3])
@@ -137,15 +131,9 @@ def points_to_recourse(
     features keep the factual's exact value, so scaling round-off never shows up as an action.
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.population import ActionabilityProfiles
-        >>> from simstudy.rng import generator
-        >>> from simstudy.world import LoanSCM, sample_world_data
-        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
-        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> from simstudy.examples import small_context
+        >>> context = small_context()
+        >>> data = context.data
         >>> from simstudy.primitives import ScaledSpace, points_to_recourse
         >>> space = ScaledSpace.from_context(context)
         >>> x = data.x_test[:2].numpy()

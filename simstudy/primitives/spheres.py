@@ -102,15 +102,9 @@ def sparsify(space: ScaledSpace, x: torch.Tensor, r: torch.Tensor,
         for interpretability in machine learning", IPMU 2018, https://arxiv.org/abs/1712.08443.
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.population import ActionabilityProfiles
-        >>> from simstudy.rng import generator
-        >>> from simstudy.world import LoanSCM, sample_world_data
-        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
-        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> from simstudy.examples import small_context
+        >>> context = small_context()
+        >>> data = context.data
         >>> from simstudy.primitives import ScaledSpace, sparsify
         >>> space = ScaledSpace.from_context(context)
         >>> s = space.scale(data.x_test[:4])

@@ -74,14 +74,9 @@ class SimulationResult:
             scheduling and bookkeeping); ``policy_calls`` counts the policy's batches.
 
     Example:
-        >>> from simstudy import people, policies, sim
-        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
-        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
-        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
-        >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
-        >>> make_policy = sim.fitted(policies.GrowingSpheres)
-        >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
-        >>> result = sim.simulate(spec, world, data, model, make_policy, who, seed=0)
+        >>> from simstudy import sim
+        >>> from simstudy.examples import small_simulation
+        >>> result = small_simulation()
         >>> isinstance(result, sim.SimulationResult), list(result.events.columns[:4])
         (True, ['time', 'applicant', 'attempt', 'event'])
     """

@@ -115,13 +115,10 @@ def run_event_world(
         ``timings``.
 
     Example:
-        >>> from simstudy import people, policies, sim
-        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
-        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
-        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
-        >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
-        >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
         >>> import tempfile
+        >>> from simstudy import policies, sim
+        >>> from simstudy.examples import small_event_world
+        >>> spec, world, data, model, who = small_event_world()
         >>> gs = {"gs": sim.fitted(policies.GrowingSpheres)}
         >>> tables = sim.run_event_world(spec, world, data, model, gs, who, [0], tempfile.mkdtemp())
         >>> sorted(tables)[:4]

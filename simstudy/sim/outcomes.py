@@ -53,14 +53,9 @@ def applicant_outcomes(result: SimulationResult) -> pd.DataFrame:
     """One row per applicant of a simulated replication (columns: see the module docstring).
 
     Example:
-        >>> from simstudy import people, policies, sim
-        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
-        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
-        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
-        >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
-        >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
-        >>> result = sim.simulate(spec, world, data, model, sim.fitted(policies.GrowingSpheres),
-        ...                       who, seed=0)
+        >>> from simstudy import sim
+        >>> from simstudy.examples import small_simulation
+        >>> result = small_simulation()
         >>> outcomes = sim.applicant_outcomes(result)
         >>> len(outcomes), list(outcomes.columns[:4])
         (20, ['applicant', 'group', 'arrival_time', 'state'])
@@ -126,14 +121,9 @@ def timeline(outcomes: pd.DataFrame, horizon_days: float, step_days: float = 1.0
     far), ``dropped_out``.
 
     Example:
-        >>> from simstudy import people, policies, sim
-        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
-        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
-        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
-        >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
-        >>> make_policy = sim.fitted(policies.GrowingSpheres)
-        >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
-        >>> result = sim.simulate(spec, world, data, model, make_policy, who, seed=0)
+        >>> from simstudy import sim
+        >>> from simstudy.examples import small_simulation
+        >>> result = small_simulation()
         >>> days = sim.timeline(sim.applicant_outcomes(result), horizon_days=10, step_days=5)
         >>> days[days["group"] == "all"][["day", "arrived"]].values.tolist()
         [[0.0, 20.0], [5.0, 20.0], [10.0, 20.0]]
@@ -163,14 +153,9 @@ def replication_metrics(outcomes: pd.DataFrame) -> pd.DataFrame:
     """Summary metrics of one replication, one row per group (``all`` first).
 
     Example:
-        >>> from simstudy import people, policies, sim
-        >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
-        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
-        >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))
-        >>> spec = sim.SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
-        >>> make_policy = sim.fitted(policies.GrowingSpheres)
-        >>> who = people.PeopleSpec.model_validate({"population": {"groups": {}}})
-        >>> result = sim.simulate(spec, world, data, model, make_policy, who, seed=0)
+        >>> from simstudy import sim
+        >>> from simstudy.examples import small_simulation
+        >>> result = small_simulation()
         >>> metrics = sim.replication_metrics(sim.applicant_outcomes(result))
         >>> metrics["group"].iloc[0], "approval_rate" in metrics.columns
         ('all', True)

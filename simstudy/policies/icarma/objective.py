@@ -87,15 +87,8 @@ def noise_scale(context: RecourseContext) -> torch.Tensor:
         algorithmic recourse at scale", FAccT 2024, https://doi.org/10.1145/3630106.3659003.
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.population import ActionabilityProfiles
-        >>> from simstudy.rng import generator
-        >>> from simstudy.world import LoanSCM, sample_world_data
-        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
-        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> from simstudy.examples import small_context
+        >>> context = small_context()
         >>> from simstudy.policies.icarma import noise_scale
         >>> scale = noise_scale(context)
         >>> tuple(scale.shape), bool((scale > 0).all())
@@ -137,15 +130,9 @@ class Objective:
         Algorithmic Recourse", 2026, arXiv (submitted 9 April 2026).
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.population import ActionabilityProfiles
-        >>> from simstudy.rng import generator
-        >>> from simstudy.world import LoanSCM, sample_world_data
-        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
-        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> from simstudy.examples import small_context
+        >>> context = small_context()
+        >>> data = context.data
         >>> from simstudy.policies.icarma import ICARMAConfig, Objective, train_icarma
         >>> from simstudy.policies.icarma import sample_training_profiles
         >>> config = ICARMAConfig(epochs=1, mask_hidden=(8,), action_hidden=(8,))

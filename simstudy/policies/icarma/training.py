@@ -151,15 +151,8 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
         Algorithmic Recourse", 2026, arXiv (submitted 9 April 2026).
 
     Example:
-        >>> import numpy as np
-        >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.population import ActionabilityProfiles
-        >>> from simstudy.rng import generator
-        >>> from simstudy.world import LoanSCM, sample_world_data
-        >>> from simstudy.world.decision import DecisionConfig, train_decision_model
-        >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> context = RecourseContext(LoanSCM(), model, data)
+        >>> from simstudy.examples import small_context
+        >>> context = small_context()
         >>> from simstudy.policies.icarma import ICARMAConfig, train_icarma
         >>> config = ICARMAConfig(epochs=2, mask_hidden=(8,), action_hidden=(8,))
         >>> nets, meta = train_icarma(context, config, seed=0)
