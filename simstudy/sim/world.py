@@ -93,11 +93,9 @@ class EventWorld(SessionPhase, ResponsePhase, ActionPhase):
         decision_config: training configuration of retrained models (epochs from the spec).
 
     Example:
-        >>> from simstudy.policies import GrowingSpheres; from simstudy.world import LoanWorldSpec
-        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> spec = SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
-        >>> who = PeopleSpec.model_validate({"population": {"groups": {}}})
+        >>> from simstudy.examples import small_event_world
+        >>> from simstudy.policies import GrowingSpheres
+        >>> spec, world, data, model, who = small_event_world()
         >>> replica = EventWorld(spec, world, data, model, fitted(GrowingSpheres), who, 0)
         >>> sorted(replica.run().events["event"].unique())[:3], len(replica.people)
         (['action_completed', 'action_started', 'approved'], 20)
@@ -376,11 +374,9 @@ def simulate(spec: SimulationSpec, world: CausalWorld, data: WorldData,
     """Runs one replication of the event world (see :class:`EventWorld`).
 
     Example:
-        >>> from simstudy.policies import GrowingSpheres; from simstudy.world import LoanWorldSpec
-        >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
-        >>> model = train_decision_model(data, DecisionConfig(epochs=5))
-        >>> spec = SimulationSpec(horizon_days=10, arrivals={"kind": "cohort", "size": 20})
-        >>> who = PeopleSpec.model_validate({"population": {"groups": {}}})
+        >>> from simstudy.examples import small_event_world
+        >>> from simstudy.policies import GrowingSpheres
+        >>> spec, world, data, model, who = small_event_world()
         >>> result = simulate(spec, world, data, model, fitted(GrowingSpheres), who, 0)
         >>> len(result.applicants), result.horizon_days
         (20, 10.0)
