@@ -9,8 +9,15 @@ from test_report import CASE
 
 from simstudy.analysis.audit import audit
 from simstudy.analysis.case_study import case_study_findings, has_case_study
+from simstudy.analysis.groups import Codebook
+from simstudy.world.loan_roles import LOAN_ROLES
 
 torch.set_num_threads(1)
+
+#: what a case-study run's manifest gives the audit: the Loan world's codes and the race labels
+#: its populations declare
+CODEBOOK = Codebook({**LOAN_ROLES.codebook, "race": {0: "white", 1: "non-white"}},
+                    LOAN_ROLES.reference_levels)
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +25,7 @@ def case_result():
     """A synthetic run with the case study's four effects planted."""
     df = synthetic_recourse(5, n=400, conditions=CASE)
     return audit(df, ["gender", "race"], baseline="baseline", n_bootstrap=200,
-                 n_permutations=200)
+                 n_permutations=200, codebook=CODEBOOK)
 
 
 def test_the_case_study_is_recognised_by_its_conditions_and_groupings(case_result):
@@ -35,7 +42,7 @@ def test_case_study_findings_reproduce_when_planted(case_result):
 def test_case_study_findings_fail_without_effects():
     df = synthetic_recourse(6, n=200, conditions={k: {} for k in CASE})
     res = audit(df, ["gender", "race"], baseline="baseline", n_bootstrap=100,
-                n_permutations=100)
+                n_permutations=100, codebook=CODEBOOK)
     found = case_study_findings(res, "oracle")
     assert not any(f.reproduced for f in found)
     assert all("not reproduced" in f.text.lower() for f in found)
@@ -47,7 +54,7 @@ def test_a_gap_of_the_opposite_sign_is_not_reproduced():
     flipped = {**CASE, "race": {"female": 0.3, "nonwhite": -0.5}}
     df = synthetic_recourse(5, n=400, conditions=flipped)
     res = audit(df, ["gender", "race"], baseline="baseline", n_bootstrap=200,
-                n_permutations=200)
+                n_permutations=200, codebook=CODEBOOK)
     hidden = res.hidden
     assert ((hidden["comparison"] == "race: non-white - white") & (hidden["condition"] == "race")
             & (hidden["metric"] == "cost_unweighted")).any()

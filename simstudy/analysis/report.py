@@ -246,6 +246,16 @@ def render_html(result: AuditResult, manifest: dict, run_dir: str | Path | None 
     return "\n".join(parts)
 
 
+def _method(s: dict) -> str:  # how the figures were made, for the HTML and Markdown reports
+    return ("Recourse metrics per group and intersection of groups, for every policy and "
+            "condition. Estimates are means over replications of the within-replication group "
+            f"means; intervals are {100 * (1 - s['alpha']):.0f}% percentile bootstrap intervals "
+            f"({s['n_bootstrap']} resamples of people within replication and cell); p-values "
+            f"come from {s['n_permutations']} permutations of group labels within replication "
+            f"and are adjusted ({s['correction']}, family: {s['family']}). Cost is unweighted "
+            "so that conditions compare." + (f" Codes: {s['codes']}." if s.get("codes") else ""))
+
+
 def _html_head(result: AuditResult, manifest: dict, notes: str) -> list[str]:
     e = html.escape
     s = result.settings
@@ -253,14 +263,7 @@ def _html_head(result: AuditResult, manifest: dict, notes: str) -> list[str]:
              f"<title>Fairness audit: {e(str(manifest.get('scenario_name', '')))}</title>",
              f"<style>{_CSS}</style></head><body>",
              f"<h1>Fairness audit: {e(str(manifest.get('scenario_name', '')))}</h1>",
-             "<p>Recourse metrics per group and intersection of groups, for every policy and "
-             "condition. Estimates are means over replications of the within-replication group "
-             f"means; intervals are {100 * (1 - s['alpha']):.0f}% percentile bootstrap "
-             f"intervals ({s['n_bootstrap']} resamples of people within replication and cell); "
-             f"p-values come from {s['n_permutations']} permutations of group labels within "
-             f"replication and are adjusted ({e(s['correction'])}, family: "
-             f"{e(s['family'])}). Cost is unweighted so that conditions compare."
-             + (f" Codes: {e(s['codes'])}." if s.get("codes") else "") + "</p>"]
+             f"<p>{e(_method(s))}</p>"]
     if notes:
         parts.append(f"<p><b>Note.</b> {e(notes)}</p>")
     return parts
@@ -357,10 +360,7 @@ def render_markdown(result: AuditResult, manifest: dict, run_dir: str | Path | N
     """
     s = result.settings
     out = [f"# Fairness audit: {manifest.get('scenario_name', '')}\n",
-           f"{100 * (1 - s['alpha']):.0f}% bootstrap intervals ({s['n_bootstrap']} resamples), "
-           f"permutation p-values ({s['n_permutations']} permutations, {s['correction']} "
-           f"adjusted per {s['family']})."
-           + (f" Codes: {s['codes']}." if s.get("codes") else "") + "\n"]
+           f"{_method(s)}\n"]
     if notes:
         out.append(f"**Note.** {notes}\n")
     for heading, findings in collect_findings(result, conditions).items():

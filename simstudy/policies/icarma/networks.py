@@ -127,18 +127,19 @@ def load_networks(path_stem: str | Path) -> tuple[ICARMANetworks, dict]:
     """Loads networks saved by :func:`save_networks`, checking the state-dict hash.
 
     Example:
+        Saved networks come back with the same weights (the metadata needs only the
+        hyperparameters that differ from the defaults):
+
         >>> import tempfile, pathlib, torch
-        >>> from dataclasses import asdict
-        >>> from simstudy.policies.icarma import ICARMAConfig, ICARMANetworks
-        >>> from simstudy.policies.icarma import load_networks, save_networks
-        >>> config = ICARMAConfig(mask_hidden=(4,), action_hidden=(4,))
-        >>> nets = ICARMANetworks(("a", "b"), ("b",), torch.zeros(2), torch.ones(2), torch.ones(2),
-        ...                       config)
-        >>> stem = pathlib.Path(tempfile.mkdtemp()) / "nets"
-        >>> _ = save_networks(nets, stem, {"config": asdict(config)})
-        >>> loaded, _ = load_networks(stem)
+        >>> from simstudy.policies.icarma import ICARMAConfig, ICARMANetworks, save_networks
+        >>> small = {"mask_hidden": [3], "action_hidden": [3]}
+        >>> nets = ICARMANetworks(("x", "y", "z"), ("y", "z"), torch.zeros(3), torch.ones(3),
+        ...                       torch.ones(3), ICARMAConfig(mask_hidden=(3,), action_hidden=(3,)))
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = save_networks(nets, folder / "small", {"config": small})
+        >>> loaded, meta = load_networks(folder / "small")
         >>> pairs = zip(nets.state_dict().values(), loaded.state_dict().values())
-        >>> all(torch.equal(a, b) for a, b in pairs)
-        True
+        >>> all(torch.equal(a, b) for a, b in pairs), meta["config"]
+        (True, {'mask_hidden': [3], 'action_hidden': [3]})
     """
     return load_module(path_stem, _empty_networks)
