@@ -10,6 +10,7 @@ registered by module and imported when a document names it.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import ClassVar
 
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
@@ -43,9 +44,9 @@ class PolicySpec(StrictModel):
         True, description="use each person's actionability profile; false: universal recourse "
                           "over the globally actionable features with unit costs")
 
+    @abstractmethod  # pydantic's model metaclass is an ABCMeta: entries without it cannot be made
     def build(self):
         """The unfitted :class:`~simstudy.policies.base.RecoursePolicy` as configured."""
-        raise NotImplementedError
 
     def policy(self):
         """The unfitted policy to run: :meth:`build`, made universal when not personalized."""
