@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import collections
 import multiprocessing as mp
 import os
 import queue
@@ -35,7 +34,7 @@ from threadpoolctl import threadpool_limits
 from .documents import UsageError
 
 __all__ = ["Executor", "SerialExecutor", "ProcessExecutor", "RayExecutor", "make_executor",
-           "EXECUTORS", "BLAS_VARIABLES", "single_threaded"]
+           "AffinityQueue", "affinity_of", "EXECUTORS", "BLAS_VARIABLES", "single_threaded"]
 
 EXECUTORS = ("local", "ray")
 #: Environment variables fixing the BLAS / OpenMP thread count of a worker.
@@ -122,6 +121,92 @@ class _Failed:
         self.exc = exc
 
 
+def affinity_of(task: Any) -> tuple | None:
+    """The task's affinity key (its ``affinity`` attribute), or ``None``.
+
+    An affinity key is a tuple from the most to the least widely shared thing a task prepares,
+    e.g. ``(run, replication, policy)`` for a work unit: tasks sharing a prefix share what that
+    prefix prepares (a world sample and decision model, a trained policy).
+    """
+    return getattr(task, "affinity", None)
+
+
+def _shared_prefix(a: tuple | None, b: tuple | None) -> int:
+    if a is None or b is None:
+        return 0
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+#: How many pending tasks the scheduler compares when it picks a worker's next task: keeps a
+#: pick's cost bounded for runs of many thousand tasks (tasks are submitted grouped already).
+SCHEDULING_WINDOW = 256
+
+
+class AffinityQueue:
+    """Hands each worker its next task: preferably one that reuses what the worker prepared
+    last, and never one whose key another worker is preparing while any other task is left.
+
+    Tasks sharing an affinity key need the same expensive preparation (a world sample and
+    decision model, a trained policy), and the content-hash cache makes concurrent workers that
+    need the same entry wait for the one training it. First-come-first-served would give two
+    workers the first two tasks, which usually share everything, so one of them waits; this
+    queue ranks the pending tasks by (the exact key is being prepared elsewhere, how much of the
+    key the worker prepared last, how much of it other workers are preparing, submission
+    order). Which worker computes a task never changes its result, only the wall time.
+
+    Example:
+        >>> q = AffinityQueue([("a", 0), ("a", 0), ("a", 1), ("a", 1)])
+        >>> first, second = q.take("w1"), q.take("w2")
+        >>> (first, second)
+        (0, 2)
+        >>> q.done("w1"); q.take("w1")
+        1
+    """
+
+    def __init__(self, keys: Sequence[tuple | None]) -> None:
+        self._keys = list(keys)
+        self._pending = list(range(len(self._keys)))
+        self._running: dict[Any, tuple | None] = {}
+        self._last: dict[Any, tuple | None] = {}
+        self._lock = threading.Lock()
+        self._plain = all(k is None for k in self._keys)
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def take(self, worker: Any) -> int | None:
+        """The index of ``worker``'s next task (marked running), or ``None`` when none is left."""
+        with self._lock:
+            if not self._pending:
+                return None
+            if self._plain:
+                j = 0
+            else:
+                last = self._last.get(worker)
+                others = [k for w, k in self._running.items() if w != worker]
+
+                def rank(j: int) -> tuple:
+                    key = self._keys[self._pending[j]]
+                    busy = max((_shared_prefix(key, k) for k in others), default=0)
+                    clash = key is not None and key in others
+                    return clash, -_shared_prefix(key, last), busy, j
+
+                j = min(range(min(len(self._pending), SCHEDULING_WINDOW)), key=rank)
+            i = self._pending.pop(j)
+            self._running[worker] = self._last[worker] = self._keys[i]
+            return i
+
+    def done(self, worker: Any) -> None:
+        """``worker`` finished its task."""
+        with self._lock:
+            self._running.pop(worker, None)
+
+
 class ProcessExecutor(Executor):
     """``workers`` tasks at a time: this process and ``workers - 1`` spawned helper processes
     (spawned, so no torch state is forked).
@@ -129,7 +214,11 @@ class ProcessExecutor(Executor):
     A helper imports torch and simstudy's modules when it starts, seconds of work that this
     process has already done; computing here as well means no core waits for that start-up,
     and the helpers join as soon as they are ready. Each helper is handed its next task the
-    moment it finishes one, so no helper waits on this process either.
+    moment it finishes one, so no helper waits on this process either. Each helper has its own
+    single-process pool, so the next task can be chosen for that helper: an
+    :class:`AffinityQueue` keeps the tasks sharing a world or a trained model on the process
+    that prepared it (its memo serves them) and keeps two processes from waiting on one cache
+    entry.
 
     An interrupted run stops its helpers at once (``terminate``), and helpers whose parent
     died exit by themselves.
@@ -137,24 +226,27 @@ class ProcessExecutor(Executor):
 
     def __init__(self, workers: int) -> None:
         self.workers = int(workers)
-        self._pool = None
+        self._pools: list | None = None
 
-    def _start(self):
-        if self._pool is None and self.workers > 1:
+    def _start(self) -> list:
+        if self._pools is None and self.workers > 1:
             # Spawned workers read the BLAS variables when numpy loads: set them before.
             saved = {v: os.environ.get(v) for v in BLAS_VARIABLES}
             os.environ.update({v: "1" for v in BLAS_VARIABLES})
             try:
-                # multiprocessing's Pool (not concurrent.futures) for its terminate()
-                self._pool = mp.get_context("spawn").Pool(
-                    self.workers - 1, initializer=_worker_init, initargs=(os.getpid(),))
+                # multiprocessing's Pool (not concurrent.futures) for its terminate(); one
+                # single-process pool per helper so that a task goes to the helper chosen
+                context = mp.get_context("spawn")
+                self._pools = [context.Pool(1, initializer=_worker_init,
+                                            initargs=(os.getpid(),))
+                               for _ in range(self.workers - 1)]
             finally:
                 for v, val in saved.items():
                     if val is None:
                         os.environ.pop(v, None)
                     else:
                         os.environ[v] = val
-        return self._pool
+        return self._pools or []
 
     def __enter__(self) -> ProcessExecutor:
         # the helpers start importing while the caller validates and opens its run
@@ -164,33 +256,40 @@ class ProcessExecutor(Executor):
     def map_unordered(self, fn, tasks):
         if not len(tasks):
             return
-        pool = self._start()
-        todo = collections.deque(enumerate(tasks))
+        pools = self._start()
+        queue_ = AffinityQueue([affinity_of(t) for t in tasks])
         results: queue.SimpleQueue = queue.SimpleQueue()
 
-        def hand_next(*_: Any) -> None:
-            # runs in the pool's result thread when a helper finishes: give it the next task
+        def hand_next(helper: int) -> None:
+            # runs in the helper's pool result thread when it finishes: give it the next task
+            i = queue_.take(helper)
+            if i is None:
+                return
+
+            def finished(r: tuple[int, Any]) -> None:
+                queue_.done(helper)
+                results.put(r)
+                hand_next(helper)
+
             try:
-                i, task = todo.popleft()
-                pool.apply_async(_indexed, ((i, fn, task),),
-                                 callback=lambda r: (results.put(r), hand_next()),
-                                 error_callback=lambda e: results.put(_Failed(e)))
-            except (IndexError, ValueError):  # nothing left, or the pool was stopped
+                pools[helper].apply_async(_indexed, ((i, fn, tasks[i]),), callback=finished,
+                                          error_callback=lambda e: results.put(_Failed(e)))
+            except ValueError:  # the pool was stopped
                 pass
 
         try:
-            for _ in range(self.workers - 1):
-                hand_next()
+            for helper in range(len(pools)):
+                hand_next(helper)
             for _ in range(len(tasks)):
                 try:
                     item = results.get_nowait()
                 except queue.Empty:
-                    try:
-                        i, task = todo.popleft()
-                    except IndexError:
+                    i = queue_.take("caller")
+                    if i is None:
                         item = results.get()
                     else:
-                        item = (i, _call_single_threaded(fn, task))
+                        item = (i, _call_single_threaded(fn, tasks[i]))
+                        queue_.done("caller")
                 if isinstance(item, _Failed):
                     raise item.exc
                 yield item
@@ -199,13 +298,14 @@ class ProcessExecutor(Executor):
             raise
 
     def _stop(self, terminate: bool) -> None:
-        if self._pool is not None:
+        for pool in self._pools or []:
             if terminate:
-                self._pool.terminate()
+                pool.terminate()
             else:
-                self._pool.close()
-            self._pool.join()
-            self._pool = None
+                pool.close()
+        for pool in self._pools or []:
+            pool.join()
+        self._pools = None
 
     def close(self) -> None:
         self._stop(terminate=False)

@@ -272,10 +272,18 @@ def run_units(runs: Sequence[ScenarioRun], executor: Executor | None = None,
         executor = executor or SerialExecutor()
         work = [(run, unit) for run in runs for unit in run.pending()]
         # Results are stored by key, so the submission order is free: the long event-world
-        # units first, and replications varying fastest, so that concurrent workers train
-        # different replications' models rather than wait on one cache entry.
-        work.sort(key=lambda ru: (isinstance(ru[1], RecourseUnit), ru[1].policy,
-                                  ru[1].condition, ru[1].replication))
+        # units first, then policies in the order the scenario declares them (a policy that
+        # picks among models others train, like iCARMA's best seed, is declared after them),
+        # replications varying fastest. The executor keeps units that share a replication or a
+        # trained model on one worker (units' ``affinity``).
+        def order(ru: tuple[ScenarioRun, RecourseUnit | EventWorldUnit]) -> tuple:
+            run, unit = ru
+            names = [policy_name(p) for p in run.scenario.policies]
+            conditions = [c.name for c in run.scenario.conditions]
+            return (isinstance(unit, RecourseUnit), names.index(unit.policy),
+                    conditions.index(unit.condition), unit.replication)
+
+        work.sort(key=order)
         total = sum(len(run.units()) for run in runs)
         with show_progress(total, initial=total - len(work), unit="unit", enabled=progress,
                            desc=desc or (runs[0].scenario.name if len(runs) == 1

@@ -123,6 +123,13 @@ class Unit:
     condition: str
     policy: str
 
+    @property
+    def affinity(self) -> tuple[str, int, str]:
+        """What the unit shares with others, widest first: the run, the replication (world
+        sample, decision model), the policy (its trained model); see
+        :class:`~simstudy.executors.AffinityQueue`."""
+        return (self.plan.token, self.replication, self.policy)
+
 
 @dataclass(frozen=True)
 class RecourseUnit(Unit):

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from simstudy.executors import ProcessExecutor, SerialExecutor, make_executor
+from simstudy.executors import AffinityQueue, ProcessExecutor, SerialExecutor, make_executor
 from simstudy.runner import run_scenario
 from simstudy.world.decision import ModelCache
 
@@ -89,6 +89,35 @@ def test_the_calling_process_computes_beside_its_helpers(tmp_path):
         done = dict(ex.map_unordered(_pid_once_a_helper_ran, tasks))
     assert sorted(done) == [0, 1]
     assert os.getpid() in done.values() and len(set(done.values())) == 2
+
+
+def test_several_helpers_each_get_tasks_and_every_result_comes_back():
+    with ProcessExecutor(3) as ex:
+        assert dict(ex.map_unordered(_square, list(range(12)))) == {i: i * i for i in range(12)}
+
+
+def test_affinity_queue_keeps_shared_work_on_one_worker_and_apart_from_others():
+    # 3 replications x 2 policies of one run, submitted policy by policy
+    keys = [("run", rep, pol) for pol in ("a", "b") for rep in range(3)]
+    q = AffinityQueue(keys)
+    first, second = q.take("w1"), q.take("w2")
+    assert keys[first][1] != keys[second][1]  # two workers start on different replications
+    q.done("w1")
+    again = q.take("w1")
+    assert keys[again][1] == keys[first][1]  # and continue the replication they prepared
+    handed = [first, second, again]
+    while (i := q.take("w1")) is not None:
+        q.done("w1")
+        handed.append(i)
+    assert sorted(handed) == list(range(len(keys))) and len(q) == 0
+
+
+def test_affinity_queue_never_doubles_a_key_in_preparation_while_another_is_left():
+    keys = [("run", 0, "best")] * 3 + [("run", 0, "s0")] + [("run", 0, "s1")] * 2
+    q = AffinityQueue(keys)
+    taken = {w: q.take(w) for w in ("w1", "w2", "w3")}
+    assert len({keys[i] for i in taken.values()}) == 3
+    assert AffinityQueue([None, None, None]).take("w") == 0  # no keys: submission order
 
 
 def test_resumed_run_recomputes_only_missing_units(scenario_file, serial_run, tmp_path):
