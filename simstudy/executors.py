@@ -218,7 +218,8 @@ class ProcessExecutor(Executor):
     single-process pool, so the next task can be chosen for that helper: an
     :class:`AffinityQueue` keeps the tasks sharing a world or a trained model on the process
     that prepared it (its memo serves them) and keeps two processes from waiting on one cache
-    entry.
+    entry. This process computes its share in a thread, so every finished result reaches the
+    caller at once and is stored, whoever computed it.
 
     An interrupted run stops its helpers at once (``terminate``), and helpers whose parent
     died exit by themselves.
@@ -277,25 +278,35 @@ class ProcessExecutor(Executor):
             except ValueError:  # the pool was stopped
                 pass
 
+        stop = threading.Event()
+
+        def compute_here() -> None:
+            # This process's share runs in a thread, so that the caller stores every finished
+            # result at once (a helper's result never waits for this process's unit to end).
+            with single_threaded():
+                while not stop.is_set() and (i := queue_.take("caller")) is not None:
+                    try:
+                        results.put((i, fn(tasks[i])))
+                    except BaseException as exc:  # carried to the caller like a helper's
+                        results.put(_Failed(exc))
+                        return
+                    finally:
+                        queue_.done("caller")
+
         try:
             for helper in range(len(pools)):
                 hand_next(helper)
+            threading.Thread(target=compute_here, daemon=True, name="simstudy-caller").start()
             for _ in range(len(tasks)):
-                try:
-                    item = results.get_nowait()
-                except queue.Empty:
-                    i = queue_.take("caller")
-                    if i is None:
-                        item = results.get()
-                    else:
-                        item = (i, _call_single_threaded(fn, tasks[i]))
-                        queue_.done("caller")
+                item = results.get()
                 if isinstance(item, _Failed):
                     raise item.exc
                 yield item
         except BaseException:
             self._stop(terminate=True)
             raise
+        finally:
+            stop.set()
 
     def _stop(self, terminate: bool) -> None:
         for pool in self._pools or []:

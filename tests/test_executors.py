@@ -49,6 +49,15 @@ def _pid_once_a_helper_ran(task):
     return os.getpid()
 
 
+def _caller_waits_for_release(task):
+    parent, release = task
+    if os.getpid() == parent:
+        deadline = time.monotonic() + 120
+        while not release.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return os.getpid()
+
+
 @pytest.fixture(scope="module")
 def scenario_file(tmp_path_factory):
     p = tmp_path_factory.mktemp("sc") / "s.yaml"
@@ -89,6 +98,19 @@ def test_the_calling_process_computes_beside_its_helpers(tmp_path):
         done = dict(ex.map_unordered(_pid_once_a_helper_ran, tasks))
     assert sorted(done) == [0, 1]
     assert os.getpid() in done.values() and len(set(done.values())) == 2
+
+
+def test_a_helpers_result_reaches_the_caller_while_the_caller_still_computes(tmp_path):
+    # the driver stores what is finished at once: a kill then loses only unfinished units
+    release = tmp_path / "release"
+    tasks = [(os.getpid(), release)] * 2
+    with ProcessExecutor(2) as ex:
+        results = ex.map_unordered(_caller_waits_for_release, tasks)
+        _, first = next(results)
+        assert first != os.getpid() and not release.exists()
+        release.touch()
+        _, second = next(results)
+    assert second == os.getpid()
 
 
 def test_several_helpers_each_get_tasks_and_every_result_comes_back():
