@@ -2,9 +2,10 @@
 
 Reads each run directory's ``summary.csv`` (everyone: ``group_by == all``) and, when present,
 ``contrasts.csv``, and prints per condition x policy the ground-truth dissimilarity (GTD) and
-proximity (GTP) of the policy and of its base generator, their ratio, the success rate (a
-recourse found), the questions asked and the 95% intervals over replications; then every
-contrast's paired GTD difference. Prints one JSON object first (``--json-only`` stops there).
+proximity (GTP) of the policy and of its base generator, their ratio, the success rates (a
+recourse found) of both, the questions asked, the violations and the 95% intervals over
+replications; then every contrast's paired GTD difference. Prints one JSON object first
+(``--json-only`` stops there).
 
     python -m benchmarks.hare_scenario_tables runs/hare_scales runs/hare_budget ...
 """
@@ -18,7 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 #: summary columns reported when a run has them (policy extras appear only for HARE policies)
-COLUMNS = ("gtd", "gtd_base", "gtp", "gtp_base", "found", "queries", "validity")
+COLUMNS = ("gtd", "gtd_base", "gtp", "gtp_base", "no_recourse", "base_found", "queries",
+           "violation")
 
 
 def _interval(row: pd.Series, col: str) -> list[float] | None:
@@ -39,6 +41,8 @@ def run_table(run: Path) -> dict:
             if col in row and not pd.isna(row[col]):
                 entry[col] = round(float(row[col]), 4)
                 entry[f"{col}_ci"] = _interval(row, col)
+        if "no_recourse" in entry:
+            entry["success"] = round(1.0 - entry["no_recourse"], 4)
         if "gtd" in entry and entry.get("gtd_base"):
             entry["gtd_ratio"] = round(entry["gtd"] / entry["gtd_base"], 4)
         rows.append(entry)
@@ -66,13 +70,16 @@ def _cell(entry: dict, col: str) -> str:
 
 def markdown(table: dict) -> str:
     lines = [f"#### {table['run']}", "",
-             "| condition | policy | GTD | GTD base | GTD / base | GTP | GTP base | found |"
-             " queries |", "|---|---|---|---|---|---|---|---|---|"]
+             "| condition | policy | GTD | GTD base | GTD / base | GTP | GTP base | success |"
+             " success base | queries | violations |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in table["rows"]:
         ratio = f"{e['gtd_ratio']:.3f}" if "gtd_ratio" in e else "-"
         lines.append(f"| {e['condition']} | {e['policy']} | {_cell(e, 'gtd')} | "
                      f"{_cell(e, 'gtd_base')} | {ratio} | {_cell(e, 'gtp')} | "
-                     f"{_cell(e, 'gtp_base')} | {_cell(e, 'found')} | {_cell(e, 'queries')} |")
+                     f"{_cell(e, 'gtp_base')} | {e.get('success', float('nan')):.3f} | "
+                     f"{_cell(e, 'base_found')} | {_cell(e, 'queries')} | "
+                     f"{_cell(e, 'violation')} |")
     if table["contrasts"]:
         lines += ["", "| condition | policy − baseline | GTD difference [95% CI] |",
                   "|---|---|---|"]
