@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from simstudy.core.rng import entity_uniforms, generator
 from simstudy.metrics import evaluate_recourse
 from simstudy.people import People, PeopleSpec
+from simstudy.people.population import RankingSampler
 from simstudy.policies.base import RecourseContext
-from simstudy.population import ActionabilityProfiles, CostProfile, RankingSampler
+from simstudy.primitives.profiles import ActionabilityProfiles, CostProfile
 from simstudy.primitives.space import ScaledSpace
-from simstudy.rng import entity_uniforms, generator
 from simstudy.world.data import sample_world_data
 from simstudy.world.decision import DecisionConfig, ModelCache
 from simstudy.world.loan import LOAN_ROLES, LoanSCM

@@ -6,7 +6,7 @@ Usage: python benchmarks/calibration.py [--participants 100] [--simulations 300]
        [--workers 2] [--seed 0] [--rows ROWS.jsonl]
        python benchmarks/calibration.py --summarize ROWS.jsonl [...]
 
-Simulates rating studies of the published design (``simstudy.users.study.simulate_study``):
+Simulates rating studies of the published design (``simstudy.study.simulated.simulate_study``):
 under the null (action does not depend on the distance: the published model with the action
 effect removed) and under the published plateau effect of sparsity on action. Each study's
 action rating is fitted as ``act ~ s(distance) + s(uid, re) + s(uid, distance, re)`` with
@@ -38,10 +38,10 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
-from simstudy.analysis.power import clopper_pearson  # noqa: E402
+from simstudy.core.rng import generator  # noqa: E402
 from simstudy.people.rating import DistanceEffect, published_model  # noqa: E402
-from simstudy.rng import generator  # noqa: E402
-from simstudy.users.study import simulate_study  # noqa: E402
+from simstudy.study.power import clopper_pearson  # noqa: E402
+from simstudy.study.simulated import simulate_study  # noqa: E402
 
 FAMILIES = ("gaussian", "ocat", "binomial")
 DISTANCES = ("sparsity", "proximity")

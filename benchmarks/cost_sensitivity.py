@@ -23,11 +23,12 @@ import time
 import numpy as np
 import torch
 
+from simstudy.core.rng import entity_uniforms, generator
 from simstudy.metrics import evaluate_recourse
+from simstudy.people.population import RankingSampler
 from simstudy.policies.base import RecourseContext
 from simstudy.policies.oracle import CausalOracle
-from simstudy.population import ActionabilityProfiles, CostProfile, RankingSampler
-from simstudy.rng import entity_uniforms, generator
+from simstudy.primitives.profiles import ActionabilityProfiles, CostProfile
 from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, ModelCache
 

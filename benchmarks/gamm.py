@@ -26,8 +26,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from simstudy.analysis.gamm import fit_gamm  # noqa: E402
-from simstudy.analysis.power import run_power, summarize_power  # noqa: E402
 from simstudy.people.rating import published_model  # noqa: E402
+from simstudy.study.power import run_power, summarize_power  # noqa: E402
 
 
 def main() -> None:

@@ -51,7 +51,7 @@ from benchmarks._loan import loan_setup, people_for, truth
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies.hare import HARESpec
 from simstudy.primitives.space import action_mask
-from simstudy.summary import mean_ci
+from simstudy.run.summary import mean_ci
 
 COLUMNS = ("gtp_base", "gtp", "gtd_base", "gtd", "gtd_floor", "success_base", "success", "valid",
            "queries", "accepted", "redundancy", "violations", "sparsity", "proximity")

@@ -26,12 +26,13 @@ from dataclasses import replace
 import numpy as np
 import torch
 
+from simstudy.core.registry import POLICY_SPECS
+from simstudy.core.rng import entity_uniforms, generator
 from simstudy.metrics import evaluate_recourse
+from simstudy.people.population import RankingSampler
 from simstudy.policies.base import RecourseContext
 from simstudy.policies.icarma import ICARMA, ICARMAConfig
-from simstudy.population import ActionabilityProfiles, CostProfile, RankingSampler
-from simstudy.registry import POLICY_SPECS
-from simstudy.rng import entity_uniforms, generator
+from simstudy.primitives.profiles import ActionabilityProfiles, CostProfile
 from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, ModelCache
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.icarma_tables import PUBLISHED
-from simstudy.summary import mean_ci
+from simstudy.run.summary import mean_ci
 
 METRICS = ("validity", "plausibility", "hap", "cost", "no_recourse", "violation")
 SEED_POLICY = re.compile(r"^icarma-s(\d+)$")

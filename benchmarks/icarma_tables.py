@@ -26,17 +26,13 @@ from dataclasses import replace
 import numpy as np
 import torch
 
+from simstudy.core.rng import entity_uniforms, generator
 from simstudy.metrics import evaluate_recourse
+from simstudy.people.population import LikertSampler, RankingSampler
 from simstudy.policies.base import RecourseContext
 from simstudy.policies.icarma import ICARMA, ICARMAConfig, best_check
-from simstudy.population import (
-    ActionabilityProfiles,
-    CostProfile,
-    LikertSampler,
-    RankingSampler,
-)
-from simstudy.rng import entity_uniforms, generator
-from simstudy.summary import mean_ci
+from simstudy.primitives.profiles import ActionabilityProfiles, CostProfile
+from simstudy.run.summary import mean_ci
 from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, ModelCache
 from simstudy.world.flow import FlowConfig, cached_causal_flow

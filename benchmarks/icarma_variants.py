@@ -27,11 +27,11 @@ import numpy as np
 import torch
 
 from benchmarks.icarma_tables import conditions
+from simstudy.core.rng import generator
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies.base import RecourseContext
 from simstudy.policies.icarma import ICARMA, ICARMAConfig
 from simstudy.policies.oracle import CausalOracle
-from simstudy.rng import generator
 from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, ModelCache
 

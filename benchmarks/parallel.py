@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from simstudy.executors import ProcessExecutor, SerialExecutor
-from simstudy.progress import set_quiet
-from simstudy.runner import run_scenario
+from simstudy.core.executors import ProcessExecutor, SerialExecutor
+from simstudy.core.progress import set_quiet
+from simstudy.run.runner import run_scenario
 from simstudy.world.decision import ModelCache
 
 SCENARIO = """
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> dict:
                                             applicants=args.applicants, samples=args.samples))
         runs = {"workers_1": SerialExecutor, "workers_2": lambda: ProcessExecutor(2)}
         if not args.no_ray:
-            from simstudy.executors import RayExecutor
+            from simstudy.core.executors import RayExecutor
 
             runs["ray_2"] = lambda: RayExecutor(num_cpus=2)
         seconds, cpu, summaries = {}, {}, {}

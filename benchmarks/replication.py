@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from simstudy.analysis.gamm import fit_gamm  # noqa: E402
+from simstudy.core.rng import generator  # noqa: E402
 from simstudy.people.rating import DistanceEffect, published_model  # noqa: E402
-from simstudy.rng import generator  # noqa: E402
-from simstudy.users.study import simulate_study  # noqa: E402
+from simstudy.study.simulated import simulate_study  # noqa: E402
 
 
 def one(args: tuple[str, int, int]) -> dict:

@@ -27,10 +27,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from simstudy.executors import make_executor
-from simstudy.progress import set_quiet
-from simstudy.runner import ScenarioRun, run_units
-from simstudy.scenario import load_scenario
+from simstudy.core.executors import make_executor
+from simstudy.core.progress import set_quiet
+from simstudy.run.runner import ScenarioRun, run_units
+from simstudy.run.scenario import load_scenario
 from simstudy.world.decision import ModelCache
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,12 +22,12 @@ import time
 
 import torch
 
+from simstudy.core.rng import generator
 from simstudy.people import PeopleSpec
 from simstudy.policies.hare import HARE
 from simstudy.policies.icarma import ICARMA, ICARMAConfig
 from simstudy.policies.oracle import CausalOracle
 from simstudy.policies.wachter import Wachter
-from simstudy.rng import generator
 from simstudy.sim.spec import SimulationSpec
 from simstudy.sim.world import simulate
 from simstudy.world.data import sample_world_data

@@ -40,10 +40,11 @@ import torch
 from . import people as _people  # noqa: F401 - registers the built-in response kinds
 from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
 from . import world as _world  # noqa: F401 - registers the built-in world kinds
+from .core.registry import POLICY_SPECS, RESPONSE_SPECS, WORLD_SPECS
+from .core.rng import entity_uniforms
+from .people.population import RankingSampler
 from .policies.base import RecourseContext
-from .population import ActionabilityProfiles, RankingSampler
-from .registry import POLICY_SPECS, RESPONSE_SPECS, WORLD_SPECS
-from .rng import entity_uniforms
+from .primitives.profiles import ActionabilityProfiles
 
 __all__ = [
     "ContractError",

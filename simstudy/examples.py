@@ -14,11 +14,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .core.rng import generator
 from .people import People, PeopleSpec, ResponseInputs
 from .policies import GrowingSpheres, RecourseContext
-from .population import ActionabilityProfiles
 from .primitives import ScaledSpace
-from .rng import generator
+from .primitives.profiles import ActionabilityProfiles
 from .sim import SimulationResult, SimulationSpec, fitted, simulate
 from .world import LoanSCM, LoanWorldSpec, WorldData, sample_world_data
 from .world.decision import DecisionConfig, DecisionModel, train_decision_model

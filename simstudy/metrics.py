@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .population import ActionabilityProfiles
+from .primitives.profiles import ActionabilityProfiles
 from .primitives.recourse import Recourse
 from .world.base import CausalWorld
 

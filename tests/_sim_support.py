@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from simstudy.core.rng import generator
 from simstudy.metrics import Recourse
 from simstudy.people import PeopleSpec
 from simstudy.policies.base import RecoursePolicy
-from simstudy.population import ActionabilityProfiles
-from simstudy.rng import generator
+from simstudy.primitives.profiles import ActionabilityProfiles
 from simstudy.world.data import sample_world_data
 from simstudy.world.decision import DecisionConfig, train_decision_model
 from simstudy.world.loan import LoanSCM

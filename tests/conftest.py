@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from simstudy.core.rng import entity_uniforms, generator
+from simstudy.people.population import RankingSampler
 from simstudy.policies.base import RecourseContext
-from simstudy.population import ActionabilityProfiles, RankingSampler
-from simstudy.rng import entity_uniforms, generator
+from simstudy.primitives.profiles import ActionabilityProfiles
 from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, train_decision_model
 from simstudy.world.loan import LOAN_ROLES

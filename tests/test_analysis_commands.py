@@ -26,8 +26,8 @@ def test_bad_documents_exit_2(tmp_path, capsys):
 
 
 def test_example_documents_validate():
-    from simstudy.analysis.documents import AnalysisSpec, PowerPlan, StudySpec
-    from simstudy.documents import load_document
+    from simstudy.analysis.analysis_spec import AnalysisSpec, PowerPlan, StudySpec
+    from simstudy.core.documents import load_document
 
     load_document(ROOT / "analysis/gamm_published.yaml", AnalysisSpec)
     plan = load_document(ROOT / "analysis/power_plan.yaml", PowerPlan)

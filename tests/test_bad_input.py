@@ -333,7 +333,7 @@ def test_audit_defaults_to_the_group_columns_present_and_says_not_assessed(tmp_p
     text = (run / "audit.md").read_text()
     assert "Not assessed" in text
     assert "gender" in text
-    from simstudy.dictionary import undescribed
+    from simstudy.run.dictionary import undescribed
 
     assert (run / "data_dictionary.csv").exists() and undescribed(run) == []
 

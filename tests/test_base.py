@@ -2,9 +2,9 @@
 
 import numpy as np
 
+from simstudy.core.registry import POLICY_SPECS
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies import CausalOracle, UniversalPolicy
-from simstudy.registry import POLICY_SPECS
 
 
 def test_every_policy_entry_has_the_personalized_switch():

@@ -13,12 +13,12 @@ from simstudy.checks import (
     example_spec,
     registered_kinds,
 )
+from simstudy.core.rng import generator
 from simstudy.metrics import Recourse
 from simstudy.people import PeopleSpec
 from simstudy.policies import CausalOracle
 from simstudy.policies.base import RecourseContext
 from simstudy.primitives.space import ScaledSpace
-from simstudy.rng import generator
 from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, ModelCache, train_decision_model
 
@@ -37,7 +37,7 @@ def test_world_contract(kind, cache):
     labels = bool(getattr(type(spec), "labels", False))
     check_world(world, data.x_test[:100], name=kind, needs_label=labels)
     if not labels:  # then retraining, which needs labels, must be refused at validation
-        from simstudy.scenario import Scenario
+        from simstudy.run.scenario import Scenario
 
         with pytest.raises(ValueError, match="retraining"):
             Scenario.model_validate({

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from simstudy.cli import main
-from simstudy.commands import document_kind
+from simstudy.cli.run_commands import document_kind
 
 SCENARIO_WITH_TYPO = """name: typo
 seed: 0

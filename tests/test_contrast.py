@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simstudy.analysis.contrast import CONTRAST_COLUMNS, fit_policy_contrast, policy_contrasts
+from simstudy.study.contrast import CONTRAST_COLUMNS, fit_policy_contrast, policy_contrasts
 
 
 def _study(n=80, effects=(0.0, 0.6, -0.4), seed=0):

@@ -8,8 +8,8 @@ import re
 import pandas as pd
 import pytest
 
-from simstudy.dictionary import describe, undescribed
-from simstudy.runner import SUMMARY_DIGITS, run_scenario
+from simstudy.run.dictionary import describe, undescribed
+from simstudy.run.runner import SUMMARY_DIGITS, run_scenario
 from simstudy.world.decision import ModelCache
 
 SCENARIO = """

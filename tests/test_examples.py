@@ -18,7 +18,7 @@ MODULES = sorted(
 
 
 def test_the_examples_are_found():
-    assert "simstudy.runner" in MODULES and "simstudy.analysis.audit" in MODULES
+    assert "simstudy.run.runner" in MODULES and "simstudy.analysis.audit" in MODULES
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from simstudy.executors import AffinityQueue, ProcessExecutor, SerialExecutor, make_executor
-from simstudy.runner import run_scenario
+from simstudy.core.executors import AffinityQueue, ProcessExecutor, SerialExecutor, make_executor
+from simstudy.run.runner import run_scenario
 from simstudy.world.decision import ModelCache
 
 SCENARIO = """
@@ -180,8 +180,8 @@ def test_ray_writes_the_same_bytes_for_a_scenario_and_a_sweep(scenario_file, ser
     pytest.importorskip("ray")
     from _sweep_support import write_sweep
 
-    from simstudy.executors import RayExecutor
-    from simstudy.sweep import run_sweep
+    from simstudy.core.executors import RayExecutor
+    from simstudy.run.sweep import run_sweep
 
     serial, cache = serial_run
     sweep_file = write_sweep(tmp_path / "sweep")

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from simstudy.cli import main
-from simstudy.store import RunLock
+from simstudy.core.store import RunLock
 from simstudy.world.decision import ModelCache
 
 SCENARIO = {

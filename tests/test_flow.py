@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from simstudy.documents import DocumentError, validate_data
-from simstudy.registry import WORLD_SPECS
-from simstudy.rng import generator
+from simstudy.core.documents import DocumentError, validate_data
+from simstudy.core.registry import WORLD_SPECS
+from simstudy.core.rng import generator
 from simstudy.world import LOAN_ROLES, LoanSCM, sample_world_data
 from simstudy.world.decision import ModelCache
 from simstudy.world.flow import (

@@ -2,7 +2,7 @@ import numpy as np
 import torch
 
 from simstudy.policies.growing_spheres import GrowingSpheres, GrowingSpheresSpec, sample_shell
-from simstudy.policies.space import action_mask
+from simstudy.policies.scaled import action_mask
 
 
 def test_sample_shell_stays_in_shell_and_subspace():

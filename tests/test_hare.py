@@ -5,7 +5,7 @@ from conftest import make_people
 from pydantic import ValidationError
 
 from simstudy.metrics import Recourse, evaluate_recourse
-from simstudy.people.feedback import NoiseModel
+from simstudy.people.answers import NoiseModel
 from simstudy.policies.base import RecoursePolicy
 from simstudy.policies.growing_spheres import GrowingSpheres
 from simstudy.policies.hare import (
@@ -15,7 +15,7 @@ from simstudy.policies.hare import (
     boundary_point_search,
     tournament,
 )
-from simstudy.policies.space import ScaledSpace, action_mask
+from simstudy.policies.scaled import ScaledSpace, action_mask
 
 
 def _truth(ctx, people, rec):

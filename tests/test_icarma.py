@@ -2,8 +2,11 @@ import numpy as np
 import pytest
 import torch
 
-from simstudy.documents import DocumentError, validate_data
+from simstudy.core.documents import DocumentError, validate_data
+from simstudy.core.registry import POLICY_SPECS
+from simstudy.core.rng import entity_uniforms, generator
 from simstudy.metrics import evaluate_recourse
+from simstudy.people.population import RankingSampler
 from simstudy.policies.base import RecourseContext
 from simstudy.policies.icarma import (
     ICARMA,
@@ -12,9 +15,7 @@ from simstudy.policies.icarma import (
     best_check,
     sample_training_profiles,
 )
-from simstudy.population import ActionabilityProfiles, CostProfile, RankingSampler
-from simstudy.registry import POLICY_SPECS
-from simstudy.rng import entity_uniforms, generator
+from simstudy.primitives.profiles import ActionabilityProfiles, CostProfile
 from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, ModelCache, train_decision_model
 

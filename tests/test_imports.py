@@ -20,9 +20,9 @@ import simstudy
 
 ROOT = Path(simstudy.__file__).parent
 SUBPACKAGES = sorted(f"simstudy.{m.name}" for m in pkgutil.iter_modules([str(ROOT)])
-                     if m.ispkg) + ["simstudy.cli"]
+                     if m.ispkg)
 #: command-line entry points, whose handlers import what they need when they run
-LAZY_ENTRY_POINTS = {"cli.py", "commands.py", "analysis/commands.py"}
+LAZY_ENTRY_POINTS = {"cli/main.py", "cli/run_commands.py", "cli/study_commands.py"}
 #: optional extras (``pip install simstudy[models]``, ``simstudy[ray]``), imported only when a
 #: model file or the Ray executor needs them
 OPTIONAL_EXTRAS = {"skops", "onnxruntime", "ray"}
@@ -34,7 +34,7 @@ DEFERRING_MODULES = {
     "world/specs.py": "document entries (torch-free) build their runtime",
     "people/spec.py": "document entries (torch-free) build the people",
     "policies/specs.py": "document entries (torch-free) build their policy",
-    "sweep.py": "a sweep document validates without the runner",
+    "run/sweep.py": "a sweep document validates without the runner",
     "sim/experiment.py": "matplotlib only where the figure is drawn",
 }
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 from scipy import integrate, stats
 
-from simstudy.rng import generator
+from simstudy.core.rng import generator
 from simstudy.world import LOAN_ROLES, LoanSCM, causal_order_check, loan_label_probability
 
 

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from simstudy.analysis.analysis_spec import AuditSpec
 from simstudy.analysis.audit import audit
-from simstudy.analysis.documents import AuditSpec
 from simstudy.analysis.report import render_html, render_markdown
 from simstudy.metrics import METRICS, Metric, metrics_of
-from simstudy.summary import summarize_recourse
+from simstudy.run.summary import summarize_recourse
 
 
 def recourse_rows(seed: int = 0, n: int = 80, reps: int = 2) -> pd.DataFrame:

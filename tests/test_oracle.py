@@ -1,10 +1,11 @@
 import numpy as np
 import pytest
 
+from simstudy.core.rng import entity_uniforms
 from simstudy.metrics import evaluate_recourse
+from simstudy.people.population import RankingSampler
 from simstudy.policies.oracle import CausalOracle, enumerate_one_by_one, oracle_grid
-from simstudy.population import ActionabilityProfiles, CostProfile, RankingSampler
-from simstudy.rng import entity_uniforms
+from simstudy.primitives.profiles import ActionabilityProfiles, CostProfile
 
 
 def _profiles(ids, n_actionable, shape="constant", features=None):

@@ -3,7 +3,7 @@ import pytest
 import torch
 from conftest import make_people
 
-from simstudy.people.feedback import NoiseModel
+from simstudy.people.answers import NoiseModel
 from simstudy.primitives.feedback import Feedback
 
 

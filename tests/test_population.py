@@ -1,16 +1,15 @@
 import numpy as np
 import pytest
 
-from simstudy.population import (
-    ActionabilityProfiles,
-    CostProfile,
+from simstudy.core.rng import entity_uniforms
+from simstudy.people.population import (
     GroupAssignment,
     LikertSampler,
     RankingSampler,
     assign_groups,
     permutation_distribution,
 )
-from simstudy.rng import entity_uniforms
+from simstudy.primitives.profiles import ActionabilityProfiles, CostProfile
 from simstudy.world.loan import LOAN_ROLES
 
 FEATURES = ("loan_amount", "loan_duration", "income", "savings")

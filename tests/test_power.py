@@ -1,7 +1,7 @@
 import numpy as np
 
-from simstudy.analysis.power import clopper_pearson, run_power, summarize_power
 from simstudy.people.rating import published_model
+from simstudy.study.power import clopper_pearson, run_power, summarize_power
 
 
 def test_clopper_pearson_bounds():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from simstudy.cli import build_parser
-from simstudy.progress import progress, set_quiet, track
+from simstudy.cli.main import build_parser
+from simstudy.core.progress import progress, set_quiet, track
 
 
 @pytest.fixture(autouse=True)

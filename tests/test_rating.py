@@ -1,7 +1,7 @@
 import numpy as np
 
+from simstudy.core.rng import generator
 from simstudy.people.rating import DistanceEffect, RatingModel, RatingResponse, published_model
-from simstudy.rng import generator
 
 
 def test_effect_shapes():

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from simstudy.core.registry import RESPONSE_SPECS
+from simstudy.core.rng import entity_normals, entity_uniforms
 from simstudy.people import ResponseInputs, ResponseModel
-from simstudy.registry import RESPONSE_SPECS
-from simstudy.rng import entity_normals, entity_uniforms
 
 
 def _inputs(n=400, sparsity=None, seed=0, blocked=None):

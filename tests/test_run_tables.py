@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 from conftest import make_people
 
-from simstudy.run_tables import group_columns, recourse_table
+from simstudy.run.tables import group_columns, recourse_table
 from simstudy.world.loan import LOAN_ROLES
 
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from simstudy.cli import main
-from simstudy.runner import run_scenario
+from simstudy.run.runner import run_scenario
 from simstudy.world.decision import ModelCache
 
 SCENARIO = """

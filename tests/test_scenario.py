@@ -3,8 +3,8 @@ from pathlib import Path
 import pytest
 
 from simstudy.cli import main
-from simstudy.documents import DocumentError
-from simstudy.scenario import load_scenario
+from simstudy.core.documents import DocumentError
+from simstudy.run.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -135,7 +135,7 @@ def test_moved_settings_name_their_new_home(tmp_path, capsys):
 
 
 def test_people_sections_per_scenario_and_condition(tmp_path):
-    from simstudy.scenario import people_specs
+    from simstudy.run.scenario import people_specs
 
     text = GOOD.replace("conditions:", "users: {scale: near}\nresponse: {kind: rating}\n"
                         "conditions:") + """  - name: far

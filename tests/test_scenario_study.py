@@ -6,12 +6,12 @@ import pytest
 import yaml
 
 from simstudy.cli import main
-from simstudy.documents import DocumentError
-from simstudy.runner import run_scenario
-from simstudy.scenario import load_scenario
-from simstudy.scenario_study import STUDY_COLUMNS, power_curve
-from simstudy.study_power import run_study_power
-from simstudy.study_spec import StudyPowerSpec
+from simstudy.core.documents import DocumentError
+from simstudy.run.runner import run_scenario
+from simstudy.run.scenario import load_scenario
+from simstudy.run.study_power import run_study_power
+from simstudy.study.from_scenario import STUDY_COLUMNS, power_curve
+from simstudy.study.section import StudyPowerSpec
 from simstudy.world.decision import ModelCache
 
 SCENARIO = {

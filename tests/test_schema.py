@@ -17,15 +17,20 @@ import pytest
 from annotated_types import Gt
 from pydantic import BaseModel
 
-from simstudy.documents import StrictModel
-from simstudy.registry import (
+from simstudy.core.documents import StrictModel
+from simstudy.core.registry import (
     POLICY_MODULES,
     POLICY_SPECS,
     RESPONSE_SPECS,
     WORLD_SPECS,
     load_policy_kinds,
 )
-from simstudy.schema import check_constraints, constructor_parameters, derive_spec, resolve_runtime
+from simstudy.core.schema import (
+    check_constraints,
+    constructor_parameters,
+    derive_spec,
+    resolve_runtime,
+)
 
 #: Entries that are not derived, each with its reason; the check below also fails when one of
 #: them becomes derived (so the list cannot go stale).
@@ -47,7 +52,7 @@ def _registered() -> dict[tuple[str, str], type[BaseModel]]:
 
 
 def _model_entries() -> dict[tuple[str, str], type[BaseModel]]:
-    from simstudy.analysis.documents import EffectSpec, RatingSpec
+    from simstudy.analysis.analysis_spec import EffectSpec, RatingSpec
     from simstudy.people.spec import ActionabilitySpec, CostSpec, GroupsSpec, NoiseSpec, UsersSpec
     from simstudy.world.specs import DecisionModelSpec, FlowSettings
 
@@ -210,7 +215,7 @@ def test_every_shipped_scenario_survives_pickling():
     import pickle
     from pathlib import Path
 
-    from simstudy.scenario import load_scenario
+    from simstudy.run.scenario import load_scenario
 
     root = Path(__file__).resolve().parents[1] / "scenarios"
     for path in sorted(root.glob("*.yaml")):

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from _sim_support import ranking_population, small_world, stand_in_factory
 
+from simstudy.core.intervals import mean_sd_ci
 from simstudy.sim.outcomes import (
     applicant_outcomes,
     replication_metrics,
@@ -16,7 +17,6 @@ from simstudy.sim.outcomes import (
 from simstudy.sim.plots import plot_cumulative_approvals
 from simstudy.sim.spec import SimulationSpec
 from simstudy.sim.world import simulate
-from simstudy.summary import mean_sd_ci
 
 
 @pytest.fixture(scope="module")

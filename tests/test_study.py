@@ -1,8 +1,8 @@
 import numpy as np
 
+from simstudy.core.rng import generator
 from simstudy.people.rating import published_model
-from simstudy.rng import generator
-from simstudy.users.study import (
+from simstudy.study.simulated import (
     _MONOTONE,
     STUDY_COLUMNS,
     ProfilePool,

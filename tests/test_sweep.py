@@ -13,8 +13,8 @@ from _sweep_support import POP, SWEEP, write_sweep
 
 import simstudy
 from simstudy.cli import main
-from simstudy.documents import DocumentError
-from simstudy.sweep import expand_cells, load_sweep, run_sweep, set_path
+from simstudy.core.documents import DocumentError
+from simstudy.run.sweep import expand_cells, load_sweep, run_sweep, set_path
 from simstudy.world.decision import ModelCache
 
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 from pydantic import ValidationError
 
-from simstudy.policies.space import action_mask
+from simstudy.policies.scaled import action_mask
 from simstudy.policies.wachter import WachterSpec
 
 
@@ -38,7 +38,7 @@ def test_a_value_outside_the_training_range_stays_where_it_is(lin_ctx, lin_peopl
 
 
 def test_clip_to_box_keeps_the_factual_inside_the_box():
-    from simstudy.policies.space import clip_to_box
+    from simstudy.policies.scaled import clip_to_box
 
     points = torch.tensor([[1.5, -0.4, 2.0, 1.5]])
     factual = torch.tensor([[1.2, 0.3, 2.0, 0.9]])

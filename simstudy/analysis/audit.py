@@ -18,7 +18,8 @@ Uncertainty:
 * **Bootstrap intervals** (percentile, Efron & Tibshirani 1993, ch. 13): people are resampled
   with replacement within each replication and each intersection cell (a stratified bootstrap,
   so group sizes stay fixed). The draws are keyed by (seed, source, replication, cell) through
-  :mod:`simstudy.rng`, so the conditions of a run, which face the same applicants, are resampled
+  :mod:`simstudy.core.rng`, so the conditions of a run, which face the same applicants, are
+  resampled
   with the same people: contrasts between conditions (does a gap widen?) get paired intervals.
 * **Permutation p-values** (Good 2005, ch. 3): the focal / reference labels are permuted among
   the people of the two groups within each replication; ``p = (1 + #{|T*| >= |T|}) / (1 + P)``
@@ -167,7 +168,7 @@ def audit(
             permutations that ``1 / (P + 1)`` clears ``alpha`` divided by the number of tests).
         seed: base seed of the bootstrap and permutation streams.
         codebook: labels and reference levels of the group codes (the world's and the
-            populations'; see :func:`simstudy.analysis.commands.run_codebook`).
+            populations'; see :func:`simstudy.cli.study_commands.run_codebook`).
 
     References:
         Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 13; Good (2005),

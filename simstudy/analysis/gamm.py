@@ -345,8 +345,8 @@ def fit_gamm(data: pd.DataFrame, response: str, distance: str, group: str = "uid
 
     Example:
         >>> from simstudy.people.rating import published_model
-        >>> from simstudy.rng import generator
-        >>> from simstudy.users.study import simulate_study
+        >>> from simstudy.core.rng import generator
+        >>> from simstudy.study.simulated import simulate_study
         >>> table = simulate_study(30, published_model(), generator(1, "example"))
         >>> model = fit_gamm(table, "accept", "proximity")
         >>> model.n_groups_, 0.0 <= model.test_.p <= 1.0

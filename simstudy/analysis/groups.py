@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..registry import WORLD_SPECS
+from ..core.registry import WORLD_SPECS
 from ..world import specs as _specs  # noqa: F401 - registers the built-in world kinds
 
 __all__ = ["PRIVILEGED_LABELS", "Codebook", "run_codebook", "Comparison", "comparisons",

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..core.plotting import plt, png_base64
+from ..core.store import atomic_write_text, write_csv
 from ..metrics import METRICS
-from ..plotting import plt, png_base64
-from ..store import atomic_write_text, write_csv
 from .audit import AuditResult
 from .case_study import CASE_STUDY_CONDITIONS, case_study_findings, has_case_study
 from .findings import Finding, fmt_ci, hidden_findings, metric_label

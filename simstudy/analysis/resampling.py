@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core.rng import generator
 from ..metrics import Metric
-from ..rng import generator
 
 __all__ = ["CellSums", "accumulate", "ratio", "mean_over_reps", "percentile_interval",
            "random_subsets"]

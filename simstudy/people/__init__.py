@@ -9,7 +9,7 @@
   ``rating``) and the calibrated rating model (:mod:`simstudy.people.rating`).
 """
 
-from ..lazy import lazy_exports
+from ..core.lazy import lazy_exports
 from . import spec as _spec  # noqa: F401 - registers the response kinds (torch-free)
 
 _EXPORTS = {
@@ -22,7 +22,7 @@ _EXPORTS = {
     "UsersSpec": "spec",
     "NoiseSpec": "spec",
     "NoiseModel": "noise",
-    "PeopleFeedback": "feedback",
+    "PeopleFeedback": "answers",
     "UserSettings": "people",
     "TRUTH_COLUMNS": "people",
     "ResponseModel": "response",

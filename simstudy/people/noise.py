@@ -1,5 +1,5 @@
 """Answer noise of simulated people, declared without torch (see
-:mod:`simstudy.people.feedback` for the models' formulas).
+:mod:`simstudy.people.answers` for the models' formulas).
 
 :class:`NoiseModel` is the one declaration of the noise parameters: the ``users.noise`` entry of
 a scenario is derived from it (:class:`~simstudy.people.spec.NoiseSpec`).
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from annotated_types import Ge, Gt, Le
 
-from ..schema import check_constraints
+from ..core.schema import check_constraints
 
 if TYPE_CHECKING:
     import torch

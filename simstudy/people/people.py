@@ -8,11 +8,11 @@ effort capacity, answering speed, patience). Policies see only the reported prof
 :meth:`People.feedback`, answers; the run tables, the event world and the simulated studies read
 the hidden parts.
 
-Every draw is keyed by ``(seed, purpose, person id)`` (:mod:`simstudy.rng`), so every policy of a
-replication faces the same people with the same luck, and any subset or order of people sees the
-same numbers. The hidden ground truth is found lazily (the first time it is needed) with the
-sphere search of :mod:`simstudy.primitives.spheres`; being keyed per person, it does not depend
-on when or for whom it is first computed.
+Every draw is keyed by ``(seed, purpose, person id)`` (:mod:`simstudy.core.rng`), so every policy
+of a replication faces the same people with the same luck, and any subset or order of people
+sees the same numbers. The hidden ground truth is found lazily (the first time it is needed)
+with the sphere search of :mod:`simstudy.primitives.spheres`; being keyed per person, it does
+not depend on when or for whom it is first computed.
 
 Example:
     >>> import numpy as np
@@ -31,10 +31,10 @@ from functools import cached_property
 import numpy as np
 import torch
 
-from ..population import ActionabilityProfiles
+from ..core.rng import entity_normals, entity_uniforms
+from ..primitives.profiles import ActionabilityProfiles
 from ..primitives.space import ScaledSpace, action_mask
-from ..rng import entity_normals, entity_uniforms
-from .feedback import NoiseModel, PeopleFeedback
+from .answers import NoiseModel, PeopleFeedback
 from .preferences import (
     centred_weights,
     derived_accept_threshold,

@@ -7,7 +7,7 @@ A population document states how individual actionability is assigned::
     groups: {rule: income, privileged: {bias: privileged}, non_privileged: {bias: non_privileged}}
     hidden_mismatch_probability: 0.25   # one reported-actionable feature is in truth not
 
-The entries derive from the runtime samplers and rules of :mod:`simstudy.population`; the
+The entries derive from the runtime samplers and rules of :mod:`simstudy.people.population`; the
 world supplies the ranking distributions, the income-like and sensitive features that the
 rules read (:class:`~simstudy.world.base.FeatureRoles`), unless the document names them.
 
@@ -28,19 +28,18 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from ..documents import DocumentProblem, StrictModel
-from ..population import (
-    ActionabilityProfiles,
+from ..core.documents import DocumentProblem, StrictModel
+from ..core.rng import entity_uniforms
+from ..core.schema import derive_spec
+from ..primitives.profiles import ActionabilityProfiles, CostProfile
+from .population import (
     AllActionableSampler,
     BiasName,
-    CostProfile,
     GroupAssignment,
     LikertSampler,
     RankingSampler,
     assign_groups,
 )
-from ..rng import entity_uniforms
-from ..schema import derive_spec
 
 __all__ = ["ActionabilitySpec", "CostSpec", "GroupProfileSpec", "GroupsSpec", "PopulationSpec",
            "population_problems"]
@@ -53,8 +52,8 @@ class ActionabilitySpec(derive_spec(LikertSampler, name="ActionabilitySpec", bas
     ``ranking``: a permutation from ``bias`` and a threshold leaving ``n_actionable`` features
     (``null``: uniform over 1..K). ``likert``: scores uniform in 1..``levels`` (0 included when
     ``allow_not_actionable``). ``all``: no personalization. The fields and defaults are the
-    samplers' (:class:`~simstudy.population.RankingSampler`,
-    :class:`~simstudy.population.LikertSampler`).
+    samplers' (:class:`~simstudy.people.population.RankingSampler`,
+    :class:`~simstudy.people.population.LikertSampler`).
 
     References:
         "From Universal to Individualized Actionability: Revisiting Personalization in
@@ -88,7 +87,7 @@ class CostSpec(derive_spec(CostProfile, name="CostSpec")):
     """Cost profile mapping scores to weights: ``w(s) = 1 + alpha ((s-1)/(S-1))^p``; the
     weights enter the cost outside the square (the paper's weighted L2) unless ``placement:
     inside`` (see :func:`simstudy.metrics.weighted_cost`). Fields and defaults are
-    :class:`~simstudy.population.CostProfile`'s.
+    :class:`~simstudy.primitives.profiles.CostProfile`'s.
 
     References:
         "From Universal to Individualized Actionability: Revisiting Personalization in
@@ -112,7 +111,8 @@ class GroupProfileSpec(StrictModel):
 
 class GroupsSpec(derive_spec(GroupAssignment, name="GroupsSpec")):
     """Group-correlated assignment of a privileged and a non-privileged ranking distribution
-    (the assignment's fields and defaults are :class:`~simstudy.population.GroupAssignment`'s;
+    (the assignment's fields and defaults are
+    :class:`~simstudy.people.population.GroupAssignment`'s;
     the features its rules read are the world's roles unless the document names them).
 
     References:

@@ -40,10 +40,10 @@ from typing import Literal
 import numpy as np
 import torch
 
-from ..population import ActionabilityProfiles
+from ..core.rng import entity_normals, entity_uniforms
+from ..primitives.profiles import ActionabilityProfiles
 from ..primitives.space import ScaledSpace, clip_to_box
 from ..primitives.spheres import growing_spheres
-from ..rng import entity_normals, entity_uniforms
 from .settings import GROUND_TRUTH_SCALES, GROUND_TRUTH_SEARCHES, TruthSearch
 
 __all__ = [
@@ -147,7 +147,7 @@ def derived_accept_threshold(search: TruthSearch, preference: Literal["ground_tr
     features they can move (the loss of a change along their cheapest direction). For HARE's
     search (``w = 0.2``) ``tau = 0.1``. The answer noise acts around ``tau``, not on it: a
     person accepts with probability ``noise.probability(tau - loss)``
-    (:class:`~simstudy.people.feedback.NoiseModel`).
+    (:class:`~simstudy.people.answers.NoiseModel`).
 
     Args:
         search: the ground-truth search whose resolution defines the preference.

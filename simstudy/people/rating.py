@@ -42,8 +42,8 @@ from typing import Annotated, ClassVar, Literal
 import numpy as np
 from annotated_types import Ge, Gt, Le
 
-from ..registry import register_response_spec
-from ..schema import derive_spec
+from ..core.registry import register_response_spec
+from ..core.schema import derive_spec
 from .response import ResponseInputs
 
 __all__ = [

@@ -9,7 +9,8 @@ whether it needs a feature the person truly cannot change) and the person's own 
 * ``ratings``: an acceptance and an action answer on the model's scale (``scale``), drawn by
   inverse transform from uniforms the caller keys by person and recourse.
 
-Kinds are registered like policies and worlds (:func:`simstudy.registry.register_response_spec`):
+Kinds are registered like policies and worlds
+(:func:`simstudy.core.registry.register_response_spec`):
 ``logistic`` (here) and ``rating``, the calibrated 7-point model of the published study
 (:mod:`simstudy.people.rating`). A scenario picks one with ``response: {kind: ...}``.
 """
@@ -22,8 +23,8 @@ from typing import Annotated, ClassVar, Protocol, runtime_checkable
 import numpy as np
 from annotated_types import Ge
 
-from ..registry import register_response_spec
-from ..schema import derive_spec
+from ..core.registry import register_response_spec
+from ..core.schema import derive_spec
 
 __all__ = ["ResponseInputs", "ResponseModel", "LogisticResponse", "LogisticResponseSpec"]
 

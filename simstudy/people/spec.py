@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 import numpy as np
 from pydantic import Field
 
-from ..documents import StrictModel
-from ..population import ActionabilityProfiles
-from ..registry import RESPONSE_SPECS
-from ..schema import derive_spec
+from ..core.documents import StrictModel
+from ..core.registry import RESPONSE_SPECS
+from ..core.schema import derive_spec
+from ..primitives.profiles import ActionabilityProfiles
 from . import rating as _rating  # noqa: F401 - registers the rating response kind
 from .noise import NoiseModel
 from .population_spec import (

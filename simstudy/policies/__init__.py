@@ -4,7 +4,7 @@ The scenario entries (:mod:`simstudy.policies.specs`, torch-free) are registered
 the runtime policies, which import torch, load when first used.
 """
 
-from ..lazy import lazy_exports
+from ..core.lazy import lazy_exports
 from . import specs as _specs  # noqa: F401 - registers the built-in policy kinds
 
 _EXPORTS = {

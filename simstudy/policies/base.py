@@ -5,7 +5,7 @@ Policies follow scikit-learn's estimator contract: the constructor only stores a
 and the training data) and stores learned attributes with a trailing underscore, and
 :meth:`RecoursePolicy.recommend` answers a whole batch of applicants at once. Randomness is
 passed in explicitly as a seed; per-applicant draws are keyed by applicant id
-(:func:`simstudy.rng.entity_uniforms`) so answers do not depend on batching.
+(:func:`simstudy.core.rng.entity_uniforms`) so answers do not depend on batching.
 
 Every policy must respect individual hard constraints: it may only intervene on features the
 person can act on (``profiles.actionable``).
@@ -14,10 +14,10 @@ A policy that asks the people it serves questions (HARE) receives a
 :class:`~simstudy.primitives.feedback.Feedback` from the caller; the others ignore it. Policies
 never see a person's hidden truth.
 
-Every scenario entry of a policy derives from :class:`PolicySpec`, which gives it a ``name`` and
-the switch ``personalized``: with ``personalized: false`` the policy is wrapped in
-:class:`UniversalPolicy` and never sees individual profiles, so "personalized versus universal
-recourse" is one line in a scenario.
+Every scenario entry of a policy derives from :class:`~simstudy.policies.specs.PolicySpec`,
+which gives it a ``name`` and the switch ``personalized``: with ``personalized: false`` the
+policy is wrapped in :class:`UniversalPolicy` and never sees individual profiles, so
+"personalized versus universal recourse" is one line in a scenario.
 """
 
 from __future__ import annotations
@@ -28,15 +28,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..population import ActionabilityProfiles
 from ..primitives.feedback import Feedback
+from ..primitives.profiles import ActionabilityProfiles
 from ..primitives.recourse import Recourse
 from ..world.base import CausalWorld
 from ..world.data import WorldData
 from ..world.decision import ModelCache
-from .specs import PolicySpec  # the entries' base, declared without torch
 
-__all__ = ["RecourseContext", "RecoursePolicy", "UniversalPolicy", "PolicySpec"]
+__all__ = ["RecourseContext", "RecoursePolicy", "UniversalPolicy"]
 
 
 @dataclass
@@ -53,7 +52,7 @@ class RecourseContext:
 
     Example:
         >>> from simstudy.policies import RecourseContext
-        >>> from simstudy.rng import generator
+        >>> from simstudy.core.rng import generator
         >>> from simstudy.world import LoanSCM, sample_world_data
         >>> from simstudy.world.decision import DecisionConfig, train_decision_model
         >>> data = sample_world_data(LoanSCM(), 400, generator(0, "example"))

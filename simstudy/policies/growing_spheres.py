@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..population import ActionabilityProfiles
+from ..primitives.profiles import ActionabilityProfiles
 from ..primitives.recourse import Recourse
 from ..primitives.spheres import growing_spheres, sample_shell, sparsify
 from .params import GrowingSpheresParams
-from .space import ScaledSpacePolicy, action_mask, points_to_recourse
+from .scaled import ScaledSpacePolicy, action_mask, points_to_recourse
 from .specs import GrowingSpheresSpec
 
 __all__ = ["sample_shell", "growing_spheres", "sparsify", "GrowingSpheres", "GrowingSpheresSpec"]

@@ -49,10 +49,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..core.rng import entity_normals, entity_uniforms
 from ..metrics import Recourse
-from ..population import ActionabilityProfiles
 from ..primitives.feedback import Feedback
-from ..rng import entity_normals, entity_uniforms
+from ..primitives.profiles import ActionabilityProfiles
 from .hare_steps import (
     Questions,
     actionable_sampling,
@@ -61,7 +61,7 @@ from .hare_steps import (
     tournament,
 )
 from .params import HAREParams
-from .space import ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
+from .scaled import ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
 from .specs import HARESpec
 
 __all__ = [

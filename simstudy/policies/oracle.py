@@ -30,9 +30,9 @@ from typing import Literal
 import numpy as np
 import torch
 
+from ..core.progress import progress as show_progress
 from ..metrics import Recourse, cost_terms, finish_cost, weighted_cost
-from ..population import ActionabilityProfiles
-from ..progress import progress as show_progress
+from ..primitives.profiles import ActionabilityProfiles
 from .base import RecourseContext, RecoursePolicy
 from .params import OracleParams
 from .specs import OracleSpec
@@ -91,7 +91,7 @@ class CausalOracle(OracleParams, RecoursePolicy):
         https://arxiv.org/abs/2006.06831); CARMA (Majumdar & Valera, FAccT 2024).
 
     Example:
-        >>> from simstudy.population import ActionabilityProfiles as Profiles
+        >>> from simstudy.primitives.profiles import ActionabilityProfiles as Profiles
         >>> from simstudy.world import DecisionConfig, LoanWorldSpec, decision
         >>> world, data, _ = LoanWorldSpec(n_samples=400).build(seed=0)
         >>> model = decision.train_decision_model(data, DecisionConfig(epochs=5))

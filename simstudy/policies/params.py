@@ -3,7 +3,7 @@
 Each runtime policy inherits its constructor from its parameter dataclass here
 (``class Wachter(WachterParams, ScaledSpacePolicy)``), and its scenario entry
 (:mod:`simstudy.policies.specs`) is derived from the same dataclass
-(:func:`simstudy.schema.derive_spec`). So a parameter, its constraint and its default are
+(:func:`simstudy.core.schema.derive_spec`). So a parameter, its constraint and its default are
 written in one place, and documents are validated without importing the torch modules that
 run the policies. What each parameter means is documented on the runtime class.
 

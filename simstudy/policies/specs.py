@@ -2,7 +2,7 @@
 
 Every entry derives from :class:`PolicySpec` (``name`` and the switch ``personalized``); its
 other fields and defaults come from the policy's parameter dataclass in
-:mod:`simstudy.policies.params` (:func:`simstudy.schema.derive_spec`), and ``build()`` imports
+:mod:`simstudy.policies.params` (:func:`simstudy.core.schema.derive_spec`), and ``build()`` imports
 the runtime policy only then. This module does not import torch, so ``simstudy validate`` reads
 scenarios quickly; iCARMA's entry (:mod:`simstudy.policies.icarma.spec`, also torch-free) is
 registered by module and imported when a document names it.
@@ -15,9 +15,9 @@ from typing import ClassVar
 
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
-from ..documents import StrictModel
-from ..registry import policy_kinds, policy_spec, register_policy_module, register_policy_spec
-from ..schema import derive_spec, resolve_runtime
+from ..core.documents import StrictModel
+from ..core.registry import policy_kinds, policy_spec, register_policy_module, register_policy_spec
+from ..core.schema import derive_spec, resolve_runtime
 from .params import GrowingSpheresParams, HAREParams, OracleParams, WachterParams
 
 __all__ = ["PolicySpec", "WachterSpec", "GrowingSpheresSpec", "OracleSpec", "HARESpec"]

@@ -6,7 +6,7 @@ In [0, 1]-scaled space each person's point ``r = x + δ`` minimises
     λ BCE(g(r), 1) + ||δ||_p,   p ∈ {1, 2},
 
 by Adam over ``δ`` restricted to the person's actionable coordinates and clipped to the feasible
-box (:func:`~simstudy.policies.space.clip_to_box`; the other coordinates stay exactly at the
+box (:func:`~simstudy.policies.scaled.clip_to_box`; the other coordinates stay exactly at the
 factual, even when it lies outside the training range). The approved iterate nearest the
 factual is kept; people still rejected after a round get ``λ`` multiplied by ``lambda_growth``
 and continue. The prediction loss is the cross-entropy
@@ -24,9 +24,9 @@ import torch
 from torch.optim.adam import adam as adam_update
 
 from ..metrics import Recourse
-from ..population import ActionabilityProfiles
+from ..primitives.profiles import ActionabilityProfiles
 from .params import WachterParams
-from .space import ScaledSpace, ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
+from .scaled import ScaledSpace, ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
 from .specs import WachterSpec
 
 __all__ = ["wachter", "Wachter", "WachterSpec"]

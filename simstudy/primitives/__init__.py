@@ -9,7 +9,7 @@
 Each loads when first used (the space and the search import torch).
 """
 
-from ..lazy import lazy_exports
+from ..core.lazy import lazy_exports
 
 _EXPORTS = {
     "Feedback": "feedback",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..population import ActionabilityProfiles
+from .profiles import ActionabilityProfiles
 from .recourse import Recourse
 
 __all__ = ["ScaledSpace", "action_mask", "points_to_recourse", "clip_to_box"]
@@ -104,7 +104,7 @@ def action_mask(feature_names: Sequence[str], profiles: ActionabilityProfiles) -
 
     Example:
         >>> import numpy as np
-        >>> from simstudy.population import ActionabilityProfiles
+        >>> from simstudy.primitives.profiles import ActionabilityProfiles
         >>> from simstudy.primitives import action_mask
         >>> from simstudy.world import LoanSCM
         >>> features = LoanSCM.roles.actionable

@@ -37,7 +37,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from ..rng import entity_normals, entity_uniforms
+from ..core.rng import entity_normals, entity_uniforms
 from .space import ScaledSpace, clip_to_box
 
 __all__ = ["sample_shell", "growing_spheres", "sparsify"]

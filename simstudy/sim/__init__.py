@@ -5,7 +5,7 @@ The ``simulation:`` entry (:mod:`simstudy.sim.spec`) validates without torch; th
 loads when first used.
 """
 
-from ..lazy import lazy_exports
+from ..core.lazy import lazy_exports
 
 _EXPORTS = {
     "SIM_FILES": "experiment",

@@ -15,7 +15,7 @@ import numpy as np
 import simpy
 
 from . import batching
-from .response import Offer
+from .response_phase import Offer
 
 __all__ = ["ActionPhase"]
 

@@ -14,8 +14,8 @@ import torch
 
 from ..metrics import Recourse, evaluate_recourse
 from ..policies.base import RecoursePolicy
-from ..population import ActionabilityProfiles
 from ..primitives.feedback import Feedback
+from ..primitives.profiles import ActionabilityProfiles
 from ..world.base import CausalWorld
 
 __all__ = ["chunks", "slice_recourse", "concat_recourse", "decide", "recommend", "evaluate",

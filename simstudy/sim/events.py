@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..rng import entity_uniforms
+from ..core.rng import entity_uniforms
 from .spec import CohortArrivals, SimulationSpec
 
 __all__ = ["EVENT_TYPES", "EVENT_CODES", "TERMINAL_EVENTS", "DROPOUT_EVENTS", "ATTEMPT_STRIDE",

@@ -22,9 +22,9 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from ..core.progress import track
+from ..core.store import atomic_write
 from ..people import PeopleSpec
-from ..progress import track
-from ..store import atomic_write
 from ..world.base import CausalWorld
 from ..world.data import WorldData
 from .outcomes import applicant_outcomes, replication_metrics, summarize, timeline

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..summary import mean_sd_ci
+from ..core.intervals import mean_sd_ci
 from .world import DROPOUT_EVENTS, EVENT_TYPES, TERMINAL_EVENTS, SimulationResult
 
 __all__ = [

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..plotting import plt, save_figure
+from ..core.plotting import plt, save_figure
 
 __all__ = ["plot_cumulative_approvals"]
 

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from ..documents import StrictModel
+from ..core.documents import StrictModel
 
 __all__ = [
     "PoissonArrivals",

@@ -17,7 +17,7 @@ Design:
   Everything numerical (decisions, recourses, responses, action outcomes) is computed for the
   whole window in vectorized batches, and events are logged as arrays.
 * **Keyed luck.** Every random quantity depends only on ``(seed, purpose, applicant, attempt)``
-  (:func:`simstudy.rng.entity_uniforms`), never on execution order. Two policies simulated with
+  (:func:`simstudy.core.rng.entity_uniforms`), never on execution order. Two policies simulated with
   the same seed face the same applicants and the same luck (common random numbers), and the
   event log does not depend on the batch-size cap.
 * **Windows fix the order.** A person who comes back at time ``t`` is decided on at the first
@@ -38,10 +38,10 @@ import pandas as pd
 import simpy
 import torch
 
+from ..core.rng import derive_seed, entity_uniforms, generator
 from ..people import PeopleSpec
 from ..policies.base import RecourseContext, RecoursePolicy
 from ..primitives.space import ScaledSpace
-from ..rng import derive_seed, entity_uniforms, generator
 from ..world.base import CausalWorld
 from ..world.data import WorldData
 from ..world.decision import DecisionConfig, DecisionModel, state_dict_hash, train_decision_model
@@ -56,7 +56,7 @@ from .events import (
     SimulationResult,
     arrival_times,
 )
-from .response import ResponsePhase
+from .response_phase import ResponsePhase
 from .session import SessionPhase
 from .spec import SimulationSpec
 

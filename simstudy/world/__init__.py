@@ -4,7 +4,7 @@ The scenario entries (:mod:`simstudy.world.specs`, torch-free) are registered on
 worlds themselves, which import torch, load when first used.
 """
 
-from ..lazy import lazy_exports
+from ..core.lazy import lazy_exports
 from . import specs as _specs  # noqa: F401 - registers the built-in world kinds
 
 _EXPORTS = {

@@ -31,11 +31,11 @@ class FeatureRoles:
         immutable: features nobody can change (for example gender, age).
         actionable: globally actionable features (some people may still be unable to act on them).
         sensitive: features used to define groups in audits (the first also stratifies a
-            population's stylized attribute, see :func:`simstudy.population.assign_groups`).
+            population's stylized attribute, see :func:`simstudy.people.population.assign_groups`).
         parents: for every feature, the names of its causal parents.
         rankings: the world's named ranking distributions over its actionable features: the
             two features each one ranks on top (``uniform`` needs no entry; see
-            :func:`simstudy.population.permutation_distribution`).
+            :func:`simstudy.people.population.permutation_distribution`).
         income: the income-like feature that a population's ``income`` group rule ranks on
             (``None``: the world has none; a population document may name one).
         codebook: readable labels of coded values, ``{feature: {code: label}}`` (audits and
@@ -105,7 +105,7 @@ class CausalWorld(Protocol):
 
     Example:
         >>> import torch
-        >>> from simstudy.rng import generator
+        >>> from simstudy.core.rng import generator
         >>> from simstudy.world import CausalWorld, LoanSCM
         >>> world: CausalWorld = LoanSCM()
         >>> x = world.sample(3, generator(0, "example"))

@@ -4,7 +4,7 @@ Each is the one declaration of its parameters, constraints and defaults: the tra
 (:func:`simstudy.world.decision.train_decision_model`,
 :func:`simstudy.world.flow.fit_causal_flow`) take it, the Loan SCM inherits its constructor from
 :class:`LoanParams`, and the scenario entries (``decision_model:``, ``world.flow:``,
-``world: {kind: loan}``) are derived from them (:func:`simstudy.schema.derive_spec`).
+``world: {kind: loan}``) are derived from them (:func:`simstudy.core.schema.derive_spec`).
 
 Example:
     >>> DecisionConfig().to_json()["hidden"]
@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Annotated
 
 from annotated_types import Ge, Gt
+from pydantic import AfterValidator, Field
 
 __all__ = ["DecisionConfig", "FlowConfig", "LoanParams"]
 
@@ -92,3 +93,15 @@ class LoanParams:
     constructor from here; the ``loan`` world entry is derived from it)."""
 
     stochastic_label: bool = False
+
+
+def _check_shares(v: tuple[float, float, float]) -> tuple[float, float, float]:
+    if min(v) <= 0 or abs(sum(v) - 1.0) > 1e-9:
+        raise ValueError("split must be three positive shares summing to 1")
+    return v
+
+
+# Train / validation / deployment shares in a document (YAML gives a list; strict=False lets
+# it become the tuple).
+SplitShares = Annotated[tuple[float, float, float], Field(strict=False),
+                        AfterValidator(_check_shares)]

@@ -1,4 +1,4 @@
-"""The one reader of a CSV world's data file (entry: :class:`~simstudy.world.specs.CsvSource`).
+"""A CSV world's data file: its document entry (:class:`CsvSource`) and its one reader.
 
 The same reader serves ``simstudy validate`` (every data problem is reported before any work
 starts) and the run (:func:`simstudy.world.learned.load_csv_data`), so a file that validates is
@@ -14,7 +14,6 @@ Example:
     >>> rows = "a,b,y\\n" + "".join(f"{i},{i % 3},{'good' if i % 2 else 'bad'}\\n"
     ...                              for i in range(40))
     >>> _ = (folder / "d.csv").write_text(rows)
-    >>> from simstudy.world.specs import CsvSource
     >>> source = CsvSource(path="d.csv", features=[{"name": "a"}, {"name": "b", "parents": ["a"]}],
     ...                    label="y", positive="good", actionable=["b"])
     >>> x, y = read_csv_source(source, folder)
@@ -27,16 +26,15 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
+from pydantic import Field, model_validator
 
-from ..documents import FieldProblem
+from ..core.documents import FieldProblem, StrictModel
+from .base import FeatureRoles, causal_order_check
+from .config import SplitShares
 
-if TYPE_CHECKING:
-    from .specs import CsvSource
-
-__all__ = ["CsvProblem", "read_csv_source", "MIN_ROWS_PER_SPLIT"]
+__all__ = ["CsvFeature", "CsvSource", "CsvProblem", "read_csv_source", "MIN_ROWS_PER_SPLIT"]
 
 MIN_ROWS_PER_SPLIT = 10
 
@@ -45,6 +43,69 @@ _MISSING = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-Na
                       "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
                       "nan", "null"})
 _BOOLEANS = {"True": 1.0, "TRUE": 1.0, "true": 1.0, "False": 0.0, "FALSE": 0.0, "false": 0.0}
+
+
+class CsvFeature(StrictModel):
+    """One feature read from a CSV column.
+
+    Attributes:
+        name: feature name in the world.
+        column: CSV column (defaults to ``name``).
+        startswith: for a text column, the feature is 1 where the text starts with this prefix
+            and 0 elsewhere.
+        parents: the feature's causal parents (names of earlier features).
+    """
+
+    name: str
+    column: str | None = None
+    startswith: str | None = None
+    parents: list[str] = Field(default_factory=list)
+
+
+class CsvSource(StrictModel):
+    """A CSV file with features (in causal order), their graph and roles, and a label."""
+
+    path: str
+    features: list[CsvFeature] = Field(min_length=2)
+    label: str
+    positive: str | int | float
+    immutable: list[str] = Field(default_factory=list)
+    actionable: list[str] = Field(min_length=1)
+    sensitive: list[str] = Field(default_factory=list)
+    income: str | None = Field(None, description="the income-like feature a population's "
+                                                 "`income` group rule ranks on")
+    codebook: dict[str, dict[int, str]] = Field(
+        default_factory=dict, description="labels of coded values: {feature: {code: label}}")
+    reference_levels: dict[str, int] = Field(
+        default_factory=dict, description="reference level of a coded feature in audit gaps")
+    split: SplitShares = (0.5, 0.25, 0.25)
+
+    @model_validator(mode="after")
+    def _check_names(self) -> CsvSource:
+        names = [f.name for f in self.features]
+        if len(set(names)) != len(names):
+            raise ValueError("feature names must be unique")
+        for group in ("immutable", "actionable", "sensitive"):
+            unknown = set(getattr(self, group)) - set(names)
+            if unknown:
+                raise ValueError(f"{group} names unknown features: {sorted(unknown)}")
+        coded = {*self.codebook, *self.reference_levels} | ({self.income} - {None})
+        if coded - set(names):
+            raise ValueError(f"income, codebook or reference_levels name unknown features: "
+                             f"{sorted(coded - set(names))}")
+        for f in self.features:
+            unknown = set(f.parents) - set(names)
+            if unknown:
+                raise ValueError(f"parents of {f.name!r} are unknown features: {sorted(unknown)}")
+        causal_order_check(self.roles())
+        return self
+
+    def roles(self) -> FeatureRoles:
+        return FeatureRoles(tuple(f.name for f in self.features), tuple(self.immutable),
+                            tuple(self.actionable), tuple(self.sensitive),
+                            {f.name: tuple(f.parents) for f in self.features},
+                            income=self.income, codebook=dict(self.codebook),
+                            reference_levels=dict(self.reference_levels))
 
 
 class CsvProblem(FieldProblem):

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from .base import CausalWorld, FeatureRoles
-from .specs import SplitShares  # the document type of a split, re-exported
+from .config import SplitShares  # the document type of a split, re-exported
 
 __all__ = ["WorldData", "sample_world_data", "tensor_hash", "SplitShares"]
 
@@ -44,7 +44,7 @@ class WorldData:
         lower, upper: per-feature minimum and maximum of the training split (the feasible range).
 
     Example:
-        >>> from simstudy.rng import generator
+        >>> from simstudy.core.rng import generator
         >>> from simstudy.world import LoanSCM, sample_world_data
         >>> data = sample_world_data(LoanSCM(), 100, generator(0, "example"))
         >>> tuple(data.x_train.shape), tuple(data.x_test.shape), data.lower.shape[0]
@@ -87,7 +87,7 @@ def sample_world_data(
     The world must have a ``label(x, generator)`` method (known SCMs do).
 
     Example:
-        >>> from simstudy.rng import generator
+        >>> from simstudy.core.rng import generator
         >>> from simstudy.world import LoanSCM, sample_world_data
         >>> data = sample_world_data(LoanSCM(), 200, generator(0, "example"), split=(0.6, 0.2, 0.2))
         >>> len(data.x_train), len(data.x_val), len(data.x_test)

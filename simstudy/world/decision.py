@@ -23,8 +23,8 @@ from typing import TypeVar
 import torch
 from torch import nn
 
-from ..store import atomic_write, atomic_write_text
-from ..trainer import fit_minibatches
+from ..core.store import atomic_write, atomic_write_text
+from ..core.trainer import fit_minibatches
 from .config import DecisionConfig
 from .data import WorldData, tensor_hash
 

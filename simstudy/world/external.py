@@ -34,8 +34,8 @@ import pandas as pd
 import torch
 from torch import nn
 
-from ..documents import FieldProblem
-from ..store import file_sha256
+from ..core.documents import FieldProblem
+from ..core.store import file_sha256
 from .decision import state_dict_hash
 from .specs import EXTERNAL_KINDS, ExternalModelSpec
 

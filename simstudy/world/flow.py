@@ -33,7 +33,7 @@ from torch import nn
 from zuko.flows import ElementWiseTransform, MaskedAutoregressiveTransform
 from zuko.transforms import ComposedTransform, MonotonicRQSTransform
 
-from ..trainer import fit_minibatches
+from ..core.trainer import fit_minibatches
 from .base import FeatureRoles, causal_order_check
 from .config import FlowConfig
 from .data import tensor_hash
@@ -99,7 +99,7 @@ class CausalFlow(nn.Module):
 
     Example:
         >>> import torch
-        >>> from simstudy.rng import generator
+        >>> from simstudy.core.rng import generator
         >>> from simstudy.world import FlowConfig, LoanSCM, fit_causal_flow, sample_world_data
         >>> data = sample_world_data(LoanSCM(), 300, generator(0, "example"))
         >>> flow, _ = fit_causal_flow(data.roles, data.x_train, data.x_val, FlowConfig(epochs=2))
@@ -275,7 +275,7 @@ def fit_causal_flow(roles: FeatureRoles, x_train: torch.Tensor, x_val: torch.Ten
         NeurIPS 2023, https://arxiv.org/abs/2306.05415.
 
     Example:
-        >>> from simstudy.rng import generator
+        >>> from simstudy.core.rng import generator
         >>> from simstudy.world import FlowConfig, LoanSCM, fit_causal_flow, sample_world_data
         >>> data = sample_world_data(LoanSCM(), 300, generator(0, "example"))
         >>> flow, info = fit_causal_flow(data.roles, data.x_train, data.x_val, FlowConfig(epochs=3))
@@ -329,7 +329,7 @@ def cached_causal_flow(cache: ModelCache | None, roles: FeatureRoles, x_train: t
     """:func:`fit_causal_flow`, stored under a content-hash key (state dict + JSON).
 
     Example:
-        >>> from simstudy.rng import generator
+        >>> from simstudy.core.rng import generator
         >>> from simstudy.world.decision import ModelCache
         >>> from simstudy.world import FlowConfig, LoanSCM, cached_causal_flow, sample_world_data
         >>> data = sample_world_data(LoanSCM(), 300, generator(0, "example"))

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import torch
 
-from ..rng import generator
-from .csv_source import MIN_ROWS_PER_SPLIT, CsvProblem, read_csv_source
+from ..core.rng import generator
+from .csv_source import MIN_ROWS_PER_SPLIT, CsvFeature, CsvProblem, CsvSource, read_csv_source
 from .data import WorldData
-from .specs import CausalFlowWorldSpec, CsvFeature, CsvSource, FlowSettings
+from .specs import CausalFlowWorldSpec, FlowSettings
 
 __all__ = ["CsvFeature", "CsvSource", "CsvProblem", "FlowSettings", "CausalFlowWorldSpec",
            "load_csv_data", "read_csv_source", "MIN_ROWS_PER_SPLIT"]
@@ -28,7 +28,7 @@ def load_csv_data(source: CsvSource, seed: int, base_dir: str | Path = ".") -> W
     Example:
         >>> import tempfile, pathlib
         >>> from simstudy.world import load_csv_data
-        >>> from simstudy.world.specs import CsvSource
+        >>> from simstudy.world.csv_source import CsvSource
         >>> folder = pathlib.Path(tempfile.mkdtemp())
         >>> rows = "a,b,y\\n" + "".join(f"{i},{i % 5},{'good' if i % 2 else 'bad'}\\n"
         ...                              for i in range(40))

@@ -46,7 +46,7 @@ def loan_label_probability(x: torch.Tensor) -> torch.Tensor:
         knowledge: a probabilistic approach", NeurIPS 2020, https://arxiv.org/abs/2006.06831.
 
     Example:
-        >>> from simstudy.rng import generator
+        >>> from simstudy.core.rng import generator
         >>> from simstudy.world import LoanSCM, loan_label_probability
         >>> p = loan_label_probability(LoanSCM().sample(4, generator(0, "example")))
         >>> [round(v, 3) for v in p.tolist()]
@@ -68,7 +68,7 @@ def loan_label(
         knowledge: a probabilistic approach", NeurIPS 2020, https://arxiv.org/abs/2006.06831.
 
     Example:
-        >>> from simstudy.rng import generator
+        >>> from simstudy.core.rng import generator
         >>> from simstudy.world import LoanSCM, loan_label
         >>> x = LoanSCM().sample(5, generator(0, "example"))
         >>> loan_label(x).tolist()
@@ -100,7 +100,7 @@ class LoanSCM(LoanParams):
         causal algorithmic recourse at scale", FAccT 2024.
 
     Example:
-        >>> from simstudy.rng import generator
+        >>> from simstudy.core.rng import generator
         >>> x = LoanSCM().sample(5, generator(0, "example"))
         >>> tuple(x.shape), LoanSCM.roles.names[:2]
         ((5, 7), ('gender', 'age'))

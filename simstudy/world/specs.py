@@ -11,94 +11,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import AfterValidator, Discriminator, Field, Tag, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
-from ..documents import FieldProblem, StrictModel
-from ..registry import register_world_spec
-from ..schema import derive_spec
-from .base import FeatureRoles, causal_order_check
-from .config import DecisionConfig, FlowConfig, LoanParams
-from .csv_source import CsvProblem, read_csv_source
+from ..core.documents import FieldProblem, StrictModel
+from ..core.registry import load_object, register_world_spec
+from ..core.rng import generator
+from ..core.schema import derive_spec
+from .base import FeatureRoles
+from .config import DecisionConfig, FlowConfig, LoanParams, SplitShares
+from .csv_source import CsvFeature, CsvProblem, CsvSource, read_csv_source
 from .loan_roles import LOAN_ROLES
 
 __all__ = ["SplitShares", "CsvFeature", "CsvSource", "LoanWorldSpec", "FlowSettings",
            "CausalFlowWorldSpec", "DecisionModelSpec", "ExternalModelSpec",
            "DecisionModelEntry", "EXTERNAL_KINDS"]
-
-
-def _check_shares(v: tuple[float, float, float]) -> tuple[float, float, float]:
-    if min(v) <= 0 or abs(sum(v) - 1.0) > 1e-9:
-        raise ValueError("split must be three positive shares summing to 1")
-    return v
-
-
-# Train / validation / deployment shares in a document (YAML gives a list; strict=False lets
-# it become the tuple).
-SplitShares = Annotated[tuple[float, float, float], Field(strict=False),
-                        AfterValidator(_check_shares)]
-
-
-class CsvFeature(StrictModel):
-    """One feature read from a CSV column.
-
-    Attributes:
-        name: feature name in the world.
-        column: CSV column (defaults to ``name``).
-        startswith: for a text column, the feature is 1 where the text starts with this prefix
-            and 0 elsewhere.
-        parents: the feature's causal parents (names of earlier features).
-    """
-
-    name: str
-    column: str | None = None
-    startswith: str | None = None
-    parents: list[str] = Field(default_factory=list)
-
-
-class CsvSource(StrictModel):
-    """A CSV file with features (in causal order), their graph and roles, and a label."""
-
-    path: str
-    features: list[CsvFeature] = Field(min_length=2)
-    label: str
-    positive: str | int | float
-    immutable: list[str] = Field(default_factory=list)
-    actionable: list[str] = Field(min_length=1)
-    sensitive: list[str] = Field(default_factory=list)
-    income: str | None = Field(None, description="the income-like feature a population's "
-                                                 "`income` group rule ranks on")
-    codebook: dict[str, dict[int, str]] = Field(
-        default_factory=dict, description="labels of coded values: {feature: {code: label}}")
-    reference_levels: dict[str, int] = Field(
-        default_factory=dict, description="reference level of a coded feature in audit gaps")
-    split: SplitShares = (0.5, 0.25, 0.25)
-
-    @model_validator(mode="after")
-    def _check_names(self) -> CsvSource:
-        names = [f.name for f in self.features]
-        if len(set(names)) != len(names):
-            raise ValueError("feature names must be unique")
-        for group in ("immutable", "actionable", "sensitive"):
-            unknown = set(getattr(self, group)) - set(names)
-            if unknown:
-                raise ValueError(f"{group} names unknown features: {sorted(unknown)}")
-        coded = {*self.codebook, *self.reference_levels} | ({self.income} - {None})
-        if coded - set(names):
-            raise ValueError(f"income, codebook or reference_levels name unknown features: "
-                             f"{sorted(coded - set(names))}")
-        for f in self.features:
-            unknown = set(f.parents) - set(names)
-            if unknown:
-                raise ValueError(f"parents of {f.name!r} are unknown features: {sorted(unknown)}")
-        causal_order_check(self.roles())
-        return self
-
-    def roles(self) -> FeatureRoles:
-        return FeatureRoles(tuple(f.name for f in self.features), tuple(self.immutable),
-                            tuple(self.actionable), tuple(self.sensitive),
-                            {f.name: tuple(f.parents) for f in self.features},
-                            income=self.income, codebook=dict(self.codebook),
-                            reference_levels=dict(self.reference_levels))
 
 
 def _loan_names() -> tuple[str, ...]:
@@ -145,12 +71,9 @@ class LoanWorldSpec(derive_spec(LoanParams, runtime="simstudy.world.loan:LoanSCM
 
     def build(self, seed: int, cache: Any = None, base_dir: Any = ".") -> tuple[Any, Any, dict]:
         """``(LoanSCM, WorldData, info)``: the world and its sampled, split data."""
-        from ..rng import generator
-        from .data import sample_world_data
-
         world = super().build()
-        data = sample_world_data(world, self.n_samples, generator(seed, "world-sample"),
-                                 self.split)
+        sample = load_object("simstudy.world.data:sample_world_data")
+        data = sample(world, self.n_samples, generator(seed, "world-sample"), self.split)
         return world, data, {"kind": "loan", "data_sha256": data.content_hash()}
 
 
@@ -235,19 +158,16 @@ class CausalFlowWorldSpec(StrictModel):
 
     def build(self, seed: int, cache: Any = None, base_dir: str | Path = ".") -> tuple:
         """``(CausalFlow, WorldData, info)``: the flow fitted to the data (or from the cache)."""
-        from ..rng import generator
-        from .data import sample_world_data
-        from .flow import cached_causal_flow
-        from .learned import load_csv_data
-        from .loan import LoanSCM
-
         if self.source == "loan":
             # the same draws as the ``loan`` world of the same seed, so the two compare
-            data = sample_world_data(LoanSCM(), self.n_samples, generator(seed, "world-sample"))
+            world = load_object("simstudy.world.loan:LoanSCM")()
+            data = load_object("simstudy.world.data:sample_world_data")(
+                world, self.n_samples, generator(seed, "world-sample"))
         else:
-            data = load_csv_data(self.csv, seed, base_dir)
-        flow, meta = cached_causal_flow(cache, data.roles, data.x_train, data.x_val,
-                                        self.flow.config(), self.flow.seed, progress=True)
+            data = load_object("simstudy.world.learned:load_csv_data")(self.csv, seed, base_dir)
+        fit = load_object("simstudy.world.flow:cached_causal_flow")
+        flow, meta = fit(cache, data.roles, data.x_train, data.x_val, self.flow.config(),
+                         self.flow.seed, progress=True)
         info = {"world": "causal_flow", "source": self.source, "flow": {
             k: meta[k] for k in ("state_dict_sha256", "val_nll", "best_epoch", "cached")
             if k in meta}}
@@ -295,10 +215,9 @@ class ExternalModelSpec(StrictModel):
     def load(self, base_dir: str | Path, feature_names: tuple[str, ...]) -> Any:
         """Reads and checks the model (an
         :class:`~simstudy.world.external.ExternalDecisionModel`); raises
-        :class:`~simstudy.documents.FieldProblem` naming the field."""
-        from .external import load_external_model
-
-        return load_external_model(self, base_dir, feature_names)
+        :class:`~simstudy.core.documents.FieldProblem` naming the field."""
+        load = load_object("simstudy.world.external:load_external_model")
+        return load(self, base_dir, feature_names)
 
     def check(self, base_dir: str | Path, feature_names: tuple[str, ...]
               ) -> list[tuple[str, str]]:
@@ -312,10 +231,9 @@ class ExternalModelSpec(StrictModel):
     def obtain(self, data: Any, cache: Any, seed: int, base_dir: str | Path = ".",
                progress: bool = False) -> tuple[Any, dict]:
         """The model and its record in the manifest (as a trained model's)."""
-        from .external import external_model_record
-
         model = self.load(base_dir, data.roles.names)
-        return model, external_model_record(self, model, data, base_dir)
+        record = load_object("simstudy.world.external:external_model_record")
+        return model, record(self, model, data, base_dir)
 
 
 def _decision_form(value: Any) -> str:

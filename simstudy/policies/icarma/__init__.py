@@ -26,7 +26,7 @@ Example:
     450
 """
 
-from ...lazy import lazy_exports
+from ...core.lazy import lazy_exports
 
 # the torch modules load on first use, so the torch-free entry (:mod:`.spec`) and the
 # hyperparameters (:mod:`.config`) are read without them

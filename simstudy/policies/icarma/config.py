@@ -9,7 +9,8 @@ from annotated_types import Ge, Gt, Interval
 
 __all__ = ["ICARMAConfig", "CostShapeName", "ICARMAParams"]
 
-#: the cost profiles a model can be trained on (see :class:`simstudy.population.CostProfile`)
+#: the cost profiles a model can be trained on
+#: (see :class:`simstudy.primitives.profiles.CostProfile`)
 CostShapeName = Literal["constant", "concave", "linear", "convex"]
 _Positive = Annotated[int, Gt(0)]
 _Weight = Annotated[float, Ge(0)]

@@ -36,7 +36,7 @@ import math
 
 import torch
 
-from ...population import COST_SHAPES
+from ...primitives.profiles import COST_SHAPES
 from ..base import RecourseContext
 from .config import ICARMAConfig
 from .networks import ICARMANetworks

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from ...metrics import Recourse
-from ...population import ActionabilityProfiles
+from ...primitives.profiles import ActionabilityProfiles
 from ...world.decision import ModelCache, state_dict_hash
 from ..base import RecourseContext, RecoursePolicy
 from .config import ICARMAParams

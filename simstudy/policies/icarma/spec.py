@@ -13,8 +13,8 @@ from typing import Annotated, ClassVar, Literal
 
 from annotated_types import Gt
 
-from ...registry import register_policy_spec
-from ...schema import derive_spec, resolve_runtime
+from ...core.registry import register_policy_spec
+from ...core.schema import derive_spec, resolve_runtime
 from ..specs import PolicySpec
 from .config import CostShapeName, ICARMAConfig, ICARMAParams
 

@@ -18,8 +18,8 @@ import time
 import torch
 from torch import nn
 
-from ...rng import torch_generator
-from ...trainer import fit_minibatches
+from ...core.rng import torch_generator
+from ...core.trainer import fit_minibatches
 from ...world.decision import state_dict_hash
 from ..base import RecourseContext
 from .config import ICARMAConfig
@@ -142,7 +142,7 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
     """Trains the networks on the rejected training applicants (see the module docstring).
 
     Network initialization, profile draws, Gumbel noise and batch order all come from streams
-    keyed by ``seed`` (see :mod:`simstudy.rng`), so training is reproducible.
+    keyed by ``seed`` (see :mod:`simstudy.core.rng`), so training is reproducible.
 
     References:
         Majumdar & Valera, "CARMA: A practical framework to generate recommendations for causal

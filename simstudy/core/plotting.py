@@ -2,10 +2,10 @@
 
 Importing this module imports matplotlib (with the ``Agg`` backend, so nothing needs a display);
 command modules import it where they draw, which keeps the command line's start-up fast.
-Figures are written atomically (see :mod:`simstudy.store`) and closed after writing.
+Figures are written atomically (see :mod:`simstudy.core.store`) and closed after writing.
 
 Example:
-    >>> from simstudy.plotting import plt, png_base64
+    >>> from simstudy.core.plotting import plt, png_base64
     >>> fig, ax = plt.subplots()
     >>> png_base64(fig)[:8]
     'iVBORw0K'

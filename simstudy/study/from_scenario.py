@@ -7,7 +7,7 @@ model (default: the calibrated 7-point rating model). The table has the long sch
 study exports (:data:`STUDY_COLUMNS`: ``uid, item, sparsity, proximity, accept, act``) plus
 ``policy``, ``blocked`` (the recourse needs a feature the participant truly cannot change),
 ``cost`` and the population's group columns, so ``simstudy analyze`` reads it like a real
-export and also fits the policy contrast (:mod:`simstudy.analysis.contrast`)::
+export and also fits the policy contrast (:mod:`simstudy.study.contrast`)::
 
     study:
       participants: 200                 # drawn (keyed by id) from the rejected applicants
@@ -37,7 +37,7 @@ drawn) and fresh rating noise, both from the stream ``generator(seed, "study-pow
 the policy contrast and the distance smooth are refitted and tested. The recourses themselves
 are the run's: a power simulation re-draws people's responses, not the policies' answers.
 
-The ``study:`` section itself is declared in :mod:`simstudy.study_spec`.
+The ``study:`` section itself is declared in :mod:`simstudy.study.section`.
 """
 
 from __future__ import annotations
@@ -50,15 +50,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .analysis.contrast import fit_policy_contrast
-from .analysis.gamm import fit_gamm
-from .analysis.power import PowerTask, clopper_pearson
-from .metrics import evaluate_recourse
-from .people.response import ResponseInputs
-from .primitives.recourse import Recourse
-from .rng import derive_seed, entity_uniforms
-from .store import write_csv, write_parquet
-from .study_spec import StudyPowerSpec, StudySectionSpec
+from ..analysis.gamm import fit_gamm
+from ..core.rng import derive_seed, entity_uniforms
+from ..core.store import write_csv, write_parquet
+from ..metrics import evaluate_recourse
+from ..people.response import ResponseInputs
+from ..primitives.recourse import Recourse
+from .contrast import fit_policy_contrast
+from .power import PowerTask, clopper_pearson
+from .section import StudyPowerSpec, StudySectionSpec
 
 __all__ = [
     "STUDY_COLUMNS",

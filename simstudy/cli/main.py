@@ -3,12 +3,12 @@
 Each subsystem contributes its subcommands through a ``register(subparsers)`` function listed in
 :data:`COMMAND_MODULES`; the handler a subcommand sets with ``set_defaults(handler=...)`` receives
 the parsed arguments and returns an exit code. Problems with user documents
-(:class:`~simstudy.documents.DocumentError`) become ``FILE: field: reason`` lines and exit
+(:class:`~simstudy.core.documents.DocumentError`) become ``FILE: field: reason`` lines and exit
 code 2, never a traceback.
 
 Command modules import their heavy dependencies (torch, pandas, the models) inside the
 handlers, so ``--help`` and ``validate`` start quickly. ``--quiet`` (before or after the command
-name) silences every progress display (:mod:`simstudy.progress`).
+name) silences every progress display (:mod:`simstudy.core.progress`).
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ import signal
 import sys
 import threading
 
-from .documents import DocumentError, FieldProblem, UsageError
-from .progress import set_quiet
+from ..core.documents import DocumentError, FieldProblem, UsageError
+from ..core.progress import set_quiet
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError"]
 
 COMMAND_MODULES = [
-    "simstudy.commands",
-    "simstudy.analysis.commands",
+    "simstudy.cli.run_commands",
+    "simstudy.cli.study_commands",
 ]
 
 

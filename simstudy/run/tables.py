@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .metrics import Recourse, evaluate_recourse
-from .people import People
-from .policies.base import RecourseContext
-from .world.base import FeatureRoles
+from ..metrics import Recourse, evaluate_recourse
+from ..people import People
+from ..policies.base import RecourseContext
+from ..world.base import FeatureRoles
 
 __all__ = ["recourse_table", "people_columns", "policy_table", "group_columns"]
 

@@ -7,7 +7,7 @@ entry is listed with the meaning ``NOT DESCRIBED`` and :func:`undescribed` names
 catches a new column nobody explained.
 
 Example:
-    >>> from simstudy.dictionary import describe
+    >>> from simstudy.run.dictionary import describe
     >>> describe("summary.csv", ["policy", "validity", "validity_ci_low"])[1]["denominator"]
     'applicants asking for recourse, per replication; then the mean over replications'
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from .store import atomic_write
+from ..core.store import atomic_write
 
 __all__ = ["ENTRIES", "describe", "output_tables", "dictionary_table", "undescribed",
            "write_dictionary"]

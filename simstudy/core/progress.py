@@ -7,7 +7,7 @@ the total, and one at the end. :func:`set_quiet` (the command line's ``--quiet``
 of it, wherever the loop is.
 
 Example:
-    >>> from simstudy.progress import progress, set_quiet
+    >>> from simstudy.core.progress import progress, set_quiet
     >>> set_quiet(True)
     >>> with progress(total=3, desc="demo", unit="step") as bar:
     ...     for _ in range(3):

@@ -11,7 +11,7 @@ simulation is appended as one line to ``parts/n{N}.csv`` in the output folder an
 interrupted plan resumes where it stopped. Each line ends with a check (a hash of the line, of
 what the simulation depends on and of the code version): a line cut short, damaged, or made for
 another plan fails it and is run again. One process at a time writes the folder
-(:class:`~simstudy.store.RunLock`); killing the command stops its workers.
+(:class:`~simstudy.core.store.RunLock`); killing the command stops its workers.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..executors import Executor, make_executor
+from ..analysis.gamm import fit_gamm
+from ..core.executors import Executor, make_executor
+from ..core.progress import progress as show_progress
+from ..core.rng import generator
+from ..core.store import RunLock, code_version
 from ..people.rating import RatingResponse
-from ..progress import progress as show_progress
-from ..rng import generator
-from ..store import RunLock, code_version
-from ..users.study import simulate_study
-from .gamm import fit_gamm
+from .simulated import simulate_study
 
 __all__ = ["PowerTask", "SimulationTask", "run_simulation", "clopper_pearson", "run_power",
            "run_simulations", "summarize_power", "plan_key", "PART_COLUMNS"]
@@ -170,7 +170,7 @@ def run_simulations(
         key: what the rows depend on (see :func:`plan_key`); rows made for another key are
             run again.
         executor: where simulations run (default: a local pool of ``workers``, see
-            :mod:`simstudy.executors`); results do not depend on it.
+            :mod:`simstudy.core.executors`); results do not depend on it.
     """
     with RunLock(out_dir):
         return _run_simulations(tasks, simulate, grid, simulations, Path(out_dir), columns,

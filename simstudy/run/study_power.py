@@ -2,16 +2,16 @@
 
 The scenario is run (or its finished run resumed) into ``OUT/run``; its study pool (every
 rejected applicant of the study's replication x condition with each policy's recourse, see
-:mod:`simstudy.scenario_study`) is the population the simulated studies draw participants from.
+:mod:`simstudy.study.from_scenario`) is the population the simulated studies draw participants from.
 For each participant count of ``study.power`` and each simulation, a study is simulated and
-two tests are run (:func:`~simstudy.scenario_study.simulate_power_study`):
+two tests are run (:func:`~simstudy.study.from_scenario.simulate_power_study`):
 
 * **policy**: the policy contrast on the outcome (``rating ~ policy + (1 | participant)``; the
   omnibus Wald test, or the named policy against the baseline);
 * **smooth**: the GAMM smooth of the outcome in the distance (the published analysis).
 
 Simulations are checkpointed in ``OUT/parts/n{N}.csv`` and run in a process pool
-(:func:`~simstudy.analysis.power.run_simulations`), so an interrupted analysis resumes and the
+(:func:`~simstudy.study.power.run_simulations`), so an interrupted analysis resumes and the
 result does not depend on the number of workers. Written: ``power.csv`` (power with its
 Clopper-Pearson interval per test and N), ``power.json`` (with the smallest N per test and
 which value it is read from) and ``power.png``.
@@ -26,20 +26,20 @@ from typing import Any
 
 import pandas as pd
 
-from .analysis.power import plan_key, run_simulations
-from .documents import UsageError, with_overrides
-from .plotting import plt, save_figure
-from .rng import derive_seed
-from .runner import run_scenario
-from .scenario import load_scenario, policy_name
-from .scenario_study import (
+from ..core.documents import UsageError, with_overrides
+from ..core.plotting import plt, save_figure
+from ..core.rng import derive_seed
+from ..core.store import check_output_dir
+from ..study.from_scenario import (
     POWER_COLUMNS,
     StudyPowerTask,
     eligible,
     power_curve,
     simulate_power_study,
 )
-from .store import check_output_dir
+from ..study.power import plan_key, run_simulations
+from .runner import run_scenario
+from .scenario import load_scenario, policy_name
 
 __all__ = ["run_study_power"]
 

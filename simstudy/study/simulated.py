@@ -189,7 +189,7 @@ def simulate_study(
 
     Example:
         >>> from simstudy.people.rating import published_model
-        >>> from simstudy.rng import generator
+        >>> from simstudy.core.rng import generator
         >>> table = simulate_study(4, published_model(), generator(0, "example"), items=3)
         >>> list(table.columns[:6]), table["uid"].nunique()
         (['uid', 'item', 'sparsity', 'proximity', 'accept', 'act'], 4)

@@ -3,7 +3,7 @@
 * ``simstudy analyze DATA.csv SPEC.yaml --out DIR``: fits the GAMMs of the spec to a rating
   table (a real study's export or a simulated one), writes ``gamm.csv``/``gamm.json`` and one
   plot per model with the smooth and its 95% band; a table with a ``policy`` column also gets
-  the policy contrast (``contrast.csv``, see :mod:`simstudy.analysis.contrast`).
+  the policy contrast (``contrast.csv``, see :mod:`simstudy.study.contrast`).
 * ``simstudy power PLAN.yaml --out DIR``: runs (or resumes) a power analysis; writes
   ``power.csv``, ``power.json`` and ``power.png``.
 * ``simstudy study STUDY.yaml --out FILE.csv``: simulates one study of the published design.
@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..commands import add_executor_arguments, executor_from_args
-from ..documents import UsageError, load_document, with_overrides
-from ..store import atomic_write, atomic_write_text, check_output_dir, check_output_file
+from ..core.documents import UsageError, load_document, with_overrides
+from ..core.store import atomic_write, atomic_write_text, check_output_dir, check_output_file
+from .run_commands import add_executor_arguments, executor_from_args
 
 if TYPE_CHECKING:  # the handlers import numpy and pandas when they run: --help stays fast
     import numpy as np
@@ -35,7 +35,7 @@ def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
     """Plots b0 + f(x) with its 95% band over the observed range."""
     import numpy as np
 
-    from ..plotting import plt, save_figure
+    from ..core.plotting import plt, save_figure
 
     grid = np.linspace(np.min(x), np.max(x), 200)
     band = model.predict_band(grid)
@@ -60,7 +60,7 @@ def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
 
 def analyze(data: pd.DataFrame, spec, out: Path | None = None,
             source: str = "data") -> pd.DataFrame:
-    """Fits every model of an :class:`~simstudy.analysis.documents.AnalysisSpec`.
+    """Fits every model of an :class:`~simstudy.analysis.analysis_spec.AnalysisSpec`.
 
     The table is checked first (:func:`~simstudy.analysis.inputs.check_rating_table`); a
     problem raises ``UsageError("SOURCE: column: reason")``. Warnings (about the table, or from
@@ -70,8 +70,8 @@ def analyze(data: pd.DataFrame, spec, out: Path | None = None,
 
     import pandas as pd
 
-    from ..cli import UsageError
-    from .inputs import TableError, check_rating_table
+    from ..analysis.inputs import TableError, check_rating_table
+    from .main import UsageError
 
     try:
         notes = check_rating_table(data, spec.group,
@@ -103,8 +103,8 @@ def _fit_one(data: pd.DataFrame, spec, m):
 
     import pandas as pd
 
-    from .gamm import FitWarning, fit_gamm
-    from .ordinal import fit_ordinal
+    from ..analysis.gamm import FitWarning, fit_gamm
+    from ..analysis.ordinal import fit_ordinal
 
     sub = pd.DataFrame({spec.group: data[spec.group],
                         m.distance: pd.to_numeric(data[m.distance]),
@@ -138,7 +138,7 @@ def _fit_one(data: pd.DataFrame, spec, m):
 def _analyze_cmd(args) -> int:
     import pandas as pd
 
-    from .documents import AnalysisSpec
+    from ..analysis.analysis_spec import AnalysisSpec
 
     spec = load_document(args.spec, AnalysisSpec)
     try:
@@ -149,7 +149,7 @@ def _analyze_cmd(args) -> int:
     table = analyze(data, spec, out, source=str(args.data))
     table.to_csv(out / "gamm.csv", index=False)
     (out / "gamm.json").write_text(json.dumps(table.to_dict(orient="records"), indent=2))
-    from ..dictionary import write_dictionary
+    from ..run.dictionary import write_dictionary
 
     write_dictionary(out)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
@@ -164,8 +164,8 @@ def _write_contrasts(data: pd.DataFrame, spec, out: Path) -> None:
     """The policy contrast of a table with a policy column: ``contrast.csv`` and a print-out."""
     import pandas as pd
 
-    from ..cli import UsageError
-    from .contrast import policy_contrasts
+    from ..study.contrast import policy_contrasts
+    from .main import UsageError
 
     c = spec.contrast
     try:
@@ -180,14 +180,14 @@ def _write_contrasts(data: pd.DataFrame, spec, out: Path) -> None:
 
 def _is_scenario(path: str) -> bool:
     """A scenario document (it names ``policies``) rather than a plan or study document."""
-    from ..documents import load_yaml
+    from ..core.documents import load_yaml
 
     data = load_yaml(path)
     return isinstance(data, dict) and "policies" in data
 
 
 def _scenario_power_cmd(args) -> int:
-    from ..study_power import run_study_power
+    from ..run.study_power import run_study_power
 
     res = run_study_power(args.plan, args.out, simulations=args.simulations,
                           workers=args.workers)
@@ -201,9 +201,9 @@ def _scenario_power_cmd(args) -> int:
 
 
 def _power_cmd(args) -> int:
-    from ..dictionary import write_dictionary
-    from .documents import PowerPlan
-    from .power import run_power, summarize_power
+    from ..analysis.analysis_spec import PowerPlan
+    from ..run.dictionary import write_dictionary
+    from ..study.power import run_power, summarize_power
 
     if _is_scenario(args.plan):
         return _scenario_power_cmd(args)
@@ -231,7 +231,7 @@ def _power_cmd(args) -> int:
                                          "Clopper-Pearson interval",
          "plan_file": str(args.plan), "plan": plan.model_dump(mode="json"),
          "table": table.to_dict(orient="records")}, indent=2))
-    from ..plotting import plt, save_figure
+    from ..core.plotting import plt, save_figure
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
     ax.errorbar(table["n"], table["power"], yerr=[table["power"] - table["lower"],
@@ -257,19 +257,19 @@ def _or_none(n: int | None, grid: list[int]) -> str:
 
 
 def _study_cmd(args) -> int:
-    from ..rng import generator
-    from ..users.study import ProfilePool, simulate_study
-    from .documents import StudySpec
+    from ..analysis.analysis_spec import StudySpec
+    from ..core.rng import generator
+    from ..study.simulated import ProfilePool, simulate_study
 
     if _is_scenario(args.study):
         import pandas as pd
 
-        from ..runner import run_scenario
+        from ..run.runner import run_scenario
 
         out = Path(args.out if args.out != "study.csv" else "study_out")
         result = run_scenario(args.study, out)
         if "study.csv" not in result.manifest["outputs"]:
-            from ..cli import UsageError
+            from .main import UsageError
 
             raise UsageError(f"{args.study}: study: the scenario has no study section")
         table = pd.read_csv(out / "study.csv")
@@ -294,18 +294,18 @@ def _study_cmd(args) -> int:
 
 def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
               ) -> dict[str, Any]:
-    """Audits a run directory as an :class:`~simstudy.analysis.documents.AuditSpec` says.
+    """Audits a run directory as an :class:`~simstudy.analysis.analysis_spec.AuditSpec` says.
 
     Without ``by``, the audit groups by the world's sensitive features and the populations'
     added attributes that the run has (:func:`~simstudy.analysis.groups.run_codebook`).
     Without ``baseline``, a condition named ``baseline`` is used when the run has one; otherwise
     hidden disparities are reported as not assessed. A named baseline the run lacks is refused.
     """
-    from ..dictionary import write_dictionary
-    from ..documents import DocumentError, DocumentProblem
-    from .audit import audit
-    from .groups import run_codebook
-    from .report import load_run, write_report
+    from ..analysis.audit import audit
+    from ..analysis.groups import run_codebook
+    from ..analysis.report import load_run, write_report
+    from ..core.documents import DocumentError, DocumentProblem
+    from ..run.dictionary import write_dictionary
 
     if not (run_dir / "recourse.parquet").exists() or not (run_dir / "manifest.json").exists():
         raise UsageError(f"{run_dir} is not a finished run (no recourse.parquet / manifest.json)")
@@ -342,7 +342,7 @@ def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
 def _audit_cmd(args) -> int:
     import pandas as pd
 
-    from .documents import AuditSpec
+    from ..analysis.analysis_spec import AuditSpec
 
     target = Path(args.target)
     if target.is_file():

@@ -1,7 +1,7 @@
 """Running a scenario into a directory: its units, their parts, and the combined tables.
 
-A run is a set of independent work units (:mod:`simstudy.units`), each computing from its key
-alone, so any executor (:mod:`simstudy.executors`: this process, a local pool, Ray) gives the
+A run is a set of independent work units (:mod:`simstudy.run.units`), each computing from its key
+alone, so any executor (:mod:`simstudy.core.executors`: this process, a local pool, Ray) gives the
 same bytes. Only the driver writes: each finished unit goes to ``parts/`` at once, and a rerun
 into the same directory skips finished units, so an interrupted run loses nothing that finished.
 The combined tables are built from the parts in key order.
@@ -20,15 +20,10 @@ from typing import Any
 
 import pandas as pd
 
-from .dictionary import write_dictionary
-from .documents import FieldProblem, UsageError, with_overrides
-from .executors import Executor, SerialExecutor
-from .progress import progress as show_progress
-from .run_tables import people_columns, recourse_table
-from .scenario import load_scenario, policy_name
-from .scenario_study import write_study_files
-from .sim.experiment import SIM_FILES, UNIT_TABLES, write_event_world
-from .store import (
+from ..core.documents import FieldProblem, UsageError, with_overrides
+from ..core.executors import Executor, SerialExecutor
+from ..core.progress import progress as show_progress
+from ..core.store import (
     RunLock,
     check_output_dir,
     checked,
@@ -41,7 +36,13 @@ from .store import (
     write_manifest,
     write_parquet,
 )
+from ..sim.experiment import SIM_FILES, UNIT_TABLES, write_event_world
+from ..study.from_scenario import write_study_files
+from ..world.decision import ModelCache
+from .dictionary import write_dictionary
+from .scenario import load_scenario, policy_name
 from .summary import summarize_contrasts, summarize_recourse
+from .tables import people_columns, recourse_table
 from .units import (
     EventWorldUnit,
     RecourseUnit,
@@ -53,14 +54,13 @@ from .units import (
     prepare_replication,
     replication_of,
 )
-from .world.decision import ModelCache
 
 #: Significant digits of the floats in summary.csv and contrasts.csv (recourse.parquet keeps
 #: full precision).
 SUMMARY_DIGITS = 6
 
 __all__ = ["run_scenario", "run_units", "ScenarioRun", "RunResult", "SUMMARY_DIGITS",
-           # declared in simstudy.units and simstudy.run_tables; importable from here too
+           # declared in simstudy.run.units and simstudy.run.tables; importable from here too
            "recourse_table", "people_columns", "Replication", "prepare_replication",
            "RecourseUnit", "EventWorldUnit", "RunPlan", "UnitFailure", "compute_unit"]
 
@@ -313,7 +313,7 @@ def run_scenario(
         progress: show a progress bar.
         cache: where trained models are cached (default: ``$SIMSTUDY_CACHE`` or
             ``./.simstudy_cache``).
-        executor: where units run (default: this process); see :mod:`simstudy.executors`.
+        executor: where units run (default: this process); see :mod:`simstudy.core.executors`.
 
     References:
         "From Universal to Individualized Actionability: Revisiting Personalization in

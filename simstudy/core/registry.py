@@ -8,7 +8,7 @@ likewise has ``kind`` and a ``build(seed, cache, base_dir)`` method returning
 paths resolve; its class attribute ``labels`` says whether the world has a label rule (needed to
 retrain the lender in the event world). A response spec has ``kind`` and a ``build()`` method
 returning a :class:`~simstudy.people.response.ResponseModel`. Modules register their specs on
-import with the decorators below; :mod:`simstudy.scenario` turns each registry into a pydantic
+import with the decorators below; :mod:`simstudy.run.scenario` turns each registry into a pydantic
 discriminated union on ``kind``.
 
 Optional hooks of a world spec: ``feature_names()`` (the features a decision model read from a
@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["POLICY_SPECS", "WORLD_SPECS", "RESPONSE_SPECS", "POLICY_MODULES",
            "register_policy_spec", "register_world_spec", "register_response_spec",
-           "register_policy_module", "policy_kinds", "load_policy_kinds", "policy_spec"]
+           "register_policy_module", "policy_kinds", "load_policy_kinds", "policy_spec",
+           "load_object"]
 
 POLICY_SPECS: dict[str, type] = {}
 #: ``{kind: module}`` of policy kinds registered by module, imported on first use
@@ -36,25 +38,64 @@ RESPONSE_SPECS: dict[str, type] = {}
 
 def _kind_of(spec_cls: type) -> str:
     field = spec_cls.model_fields.get("kind")
-    if field is None or not getattr(field.annotation, "__args__", None):
-        raise TypeError(f"{spec_cls.__name__} needs a field `kind: Literal['...']`")
-    return field.annotation.__args__[0]
+    if field is not None and getattr(field.annotation, "__args__", None):
+        return field.annotation.__args__[0]
+    # an annotation pydantic has not resolved yet (postponed annotations in a local scope):
+    # the literal's own default names the kind
+    if field is not None and isinstance(field.default, str):
+        return field.default
+    raise TypeError(f"{spec_cls.__name__} needs a field `kind: Literal['...']`")
 
 
 def register_policy_spec(spec_cls: type) -> type:
-    """Class decorator: makes a policy kind available to scenario documents."""
+    """Class decorator: makes a policy kind available to scenario documents.
+
+    Example:
+        >>> from typing import Literal
+        >>> from simstudy.policies.specs import PolicySpec
+        >>> @register_policy_spec
+        ... class StayPutSpec(PolicySpec):
+        ...     kind: Literal["stay_put"] = "stay_put"
+        ...     def build(self):
+        ...         raise NotImplementedError
+        >>> "stay_put" in policy_kinds(), policy_spec("stay_put") is StayPutSpec
+        (True, True)
+        >>> del POLICY_SPECS["stay_put"]  # leave the registry as it was
+    """
     POLICY_SPECS[_kind_of(spec_cls)] = spec_cls
     return spec_cls
 
 
 def register_world_spec(spec_cls: type) -> type:
-    """Class decorator: makes a world kind available to scenario documents."""
+    """Class decorator: makes a world kind available to scenario documents.
+
+    Example:
+        >>> from typing import Literal
+        >>> from simstudy.core.documents import StrictModel
+        >>> @register_world_spec
+        ... class TinyWorldSpec(StrictModel):
+        ...     kind: Literal["tiny"] = "tiny"
+        >>> WORLD_SPECS["tiny"] is TinyWorldSpec
+        True
+        >>> del WORLD_SPECS["tiny"]  # leave the registry as it was
+    """
     WORLD_SPECS[_kind_of(spec_cls)] = spec_cls
     return spec_cls
 
 
 def register_response_spec(spec_cls: type) -> type:
-    """Class decorator: makes a response-model kind available to scenario documents."""
+    """Class decorator: makes a response-model kind available to scenario documents.
+
+    Example:
+        >>> from typing import Literal
+        >>> from simstudy.core.documents import StrictModel
+        >>> @register_response_spec
+        ... class AlwaysSpec(StrictModel):
+        ...     kind: Literal["always"] = "always"
+        >>> RESPONSE_SPECS["always"] is AlwaysSpec
+        True
+        >>> del RESPONSE_SPECS["always"]  # leave the registry as it was
+    """
     RESPONSE_SPECS[_kind_of(spec_cls)] = spec_cls
     return spec_cls
 
@@ -81,3 +122,17 @@ def policy_spec(kind: str) -> type:
     """The spec class of a policy kind, importing its module if it is registered by module."""
     load_policy_kinds([kind])
     return POLICY_SPECS[kind]
+
+
+def load_object(path: str) -> Any:
+    """The object named ``"package.module:name"``, its module imported now.
+
+    A document entry names the runtime it builds this way, so the torch-free entry never
+    imports the torch module it configures (and no import arrow runs from entry to runtime).
+
+    Example:
+        >>> load_object("json:dumps")([1, 2])
+        '[1, 2]'
+    """
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)

@@ -5,7 +5,8 @@ recourse tables (:class:`RecourseUnit`) and, with a ``simulation:`` section, a r
 condition x policy of the event world (:class:`EventWorldUnit`). For replication ``r`` of a
 scenario with base seed ``s``, the replication seed is ``derive_seed(s, "replication", r)``; the
 world sample, the decision model and the people (one :class:`~simstudy.people.People` per
-condition) are keyed from it by purpose (see :mod:`simstudy.rng`). Every policy of a replication
+condition) are keyed from it by purpose (see :mod:`simstudy.core.rng`). Every policy of a
+replication
 sees the same world, model and people, and gets the same seed, ``derive_seed(seed,
 "policies")``, so policies compare person by person. Models a unit shares with other units come
 from the content-hash cache (trained once), so any executor gives the same bytes.
@@ -26,16 +27,16 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .documents import FieldProblem
-from .people import People
-from .policies.base import RecourseContext, RecoursePolicy
-from .primitives.space import ScaledSpace
-from .progress import is_quiet, set_quiet
-from .rng import derive_seed
-from .run_tables import group_columns, policy_table
+from ..core.documents import FieldProblem
+from ..core.progress import is_quiet, set_quiet
+from ..core.rng import derive_seed
+from ..people import People
+from ..policies.base import RecourseContext, RecoursePolicy
+from ..primitives.space import ScaledSpace
+from ..sim.experiment import simulate_tables
+from ..world.decision import ModelCache
 from .scenario import people_specs, policy_name
-from .sim.experiment import simulate_tables
-from .world.decision import ModelCache
+from .tables import group_columns, policy_table
 
 __all__ = ["Replication", "prepare_replication", "RunPlan", "Unit", "RecourseUnit",
            "EventWorldUnit",
@@ -127,7 +128,7 @@ class Unit:
     def affinity(self) -> tuple[str, int, str]:
         """What the unit shares with others, widest first: the run, the replication (world
         sample, decision model), the policy (its trained model); see
-        :class:`~simstudy.executors.AffinityQueue`."""
+        :class:`~simstudy.core.executors.AffinityQueue`."""
         return (self.plan.token, self.replication, self.policy)
 
 

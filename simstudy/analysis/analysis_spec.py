@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from ..documents import StrictModel
+from ..core.documents import StrictModel
 from ..metrics import METRICS
 from ..people.rating import EffectSpec, RatingResponseSpec, RatingSpec
 
@@ -32,7 +32,7 @@ class ModelSpec(StrictModel):
 
 class ContrastAnalysisSpec(StrictModel):
     """The policy contrast ``rating ~ policy + (1 | participant)`` (fitted when the table has
-    the ``column``; see :mod:`simstudy.analysis.contrast`)."""
+    the ``column``; see :mod:`simstudy.study.contrast`)."""
 
     column: str = Field("policy", min_length=1, description="column naming the policy")
     baseline: str | None = Field(None, description="reference policy (default: first sorted)")

@@ -26,36 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
-from scipy import stats
 
-from .metrics import RECOURSE_COLUMNS, metrics_of
+from ..core.intervals import mean_sd_ci
+from ..metrics import RECOURSE_COLUMNS, metrics_of
 
-__all__ = ["replication_metrics", "summarize_recourse", "summarize_contrasts", "mean_ci",
-           "mean_sd_ci"]
+__all__ = ["replication_metrics", "summarize_recourse", "summarize_contrasts", "mean_ci"]
 
 _KEYS = ("policy", "condition")
 #: Columns of a recourse table that identify a row rather than measure it.
 _ID_COLUMNS = ("replication", "seed", "condition", "policy", "applicant_id", "n_actionable")
-
-
-def mean_sd_ci(values: Sequence[float], level: float = 0.95
-               ) -> tuple[float, float, float, float]:
-    """Mean, standard deviation and Student-t interval of replication-level values.
-
-    Non-finite values are dropped; fewer than two values give no spread and no interval.
-    """
-    v = np.asarray(values, dtype=np.float64)
-    v = v[np.isfinite(v)]
-    if len(v) == 0:
-        return (np.nan,) * 4
-    m = float(v.mean())
-    if len(v) < 2:
-        return m, np.nan, np.nan, np.nan
-    sd = float(v.std(ddof=1))
-    half = float(stats.t.ppf(0.5 + level / 2, len(v) - 1)) * sd / np.sqrt(len(v))
-    return m, sd, m - half, m + half
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:

@@ -25,7 +25,7 @@ once for the scenario and optionally replaced per condition::
     users: {scale: far, noise: {kind: bernoulli, p: 0.1}}
     response: {kind: rating}
 
-Policy and world kinds come from :mod:`simstudy.registry`, so each subsystem adds its own.
+Policy and world kinds come from :mod:`simstudy.core.registry`, so each subsystem adds its own.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
-from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
-from . import world as _world  # noqa: F401 - registers the built-in world kinds
-from .documents import (
+from .. import policies as _policies  # noqa: F401 - registers the built-in policy kinds
+from .. import world as _world  # noqa: F401 - registers the built-in world kinds
+from ..core.documents import (
     DocumentError,
     DocumentProblem,
     SafeName,
@@ -47,8 +47,9 @@ from .documents import (
     safe_name_problem,
     validate_data,
 )
-from .people.response import LogisticResponseSpec
-from .people.spec import (
+from ..core.registry import POLICY_SPECS, WORLD_SPECS, load_policy_kinds, policy_kinds
+from ..people.response import LogisticResponseSpec
+from ..people.spec import (
     ActionabilitySpec,
     CostSpec,
     GroupsSpec,
@@ -58,10 +59,9 @@ from .people.spec import (
     UsersSpec,
     population_problems,
 )
-from .registry import POLICY_SPECS, WORLD_SPECS, load_policy_kinds, policy_kinds
-from .sim.spec import SimulationSpec
-from .study_spec import StudySectionSpec, study_problems
-from .world.specs import DecisionModelEntry, DecisionModelSpec, ExternalModelSpec
+from ..sim.spec import SimulationSpec
+from ..study.section import StudySectionSpec, study_problems
+from ..world.specs import DecisionModelEntry, DecisionModelSpec, ExternalModelSpec
 
 __all__ = [
     "ActionabilitySpec",
@@ -210,7 +210,7 @@ def scenario_model(kinds: Iterable[str] | None = None) -> type[StrictModel]:
     key = (tuple(sorted(POLICY_SPECS)), tuple(sorted(WORLD_SPECS)))
     if key not in _MODELS:
         model = _scenario_model()
-        model.__qualname__ = "Scenario"  # pickle finds it as simstudy.scenario.Scenario
+        model.__qualname__ = "Scenario"  # pickle finds it as simstudy.run.scenario.Scenario
         _MODELS[key] = model
     return _MODELS[key]
 
@@ -311,6 +311,19 @@ def load_scenario(path: str | Path, data: Any = None, source: str | None = None,
     Returns:
         ``(scenario, populations)`` with ``populations`` mapping condition name to its resolved
         :class:`PopulationSpec`. Raises :class:`DocumentError` listing every problem found.
+
+    Example:
+        >>> document = {"name": "try", "world": {"kind": "loan", "n_samples": 500},
+        ...             "policies": [{"kind": "oracle"}],
+        ...             "conditions": [{"name": "all", "population": {"actionability": {
+        ...                 "kind": "ranking", "n_actionable": 2}}}]}
+        >>> scenario, populations = load_scenario("try.yaml", data=document)
+        >>> scenario.world.kind, [policy_name(p) for p in scenario.policies], list(populations)
+        ('loan', ['oracle'], ['all'])
+        >>> load_scenario("try.yaml", data={**document, "replications": 0})
+        Traceback (most recent call last):
+        ...
+        simstudy.core.documents.DocumentError: try.yaml: replications: ...
     """
     path = Path(path)
     if data is None:

@@ -1,6 +1,6 @@
 """The ``study:`` section of a scenario: a rating study from the scenario's own people.
 
-See :mod:`simstudy.scenario_study` for what the study does with it; this module only declares
+See :mod:`simstudy.study.from_scenario` for what the study does with it; this module only declares
 and checks the document, so that validating a scenario stays light.
 
 Example:
@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from .documents import StrictModel
-from .people.spec import ResponseSpecs
+from ..core.documents import StrictModel
+from ..people.spec import ResponseSpecs
 
 __all__ = ["StudyPowerSpec", "StudySectionSpec", "study_problems"]
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
 
-from .documents import (
+from ..core.documents import (
     DocumentError,
     DocumentProblem,
     StrictModel,
@@ -51,13 +51,13 @@ from .documents import (
     load_yaml,
     validate_data,
 )
+from ..core.store import atomic_write_text, package_versions, write_csv
 from .scenario import load_scenario
-from .store import atomic_write_text, package_versions, write_csv
 
 if TYPE_CHECKING:  # a sweep's documents validate without the runner (torch, pandas)
     import pandas as pd
 
-    from .executors import Executor
+    from ..core.executors import Executor
 
 __all__ = ["SweepSpec", "VariantSpec", "Cell", "expand_cells", "set_path", "load_sweep",
            "run_sweep", "SweepResult"]
@@ -185,7 +185,7 @@ def set_path(doc: dict, path: str, value: Any, base_dir: Path) -> None:
 def load_sweep(path: str | Path, all_kinds: bool = True
                ) -> tuple[SweepSpec, list[tuple[Cell, Path, Any, dict]]]:
     """Reads a sweep, its base scenarios, and validates every cell's scenario (``all_kinds``:
-    as :func:`~simstudy.scenario.load_scenario`).
+    as :func:`~simstudy.run.scenario.load_scenario`).
 
     Returns ``(spec, [(cell, base_path, scenario, populations), ...])``; raises
     :class:`DocumentError` listing every problem of every cell.

@@ -22,18 +22,37 @@ before, never on the batch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import torch
 
-from ..rng import entity_uniforms
+from ..core.rng import entity_uniforms
+from ..primitives.space import ScaledSpace
 from .noise import NoiseModel
 
-if TYPE_CHECKING:
-    from .people import People
+__all__ = ["NoiseModel", "PeopleFeedback", "Answerers"]
 
-__all__ = ["NoiseModel", "PeopleFeedback"]
+
+class Answerers(Protocol):
+    """What answering needs of the people (:class:`~simstudy.people.People` is one): who they
+    are, their hidden loss and threshold, and their answer noise."""
+
+    ids: np.ndarray
+    x: np.ndarray
+    space: ScaledSpace
+    preference_seed: int
+
+    def rows(self, ids: np.ndarray) -> np.ndarray: ...
+
+    def loss(self, points: np.ndarray, rows: np.ndarray | None = None,
+             x: np.ndarray | None = None) -> np.ndarray: ...
+
+    @property
+    def noise(self) -> NoiseModel: ...
+
+    @property
+    def accept_threshold(self) -> np.ndarray: ...
 
 
 class PeopleFeedback:
@@ -64,7 +83,7 @@ class PeopleFeedback:
         ([True, True, True], (3,))
     """
 
-    def __init__(self, people: People, x: np.ndarray | None = None,
+    def __init__(self, people: Answerers, x: np.ndarray | None = None,
                  noise: NoiseModel | None = None) -> None:
         self.people = people
         self.x = people.x if x is None else np.asarray(x, dtype=np.float64)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .documents import DocumentError, load_yaml
+from ..core.documents import DocumentError, load_yaml
 
 __all__ = ["register", "validate_files", "document_kind", "DOCUMENT_KINDS",
            "add_executor_arguments", "executor_from_args"]
@@ -26,10 +26,10 @@ def add_executor_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def executor_from_args(args: argparse.Namespace):
-    """The executor (:mod:`simstudy.executors`) that ``add_executor_arguments``' options ask
+    """The executor (:mod:`simstudy.core.executors`) that ``add_executor_arguments``' options ask
     for."""
-    from .documents import UsageError
-    from .executors import make_executor
+    from ..core.documents import UsageError
+    from ..core.executors import make_executor
 
     if args.address is not None and args.executor != "ray":
         raise UsageError("--address needs --executor ray")
@@ -74,10 +74,10 @@ def validate_files(paths: list[str], kind: str | None = None) -> list[str]:
     Each document's kind comes from :func:`document_kind`; a scenario is checked with the
     population files it names.
     """
-    from .analysis.documents import AnalysisSpec, AuditSpec, PowerPlan, StudySpec
-    from .documents import validate_data
-    from .scenario import load_population, load_scenario
-    from .sweep import load_sweep
+    from ..analysis.analysis_spec import AnalysisSpec, AuditSpec, PowerPlan, StudySpec
+    from ..core.documents import validate_data
+    from ..run.scenario import load_population, load_scenario
+    from ..run.sweep import load_sweep
 
     models = {"audit": AuditSpec, "analysis": AnalysisSpec, "power": PowerPlan,
               "study": StudySpec}
@@ -109,7 +109,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .runner import run_scenario
+    from ..run.runner import run_scenario
 
     with executor_from_args(args) as executor:
         result = run_scenario(args.scenario, args.out, seed=args.seed,
@@ -123,7 +123,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from .sweep import run_sweep
+    from ..run.sweep import run_sweep
 
     with executor_from_args(args) as executor:
         result = run_sweep(args.sweep, args.out, executor=executor)
