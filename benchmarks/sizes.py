@@ -1,8 +1,8 @@
 """Room sizes: modules under simstudy/ over 400 lines and functions over 60 lines.
 
 Prints one JSON object: the limits, the largest module and function, and every module and
-function over its limit (path, name, lines), largest first. Exit status 0 either way; the list
-is the to-do of splitting rooms by concern.
+function over the given sizes (path, name, lines), largest first. Exit status 0 either way:
+sizes are a report, and a file is split where its concepts part, not where a number falls.
 
     python benchmarks/sizes.py [--modules 400] [--functions 60]
 """
