@@ -1,0 +1,146 @@
+"""The house's layers, read from the import graph: arrows only run down, and no module imports
+itself round a circle.
+
+Each package (and each top-level module) sits on a floor; a module may import from its own
+floor or below, never above. People and policies share a floor and meet only in the primitives
+below them. Only the command line imports inside functions (its handlers load what a command
+needs when it runs), besides the optional readers of decision-model files.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import simstudy
+
+ROOT = Path(simstudy.__file__).parent
+
+#: floors from the ground up; a package not listed fails the test until it is placed
+FLOORS: list[set[str]] = [
+    {"core"},
+    {"world"},
+    {"primitives"},
+    {"metrics"},
+    {"people", "policies"},
+    {"sim"},
+    {"analysis"},
+    {"study"},
+    {"run"},
+    {"checks", "examples"},
+    {"cli"},
+    {"__init__"},
+]
+FLOOR = {name: level for level, names in enumerate(FLOORS) for name in names}
+#: optional readers of decision models from files (scikit-learn via skops, ONNX), loaded only
+#: when a scenario names such a file
+OPTIONAL_READERS = {"skops", "onnxruntime", "ray", "sklearn"}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _targets(path: Path, node: ast.ImportFrom | ast.Import) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if not node.level:
+        base = node.module or ""
+    else:
+        here = _module_name(path).split(".")
+        if path.name != "__init__.py":
+            here = here[:-1]
+        here = here[: len(here) - (node.level - 1)]
+        base = ".".join(here + ([node.module] if node.module else []))
+    # ``from simstudy import sim`` names a module
+    return [f"{base}.{a.name}" for a in node.names] if base == "simstudy" else [base]
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "simstudy":
+        return None
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def import_graph() -> dict[str, set[str]]:
+    """``{module: modules of the package it imports}`` over every module under simstudy/."""
+    known = {_module_name(p) for p in ROOT.rglob("*.py")}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in ROOT.rglob("*.py"):
+        source = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for target in _targets(path, node):
+                    while target and target not in known:
+                        target = target.rpartition(".")[0]
+                    if target and target != source:
+                        graph[source].add(target)
+    return graph
+
+
+def test_every_room_is_on_a_floor():
+    rooms = {_room(m) for m in import_graph()} | {_room(t) for ts in import_graph().values()
+                                                  for t in ts}
+    assert rooms - set(FLOOR) == set()
+
+
+def test_no_arrow_runs_up():
+    up = sorted(f"{source} -> {target}" for source, targets in import_graph().items()
+                for target in targets
+                if FLOOR[_room(target)] > FLOOR[_room(source)])
+    assert up == []
+
+
+def test_people_and_policies_do_not_import_each_other():
+    crossing = sorted(f"{s} -> {t}" for s, ts in import_graph().items() for t in ts
+                      if {_room(s), _room(t)} == {"people", "policies"})
+    assert crossing == []
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    # Tarjan's strongly connected components; a component of two or more modules is a circle
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle():
+    # a package's face (its __init__) re-exporting its modules is not a circle of concepts
+    graph = {s: {t for t in ts if not (ROOT / Path(*t.split(".")[1:]) / "__init__.py").exists()}
+             for s, ts in import_graph().items()}
+    assert _circles(graph) == []
+
+
+def test_the_circle_finder_sees_a_circle():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
