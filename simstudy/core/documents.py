@@ -186,6 +186,9 @@ def validate_data(data: Any, model: type[M], source: str) -> M:
             reason = err["msg"]
             if err["type"] == "extra_forbidden":
                 reason = "unknown key"
+            elif err["type"] == "value_error":
+                # our own validators' reasons, without pydantic's "Value error, " prefix
+                reason = str(err.get("ctx", {}).get("error", reason))
             problems.append(DocumentProblem(source, _field_path(err["loc"], data), reason))
         raise DocumentError(problems) from None
 

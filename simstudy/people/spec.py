@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import BeforeValidator, Field, SerializeAsAny
 
 from ..core.documents import StrictModel
 from ..core.registry import RESPONSE_SPECS
@@ -101,15 +101,22 @@ class UsersSpec(derive_spec(UserSettings, name="UsersSettingsSpec", exclude=("ep
     build = settings
 
 
-def _response_union() -> Any:
-    members = tuple(RESPONSE_SPECS.values())
-    if len(members) == 1:
-        return members[0]
-    return Annotated[Union[members], Field(discriminator="kind")]  # noqa: UP007
+def _response_entry(value: Any) -> Any:
+    # looked up in the registry when a document is validated, not when this module was
+    # imported, so a response kind registered later (from user code) is a kind like any other
+    if isinstance(value, StrictModel):
+        return value
+    if not isinstance(value, Mapping):
+        raise ValueError("a response entry is a mapping with a `kind`")
+    kind = value.get("kind", "logistic")
+    if kind not in RESPONSE_SPECS:
+        raise ValueError(f"unknown response kind {kind!r}; choose from {sorted(RESPONSE_SPECS)}")
+    return RESPONSE_SPECS[kind].model_validate(dict(value))
 
 
-#: Any registered response-model spec, told apart by ``kind``.
-ResponseSpecs = _response_union()
+#: Any registered response-model entry, chosen by its ``kind`` (default ``logistic``) from the
+#: registry at validation time.
+ResponseSpecs = Annotated[SerializeAsAny[StrictModel], BeforeValidator(_response_entry)]
 
 
 class PeopleSpec(StrictModel):
