@@ -8,8 +8,8 @@ The front door names what a library user needs; each name's module loads when fi
 * :class:`People` are the simulated applicants of one replication x condition;
 * :func:`fit_gamm` fits acceptance or willingness to act against a distance;
   :func:`audit` audits a finished run for group gaps;
-* :func:`register_policy_spec`, :func:`register_world_spec` and :func:`register_response_spec`
-  make a kind of your own available to scenario documents.
+* :func:`register` makes a kind of your own (a policy, a world, a response model) available
+  to scenario documents.
 
 Example:
     >>> import simstudy
@@ -26,9 +26,7 @@ _EXPORTS = {
     "People": "people.people",
     "fit_gamm": "analysis.gamm",
     "audit": "analysis.audit",
-    "register_policy_spec": "core.registry",
-    "register_world_spec": "core.registry",
-    "register_response_spec": "core.registry",
+    "register": "core.registry",
 }
 __all__ = ["__version__", *_EXPORTS]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -9,13 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from simstudy import register
 from simstudy.core.documents import StrictModel
-from simstudy.core.registry import (
-    POLICY_SPECS,
-    RESPONSE_SPECS,
-    register_policy_spec,
-    register_response_spec,
-)
+from simstudy.core.registry import POLICY_SPECS, RESPONSE_SPECS
 from simstudy.metrics import Recourse
 from simstudy.policies.base import RecoursePolicy
 from simstudy.policies.specs import PolicySpec
@@ -95,8 +91,8 @@ simulation:
 
 @pytest.fixture
 def own_kinds():
-    register_policy_spec(RaiseIncomeSpec)
-    register_response_spec(EveryoneActsSpec)
+    register("policy", RaiseIncomeSpec)
+    register("response", EveryoneActsSpec)
     yield
     del POLICY_SPECS["raise_income"], RESPONSE_SPECS["everyone_acts"]
 

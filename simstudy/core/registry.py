@@ -24,8 +24,8 @@ import importlib
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["POLICY_SPECS", "WORLD_SPECS", "RESPONSE_SPECS", "POLICY_MODULES",
-           "register_policy_spec", "register_world_spec", "register_response_spec",
+__all__ = ["POLICY_SPECS", "WORLD_SPECS", "RESPONSE_SPECS", "POLICY_MODULES", "REGISTRIES",
+           "register", "register_policy_spec", "register_world_spec", "register_response_spec",
            "register_policy_module", "policy_kinds", "load_policy_kinds", "policy_spec",
            "load_object"]
 
@@ -47,57 +47,51 @@ def _kind_of(spec_cls: type) -> str:
     raise TypeError(f"{spec_cls.__name__} needs a field `kind: Literal['...']`")
 
 
-def register_policy_spec(spec_cls: type) -> type:
-    """Class decorator: makes a policy kind available to scenario documents.
+#: the registry of each family of kinds a document may name
+REGISTRIES: dict[str, dict[str, type]] = {
+    "policy": POLICY_SPECS, "world": WORLD_SPECS, "response": RESPONSE_SPECS}
+
+
+def register(family: str, spec_cls: type) -> type:
+    """Makes a kind of ``family`` (``policy``, ``world`` or ``response``) available to
+    scenario documents under the name its ``kind`` field gives; returns the entry class.
 
     Example:
         >>> from typing import Literal
         >>> from simstudy.policies.specs import PolicySpec
-        >>> @register_policy_spec
-        ... class StayPutSpec(PolicySpec):
+        >>> class StayPutSpec(PolicySpec):
         ...     kind: Literal["stay_put"] = "stay_put"
         ...     def build(self):
         ...         raise NotImplementedError
+        >>> register("policy", StayPutSpec) is StayPutSpec
+        True
         >>> "stay_put" in policy_kinds(), policy_spec("stay_put") is StayPutSpec
         (True, True)
         >>> del POLICY_SPECS["stay_put"]  # leave the registry as it was
+        >>> register("family", StayPutSpec)
+        Traceback (most recent call last):
+        ...
+        ValueError: no family of kinds named 'family'; choose from ['policy', 'world', 'response']
     """
-    POLICY_SPECS[_kind_of(spec_cls)] = spec_cls
+    if family not in REGISTRIES:
+        raise ValueError(f"no family of kinds named {family!r}; choose from {list(REGISTRIES)}")
+    REGISTRIES[family][_kind_of(spec_cls)] = spec_cls
     return spec_cls
+
+
+def register_policy_spec(spec_cls: type) -> type:
+    """Class decorator: :func:`register` as a ``policy``."""
+    return register("policy", spec_cls)
 
 
 def register_world_spec(spec_cls: type) -> type:
-    """Class decorator: makes a world kind available to scenario documents.
-
-    Example:
-        >>> from typing import Literal
-        >>> from simstudy.core.documents import StrictModel
-        >>> @register_world_spec
-        ... class TinyWorldSpec(StrictModel):
-        ...     kind: Literal["tiny"] = "tiny"
-        >>> WORLD_SPECS["tiny"] is TinyWorldSpec
-        True
-        >>> del WORLD_SPECS["tiny"]  # leave the registry as it was
-    """
-    WORLD_SPECS[_kind_of(spec_cls)] = spec_cls
-    return spec_cls
+    """Class decorator: :func:`register` as a ``world``."""
+    return register("world", spec_cls)
 
 
 def register_response_spec(spec_cls: type) -> type:
-    """Class decorator: makes a response-model kind available to scenario documents.
-
-    Example:
-        >>> from typing import Literal
-        >>> from simstudy.core.documents import StrictModel
-        >>> @register_response_spec
-        ... class AlwaysSpec(StrictModel):
-        ...     kind: Literal["always"] = "always"
-        >>> RESPONSE_SPECS["always"] is AlwaysSpec
-        True
-        >>> del RESPONSE_SPECS["always"]  # leave the registry as it was
-    """
-    RESPONSE_SPECS[_kind_of(spec_cls)] = spec_cls
-    return spec_cls
+    """Class decorator: :func:`register` as a ``response`` model."""
+    return register("response", spec_cls)
 
 
 def register_policy_module(kind: str, module: str) -> None:
