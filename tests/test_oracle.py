@@ -34,6 +34,10 @@ def test_span_grid_spreads_the_values_over_the_training_range_for_everyone():
     # the published reading keeps about half its 25 values (the rest are clipped repeats)
     clipped, kept = oracle_grid(x, np.array([0.0]), np.array([10.0]), 25)
     assert (kept.sum(axis=2) < 25).all() and not np.array_equal(clipped[0], clipped[1])
+    # CARMA's own grid is the published placement without the clipping
+    carma, carma_ok = oracle_grid(x, np.array([0.0]), np.array([10.0]), 25, grid="around_x")
+    assert carma_ok.all() and carma.min() < 0 and carma.max() > 10
+    np.testing.assert_array_equal(np.clip(carma, 0.0, 10.0), clipped)
     with pytest.raises(ValueError, match="grid"):
         oracle_grid(x, np.array([0.0]), np.array([10.0]), 25, grid="range")
 

@@ -5,7 +5,8 @@ person, each individually actionable feature ``k`` takes one of the values of it
 
     ``around_x_clipped`` (default): ``clip(linspace(2 min_k - x_k, 2 max_k - x_k, 25), min_k,
     max_k)`` (duplicates removed), or
-    ``span``: ``linspace(min_k, max_k, 25)``, the same for everyone,
+    ``span``: ``linspace(min_k, max_k, 25)``, the same for everyone, or
+    ``around_x``: CARMA's grid, ``linspace(2 min_k - x_k, 2 max_k - x_k, 25)`` unclipped,
 
 or "no action"; every combination is an action ``do(X_I := θ_I)``. Why the default is the
 first reading is argued in :func:`oracle_grid`. The oracle returns the
@@ -47,12 +48,13 @@ _TIERS = (256, 4096, 65536)
 
 def oracle_grid(
     x: np.ndarray, lower: np.ndarray, upper: np.ndarray, n_values: int = 25,
-    grid: Literal["around_x_clipped", "span"] = "around_x_clipped",
+    grid: Literal["around_x_clipped", "span", "around_x"] = "around_x_clipped",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Candidate values for each person and feature.
 
     ``around_x_clipped``: ``clip(linspace(x - 2 (x - min), x + 2 (max - x), n), min, max)``;
-    ``span``: ``linspace(min, max, n)``.
+    ``span``: ``linspace(min, max, n)``; ``around_x``: CARMA's public grid, the first without
+    clipping (values may leave the training range).
 
     Why ``around_x_clipped`` is the default: the study's appendix (C.2.3) says it creates the
     bins "around" the factual feature value "while ensuring the feature value lies within the
@@ -69,7 +71,7 @@ def oracle_grid(
         x: ``(n, K)`` factual values of the features searched.
         lower, upper: ``(K,)`` feasible range (training minimum and maximum).
         n_values: grid size per feature.
-        grid: ``around_x_clipped`` or ``span`` (above).
+        grid: ``around_x_clipped``, ``span`` or ``around_x`` (above).
 
     Returns:
         ``values`` ``(n, K, n_values)`` ascending, and ``usable`` of the same shape, false for
@@ -87,14 +89,15 @@ def oracle_grid(
         array([ 0. ,  2.5,  5. ,  7.5, 10. ])
     """
     steps = np.linspace(0.0, 1.0, n_values)
-    if grid == "around_x_clipped":
+    if grid in ("around_x_clipped", "around_x"):
         start, stop = 2 * lower - x, 2 * upper - x
     elif grid == "span":
         start, stop = np.broadcast_to(lower, x.shape), np.broadcast_to(upper, x.shape)
     else:
         raise ValueError(f"unknown oracle grid {grid!r}")
     values = start[..., None] + (stop - start)[..., None] * steps
-    values = np.clip(values, lower[None, :, None], upper[None, :, None])
+    if grid != "around_x":
+        values = np.clip(values, lower[None, :, None], upper[None, :, None])
     usable = np.ones(values.shape, dtype=bool)
     usable[..., 1:] = values[..., 1:] != values[..., :-1]
     return values, usable
@@ -105,8 +108,8 @@ class CausalOracle(OracleParams, RecoursePolicy):
 
     Args:
         n_values: grid values per feature (25 as published).
-        grid: grid placement, ``around_x_clipped`` (default) or ``span``, see
-            :func:`oracle_grid`.
+        grid: grid placement, ``around_x_clipped`` (default), ``span`` or ``around_x``
+            (CARMA's unclipped grid), see :func:`oracle_grid`.
         plausibility: require ``log p(x_cf) >= log p(x)`` (the published hard constraint).
         chunk_size: people evaluated together (bounds memory: about
             ``chunk_size * (distinct values + 1) ** K`` candidate costs at once).
