@@ -16,9 +16,12 @@ Checks:
   its descendants keep theirs; ``log_prob`` is finite on the world's own data; ``label``, where
   the world has one, gives one 0/1 label per row.
 * policy (:func:`check_policy`): never acts on a feature the person cannot change (nor on any
-  feature outside the globally actionable ones); answers do not depend on the order or the
-  size of the batch; the same seed gives the same answer, also from a freshly built and fitted
-  policy.
+  feature outside the globally actionable ones); every point it shows is causally consistent
+  by value (:func:`check_recourse_values`): each feature not intervened equals the world's
+  counterfactual of the interventions (or, for a generator proposing points without the
+  world's equations, keeps its factual value throughout), for people beyond the training range
+  too; answers do not depend on the order or the size of the batch; the same seed gives the
+  same answer, also from a freshly built and fitted policy.
 * response model (:func:`check_response_model`): probabilities in ``[0, 1]``; ratings on the
   model's scale; answers are a function of each row's inputs and keyed uniforms only (same
   uniforms, same answers; a subset or a reordering of rows answers the same).
@@ -40,10 +43,11 @@ import torch
 from . import people as _people  # noqa: F401 - registers the built-in response kinds
 from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
 from . import world as _world  # noqa: F401 - registers the built-in world kinds
-from .core.registry import POLICY_SPECS, RESPONSE_SPECS, WORLD_SPECS
+from .core.registry import POLICY_SPECS, RESPONSE_SPECS, WORLD_SPECS, load_policy_kinds
 from .core.rng import entity_uniforms
 from .people.population import RankingSampler
 from .policies.base import RecourseContext
+from .primitives.consistency import inconsistent_features
 from .primitives.profiles import ActionabilityProfiles
 
 __all__ = [
@@ -52,6 +56,7 @@ __all__ = [
     "example_spec",
     "check_world",
     "check_policy",
+    "check_recourse_values",
     "check_response_model",
     "check_profiles",
     "beyond_range",
@@ -67,7 +72,9 @@ def _registries() -> dict[str, dict[str, type]]:
 
 
 def registered_kinds() -> dict[str, list[str]]:
-    """The registered kinds of each registry: ``{"world": [...], "policy": [...], ...}``."""
+    """The registered kinds of each registry: ``{"world": [...], "policy": [...], ...}``
+    (policy kinds registered by module included: their modules are imported)."""
+    load_policy_kinds()
     return {what: sorted(reg) for what, reg in _registries().items()}
 
 
@@ -163,6 +170,54 @@ def beyond_range(x: np.ndarray, allowed: np.ndarray, lower: np.ndarray, upper: n
     return x
 
 
+def check_recourse_values(world: Any, x: np.ndarray, recourse: Any,
+                          feature_range: np.ndarray, name: str = "policy",
+                          tolerance: float = 1e-9) -> None:
+    """Checks by value that every recourse shown is causally consistent.
+
+    For each found recourse, the point shown (its ``counterfactual``; for a policy that
+    proposes only an action, the world's counterfactual of it) must give every intervened
+    feature its value and every other feature the value of the world's counterfactual of the
+    interventions, or (a point proposed without the world's equations) keep every other
+    feature at its factual value; equality within ``tolerance`` times the feature's range
+    (:func:`~simstudy.primitives.consistency.inconsistent_features`). A feature the person may
+    not act on can then only stay or follow the allowed interventions.
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.primitives import Recourse
+        >>> from simstudy.world import LoanSCM
+        >>> x = np.array([[1.0, 30.0, 0.1, 1.0, 2.0, 1.0, 0.5]])
+        >>> moved = x.copy()
+        >>> moved[0, 6] = 9.0  # savings moved, nothing intervened
+        >>> rec = Recourse(np.zeros((1, 7), bool), x, np.array([True]), counterfactual=moved)
+        >>> try:
+        ...     check_recourse_values(LoanSCM(), x, rec, np.ones(7))
+        ... except ContractError as error:
+        ...     print(str(error).split("(")[1])
+        savings off by up to 8.5)
+    """
+    found = np.asarray(recourse.found, dtype=bool)
+    if not found.any():
+        return
+    x = np.asarray(x, dtype=np.float64)[found]
+    inter = np.asarray(recourse.intervened, dtype=bool)[found]
+    values = np.asarray(recourse.values, dtype=np.float64)[found]
+    if recourse.counterfactual is None:
+        return  # the world itself turns the action into the point: consistent by definition
+    point = np.asarray(recourse.counterfactual, dtype=np.float64)[found]
+    bad = inconsistent_features(world, x, inter, values, point, feature_range, tolerance)
+    if bad.any():
+        from .primitives.consistency import world_counterfactual
+
+        caused = world_counterfactual(world, x, inter, values)
+        gap = np.where(bad, np.abs(point - caused), 0.0).max(axis=0)
+        j = int(gap.argmax())
+        _fail(name, f"shows {int(bad.any(axis=1).sum())} of {len(x)} people a point that is "
+                    f"not the world's counterfactual of its interventions "
+                    f"({world.roles.names[j]} off by up to {gap[j]:.3g})")
+
+
 def _answer(rec) -> dict[str, np.ndarray]:
     found = np.asarray(rec.found, dtype=bool)
     out = {"found": found, "intervened": rec.intervened & found[:, None],
@@ -223,11 +278,13 @@ def check_policy(
                                    **extra(rows)))
 
     everyone = np.arange(len(ids))
-    first = ask(policy, everyone)
+    rec = policy.recommend(x, profiles, ids, seed, **extra(everyone))
+    first = _answer(rec)
     acting = first["intervened"]
     if (acting & ~allowed).any():
         bad = int((acting & ~allowed).any(axis=1).sum())
         _fail(name, f"acts on a feature the person cannot change for {bad} of {len(ids)} people")
+    check_recourse_values(context.world, x, rec, context.feature_range, name)
     key = _same(first, ask(policy, everyone), everyone, rtol)
     if key is not None:
         _fail(name, f"the same seed gives a different {key} on a second call")

@@ -6,8 +6,10 @@ import torch
 
 from simstudy.checks import (
     ContractError,
+    beyond_range,
     check_policy,
     check_profiles,
+    check_recourse_values,
     check_response_model,
     check_world,
     example_spec,
@@ -18,7 +20,8 @@ from simstudy.metrics import Recourse
 from simstudy.people import PeopleSpec
 from simstudy.policies import CausalOracle
 from simstudy.policies.base import RecourseContext
-from simstudy.primitives.space import ScaledSpace
+from simstudy.primitives.consistency import inconsistent_features, world_counterfactual
+from simstudy.primitives.space import ScaledSpace, action_mask
 from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, ModelCache, train_decision_model
 
@@ -63,21 +66,44 @@ def mlp_context():
 KNOWN_BREACHES: dict[str, tuple[str, str]] = {}
 
 
+def _feedback(context, x, ids, profiles, spec):
+    """Extra ``recommend`` arguments for the people at some rows: for a policy that asks
+    questions, people with hidden preference weights answer (a fresh session per request)."""
+    if not spec.policy().asks_questions:
+        return None
+    people = PeopleSpec.model_validate({"users": {"preference": "weights"}}).build(
+        x, ids, 0, context.feature_names, context.world.roles.actionable,
+        ScaledSpace.from_context(context), reported=profiles,
+        immutable=context.world.roles.immutable)
+
+    def extra(rows):
+        return {"feedback": people.feedback()}
+    return extra
+
+
+def _hare_over(base: str):
+    """The small HARE of the checks over the example of another registered kind; it also
+    searches for the people its base found nothing for, so that every base's search runs."""
+    document = example_spec("policy", "hare").model_dump()
+    document["base"] = example_spec("policy", base).model_dump()
+    document["search_without_base"] = True
+    return type(example_spec("policy", "hare")).model_validate(document)
+
+
+#: Every registered kind, and HARE over every registered kind it can refine.
+POLICY_CASES = KINDS["policy"] + [f"hare/{base}" for base in KINDS["policy"] if base != "hare"]
+
+
+def _case_spec(case: str):
+    return _hare_over(case.split("/")[1]) if "/" in case else example_spec("policy", case)
+
+
 @pytest.mark.parametrize("kind", KINDS["policy"])
 def test_policy_contract(kind, mlp_context):
     context, x, ids = mlp_context
     spec = example_spec("policy", kind)
     profiles = check_profiles(context.world.roles.actionable, ids)
-    extra = None
-    if spec.policy().asks_questions:
-        # people with hidden preference weights answer (a fresh session per request)
-        people = PeopleSpec.model_validate({"users": {"preference": "weights"}}).build(
-            x, ids, 0, context.feature_names, context.world.roles.actionable,
-            ScaledSpace.from_context(context), reported=profiles,
-            immutable=context.world.roles.immutable)
-
-        def extra(rows):
-            return {"feedback": people.feedback()}
+    extra = _feedback(context, x, ids, profiles, spec)
     if kind not in KNOWN_BREACHES:
         check_policy(spec.policy, context, x, ids, profiles, name=kind, seed=3,
                      recommend_kwargs=extra)
@@ -91,6 +117,66 @@ def test_policy_contract(kind, mlp_context):
         check_policy(spec.policy, context, x, ids, profiles, name=kind, seed=3,
                      recommend_kwargs=extra)
     pytest.xfail(f"{kind}: {cause}")
+
+
+@pytest.mark.parametrize("case", POLICY_CASES)
+def test_no_policy_moves_a_forbidden_feature_off_the_worlds_counterfactual(
+        case, small_loan_context, rejected):
+    """Property over every registered policy (HARE over every base kind included), people
+    beyond the training range: no recourse shows a feature the person may not act on at a value
+    other than their own or the world's counterfactual of the allowed interventions."""
+    context, x, ids = small_loan_context, rejected[0][:24], rejected[1][:24]
+    profiles = check_profiles(context.world.roles.actionable, ids)
+    spec = _case_spec(case)
+    allowed = action_mask(context.feature_names, profiles)
+    x = beyond_range(x, allowed, context.lower, context.upper)
+    extra = _feedback(context, x, ids, profiles, spec)
+    rec = spec.policy().fit(context).recommend(x, profiles, ids, 3,
+                                               **(extra(np.arange(len(ids))) if extra else {}))
+    found = rec.found
+    # the property is checked on real recourses (a policy proposing only actions, whose points
+    # the world computes, is consistent by construction even where its brief training finds none)
+    assert found.any() or rec.counterfactual is None
+    point = (world_counterfactual(context.world, x, rec.intervened, rec.values)
+             if rec.counterfactual is None else rec.counterfactual)
+    point = np.where(found[:, None], point, x)
+    bad = inconsistent_features(context.world, x, rec.intervened & found[:, None], rec.values,
+                                point, context.feature_range)
+    assert not (rec.intervened & ~allowed).any()
+    assert int((bad & ~allowed).any(axis=1).sum()) == 0
+    if "hare" in case:
+        assert (rec.extras["violations"] == 0).all()
+
+
+def test_the_value_check_catches_interpolated_counterfactual_coordinates(lin_ctx, lin_people):
+    """HARE's earlier boundary search over a causal base interpolated every coordinate of the
+    base's counterfactual, descendants included; the value check refuses such points."""
+    context, (x, ids, profiles) = lin_ctx, lin_people
+
+    class InterpolatesCoordinates(CausalOracle):
+        """The earlier search's point: a candidate that moves the oracle's intervened features
+        twice as far but carries every other coordinate over from the action's counterfactual,
+        bisected coordinate by coordinate towards the factual (its midpoint shown)."""
+
+        def recommend(self, x, profiles, ids, seed=0, feedback=None):
+            rec = super().recommend(x, profiles, ids, seed)
+            caused = world_counterfactual(self.context_.world, x, rec.intervened, rec.values)
+            candidate = np.where(rec.intervened, x + 2 * (caused - x), caused)
+            half = np.where(rec.found[:, None], x + 0.5 * (candidate - x), x)
+            return Recourse(rec.intervened, half, rec.found, counterfactual=half)
+
+    def make():
+        return InterpolatesCoordinates(n_values=8)
+
+    with pytest.raises(ContractError, match="counterfactual of its interventions"):
+        check_policy(make, context, x, ids, profiles, name="interpolating")
+    # the same actions shown as the world's counterfactual pass
+    oracle = CausalOracle(n_values=8).fit(context)
+    rec = oracle.recommend(x, profiles, ids)
+    assert rec.found.any()
+    rec.counterfactual = np.where(
+        rec.found[:, None], world_counterfactual(context.world, x, rec.intervened, rec.values), x)
+    check_recourse_values(context.world, x, rec, context.feature_range)
 
 
 def test_the_checks_can_fail(lin_ctx, lin_people):

@@ -163,6 +163,40 @@ def test_hare_over_a_causal_base_treats_downstream_effects_as_effects(lin_ctx, l
     assert moved.any()
 
 
+def test_hare_over_a_causal_base_shows_the_worlds_counterfactual_of_its_action(lin_ctx,
+                                                                                lin_people):
+    """Over a causal base HARE searches and bisects intervention values: every point shown is
+    the world's counterfactual of the action behind it, for people beyond the training range
+    too, and it lies on the decision boundary along its segment of actions."""
+    from simstudy.checks import beyond_range
+    from simstudy.primitives.consistency import world_counterfactual
+
+    x, ids, profiles = lin_people
+    mask = action_mask(lin_ctx.feature_names, profiles)
+    x = beyond_range(x, mask, lin_ctx.lower, lin_ctx.upper)
+    people = make_people(lin_ctx, x, ids, profiles, scale="far", n_samples=50)
+    hare = HARE(_RaiseIncome(), budget=6, iterations=2, steps=20, early_stop=False).fit(lin_ctx)
+    rec = hare.recommend(x, profiles, ids, feedback=people.feedback())
+    found = rec.found
+    assert found.sum() >= 5 and not (rec.intervened & ~mask).any()
+    caused = world_counterfactual(lin_ctx.world, x, rec.intervened, rec.values)
+    np.testing.assert_allclose(rec.counterfactual[found], caused[found], rtol=0, atol=1e-9)
+    # the search moved beyond the base's lone income action for some people
+    assert (rec.intervened[found].sum(axis=1) > 1).any()
+    with torch.no_grad():
+        assert bool(lin_ctx.model(torch.from_numpy(rec.counterfactual[found])).ge(0).all())
+        # a recourse found by the search (not the base's, kept when no candidate was approved)
+        # is on the boundary: a slightly smaller action (towards the factual) is rejected
+        base = world_counterfactual(lin_ctx.world, x, rec.base.intervened, rec.base.values)
+        # (people whom the move beyond the range made approved already are left out)
+        rejected = lin_ctx.model(torch.from_numpy(x)).lt(0).numpy()
+        searched = found & rejected & (np.abs(rec.counterfactual - base) > 1e-9).any(axis=1)
+        assert searched.sum() >= 5
+        back = np.where(rec.intervened, x + (1 - 1e-4) * (rec.values - x), np.nan)
+        shy = world_counterfactual(lin_ctx.world, x, rec.intervened, back)
+        assert not bool(lin_ctx.model(torch.from_numpy(shy[searched])).ge(0).any())
+
+
 @pytest.mark.parametrize("weights", ["centres", "profile"])
 def test_weighted_users_get_their_cheapest_candidate(lin_ctx, lin_people, weights):
     x, ids, profiles = lin_people

@@ -26,6 +26,34 @@ def test_grid_stays_inside_the_range_and_drops_repeats():
     assert kept[0] == 0 and kept[-1] == 10
 
 
+def test_span_grid_spreads_the_values_over_the_training_range_for_everyone():
+    x = np.array([[0.0], [9.0]])
+    values, usable = oracle_grid(x, np.array([0.0]), np.array([10.0]), 25, grid="span")
+    assert usable.all()
+    np.testing.assert_allclose(values[0, 0], np.linspace(0.0, 10.0, 25))
+    np.testing.assert_array_equal(values[0], values[1])
+    # the published reading keeps about half its 25 values (the rest are clipped repeats)
+    clipped, kept = oracle_grid(x, np.array([0.0]), np.array([10.0]), 25)
+    assert (kept.sum(axis=2) < 25).all() and not np.array_equal(clipped[0], clipped[1])
+    # CARMA's own grid is the published placement without the clipping
+    carma, carma_ok = oracle_grid(x, np.array([0.0]), np.array([10.0]), 25, grid="around_x")
+    assert carma_ok.all() and carma.min() < 0 and carma.max() > 10
+    np.testing.assert_array_equal(np.clip(carma, 0.0, 10.0), clipped)
+    with pytest.raises(ValueError, match="grid"):
+        oracle_grid(x, np.array([0.0]), np.array([10.0]), 25, grid="range")
+
+
+def test_the_grid_is_an_option_of_the_oracle_entry():
+    from pydantic import ValidationError
+
+    from simstudy.policies.specs import OracleSpec
+
+    assert OracleSpec.model_validate({"kind": "oracle"}).build().grid == "around_x_clipped"
+    assert OracleSpec.model_validate({"kind": "oracle", "grid": "span"}).build().grid == "span"
+    with pytest.raises(ValidationError):
+        OracleSpec.model_validate({"kind": "oracle", "span": "range"})
+
+
 @pytest.mark.parametrize("plausibility", [True, False])
 def test_oracle_equals_one_by_one_enumeration(small_loan_context, rejected, plausibility):
     x, ids = rejected

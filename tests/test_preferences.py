@@ -48,14 +48,33 @@ def test_profile_weights_are_infinite_where_not_actionable(lin_people, lin_ctx):
     assert np.isinf(w[~mask]).all() and np.isfinite(w[mask]).all()
 
 
-def test_default_ground_truth_moves_every_mutable_feature_without_feature_selection(
-        lin_ctx, lin_people):
-    """As HARE's evaluation: the perturbation and CARLA's Growing Spheres cover every mutable
-    feature (not only the person's actionable ones), and no sparsifying step follows."""
+def test_default_ground_truth_moves_only_what_the_person_can_change(lin_ctx, lin_people):
+    """As HARE's evaluation: the truth is drawn from the changes the person can actually make
+    (their truly actionable features; never education, which no action reaches), by CARLA's
+    Growing Spheres without a sparsifying step."""
     x, ids, profiles = lin_people
     people = make_people(lin_ctx, x, ids, profiles, scale="far")
-    carla = GROUND_TRUTH_SEARCHES["mutable"]
-    assert people.users.truth == carla
+    carla = GROUND_TRUTH_SEARCHES["actionable"]
+    assert people.users.truth == carla and carla.features == "actionable"
+    assert (carla.shell_width, carla.n_samples, carla.select_features) == (0.2, 1000, False)
+    gt, found = people.ground_truth
+    xs = people.space.scale(people.x)
+    assert found.float().mean() > 0.9
+    assert bool(people.space.approves(gt[found]).all())
+    moved = (gt != xs).numpy()[found.numpy()]
+    act = people.true_mask[found.numpy()]
+    assert not (moved & ~act).any()  # nothing the person cannot change
+    assert moved[act].all()  # everything they can (no feature selection)
+    assert not moved[:, LOAN_ROLES.names.index("education")].any()
+
+
+def test_all_mutable_ground_truth_is_a_named_option(lin_ctx, lin_people):
+    """``all_mutable``: the same search over every mutable feature of the world, including the
+    ones a person cannot act on (the earlier default)."""
+    x, ids, profiles = lin_people
+    people = make_people(lin_ctx, x, ids, profiles, scale="far", ground_truth="all_mutable")
+    carla = GROUND_TRUTH_SEARCHES["all_mutable"]
+    assert people.users.truth == carla and carla.features == "mutable"
     assert (carla.shell_width, carla.n_samples, carla.select_features) == (0.2, 1000, False)
     gt, found = people.ground_truth
     xs = people.space.scale(people.x)
@@ -78,14 +97,15 @@ def test_default_ground_truth_moves_every_mutable_feature_without_feature_select
 
 def test_the_earlier_ground_truth_is_a_named_option(lin_ctx, lin_people):
     x, ids, profiles = lin_people
-    people = make_people(lin_ctx, x, ids, profiles, scale="far", ground_truth="actionable")
+    people = make_people(lin_ctx, x, ids, profiles, scale="far",
+                         ground_truth="actionable_sparse")
     gt, found = people.ground_truth
     xs = people.space.scale(people.x)
     moved = (gt != xs).numpy()[found.numpy()]
     assert not (moved & ~people.true_mask[found.numpy()]).any()
     # its feature-selection step reverts features the search had moved
     search = people.users.truth
-    assert search == GROUND_TRUTH_SEARCHES["actionable"] and search.select_features
+    assert search == GROUND_TRUTH_SEARCHES["actionable_sparse"] and search.select_features
     dense, _ = ground_truth_recourse(people.space, xs, people.true_mask, ids,
                                      people.preference_seed, "far",
                                      replace(search, select_features=False))
@@ -121,8 +141,8 @@ def test_accept_threshold_is_derived_from_the_truth_search_and_settable(lin_ctx,
     x, ids, profiles = lin_people
     default = make_people(lin_ctx, x, ids, profiles)
     np.testing.assert_allclose(default.accept_threshold,
-                               GROUND_TRUTH_SEARCHES["mutable"].shell_width / 2)
-    earlier = make_people(lin_ctx, x, ids, profiles, ground_truth="actionable")
+                               GROUND_TRUTH_SEARCHES["actionable"].shell_width / 2)
+    earlier = make_people(lin_ctx, x, ids, profiles, ground_truth="actionable_sparse")
     np.testing.assert_allclose(earlier.accept_threshold, 0.05 / 2)
     wider = make_people(lin_ctx, x, ids, profiles, eta=0.5)
     np.testing.assert_allclose(wider.accept_threshold, 0.25)
@@ -153,7 +173,7 @@ def test_a_noiseless_person_accepts_exactly_within_the_derived_threshold(lin_ctx
 
 
 def test_derived_threshold_formula():
-    search = GROUND_TRUTH_SEARCHES["mutable"]
+    search = GROUND_TRUTH_SEARCHES["actionable"]
     np.testing.assert_allclose(derived_accept_threshold(search, "ground_truth", n=3), [0.1] * 3)
     w = np.array([[2.0, np.inf, 0.5], [np.inf, np.inf, np.inf]])
     np.testing.assert_allclose(derived_accept_threshold(search, "weights", w), [0.05, 0.0])
@@ -161,9 +181,9 @@ def test_derived_threshold_formula():
 
 def test_people_without_the_world_roles_cannot_search_mutable_truth(lin_ctx, lin_people):
     x, ids, profiles = lin_people
-    people = PeopleSpec().build(x, ids, 0, lin_ctx.feature_names,
-                                lin_ctx.world.roles.actionable,
-                                ScaledSpace.from_context(lin_ctx), reported=profiles)
+    people = PeopleSpec.model_validate({"users": {"ground_truth": "all_mutable"}}).build(
+        x, ids, 0, lin_ctx.feature_names, lin_ctx.world.roles.actionable,
+        ScaledSpace.from_context(lin_ctx), reported=profiles)
     with pytest.raises(ValueError, match="immutable"):
         _ = people.ground_truth
 

@@ -76,7 +76,7 @@ class People:
         dispositions: ``(n, 6)`` standard normals: accept, act, effort capacity, answering
             speed, accept slope, act slope.
         patience_draw: ``(n,)`` uniforms behind each person's patience.
-        immutable: the world's immutable features (a ``mutable`` ground-truth search moves
+        immutable: the world's immutable features (an ``all_mutable`` ground-truth search moves
             every other feature).
 
     Example:

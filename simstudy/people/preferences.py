@@ -7,12 +7,14 @@ Algorithmic Recourse", anonymous submission):
   [0, 1]) by a random vector of L2 norm ``eps`` (near 0.2, intermediate 0.8, far 1.5), clip to
   the box, and run Growing Spheres from the perturbed point; the approved point found is
   ``r_gt``. How it is searched is a :class:`TruthSearch` (:data:`GROUND_TRUTH_SEARCHES`):
-  ``mutable`` (the default, as HARE's evaluation does it) moves every mutable feature of the
-  world and searches with CARLA's Growing Spheres (shells of width 0.2 from the start, 1,000
-  samples per shell, radius uniform in length, no feature selection); ``actionable`` (the
-  earlier variant) moves only the person's truly actionable features and searches with the
-  project's Growing Spheres (radius halving from 0.05, 200 samples, feature selection), so
-  ``r_gt`` respects their hard constraints;
+  ``actionable`` (the default, as HARE's evaluation does it) moves the changes the person can
+  actually make, their truly actionable features, and searches with CARLA's Growing Spheres
+  (shells of width 0.2 from the start, 1,000 samples per shell, radius uniform in length, no
+  feature selection); ``all_mutable`` runs the same search over every mutable feature of the
+  world, including features the person cannot act on and features no action reaches;
+  ``actionable_sparse`` (the earlier variant) moves the person's actionable features and
+  searches with the project's Growing Spheres (radius halving from 0.05, 200 samples, feature
+  selection). Except under ``all_mutable``, ``r_gt`` respects the person's hard constraints;
 * **preference weights** ``w``: per feature, a centre drawn uniformly from
   ``{0.2, 1, 2, 3, 4}`` plus unit normal noise, clipped to ``[0.1, 5]``; or the cost weights of
   the person's actionability profile. A weighted-preference person prefers the smaller
@@ -64,7 +66,7 @@ WEIGHT_CENTRES: tuple[float, ...] = (0.2, 1.0, 2.0, 3.0, 4.0)
 @torch.no_grad()
 def ground_truth_recourse(
     space: ScaledSpace, x: torch.Tensor, mask: np.ndarray | torch.Tensor, ids: np.ndarray,
-    seed: int, eps: float | str, search: TruthSearch | str = "mutable",
+    seed: int, eps: float | str, search: TruthSearch | str = "actionable",
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Each person's hidden ground-truth recourse, for a whole batch.
 
@@ -160,9 +162,9 @@ def derived_accept_threshold(search: TruthSearch, preference: Literal["ground_tr
         ``(n,)`` thresholds (0 for a person who can move nothing).
 
     Example:
-        >>> derived_accept_threshold(GROUND_TRUTH_SEARCHES["mutable"], "ground_truth", n=2)
+        >>> derived_accept_threshold(GROUND_TRUTH_SEARCHES["actionable"], "ground_truth", n=2)
         array([0.1, 0.1])
-        >>> derived_accept_threshold(GROUND_TRUTH_SEARCHES["mutable"], "weights",
+        >>> derived_accept_threshold(GROUND_TRUTH_SEARCHES["actionable"], "weights",
         ...                          np.array([[2.0, 0.5, np.inf]]))
         array([0.05])
     """

@@ -7,10 +7,10 @@ search is a :class:`TruthSearch`, named in :data:`GROUND_TRUTH_SEARCHES`, and it
 
 References:
     "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission), section 4.1,
-    "Simulating Ground-Truth Recourses" (the named scales and the ``mutable`` search).
+    "Simulating Ground-Truth Recourses" (the named scales and the ``actionable`` search).
 
 Example:
-    >>> UserSettings().truth == GROUND_TRUTH_SEARCHES["mutable"]
+    >>> UserSettings().truth == GROUND_TRUTH_SEARCHES["actionable"]
     True
     >>> GROUND_TRUTH_SCALES["far"] == UserSettings().eps
     True
@@ -54,13 +54,21 @@ class TruthSearch:
     radius: Literal["length", "volume"]
 
 
-#: The named ground-truth searches: ``mutable`` is HARE's (CARLA's Growing Spheres on the
-#: mutable features), ``actionable`` the earlier variant.
+#: The named ground-truth searches. ``actionable`` is HARE's evaluation (CARLA's Growing Spheres)
+#: over the changes the person can actually make, their truly actionable features: in HARE's
+#: datasets every mutable feature is actionable for everyone, so that is where HARE draws the
+#: truth, and a feature no action reaches (education in Loan) never enters it.
+#: ``all_mutable`` runs the same search over every mutable feature of the world, whether or not
+#: the person can act on it; ``actionable_sparse`` is the earlier variant (the person's
+#: actionable features, the project's Growing Spheres with radius halving from 0.05, 200
+#: samples and feature selection).
 GROUND_TRUTH_SEARCHES: dict[str, TruthSearch] = {
-    "mutable": TruthSearch("mutable", 0.2, 1000, halving=False, select_features=False,
-                           radius="length"),
-    "actionable": TruthSearch("actionable", 0.05, 200, halving=True, select_features=True,
-                              radius="volume"),
+    "actionable": TruthSearch("actionable", 0.2, 1000, halving=False, select_features=False,
+                              radius="length"),
+    "all_mutable": TruthSearch("mutable", 0.2, 1000, halving=False, select_features=False,
+                               radius="length"),
+    "actionable_sparse": TruthSearch("actionable", 0.05, 200, halving=True,
+                                     select_features=True, radius="volume"),
 }
 
 
@@ -97,4 +105,4 @@ class UserSettings:
     weights: Literal["centres", "profile"] = "centres"
     noise: NoiseModel = field(default_factory=NoiseModel)
     accept_threshold: Annotated[float, Ge(0)] | None = None
-    truth: TruthSearch = GROUND_TRUTH_SEARCHES["mutable"]
+    truth: TruthSearch = GROUND_TRUTH_SEARCHES["actionable"]

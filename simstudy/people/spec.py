@@ -66,10 +66,12 @@ class UsersSpec(derive_spec(UserSettings, name="UsersSettingsSpec", exclude=("ep
         scale: ground-truth perturbation norm or a name of
             :data:`~simstudy.people.settings.GROUND_TRUTH_SCALES`.
         ground_truth: how ``r_gt`` is searched for, a name of
-            :data:`~simstudy.people.settings.GROUND_TRUTH_SEARCHES`: ``mutable`` (HARE's
-            evaluation: CARLA's Growing Spheres over the world's mutable features) or
-            ``actionable`` (the earlier variant: each person's actionable features, the
-            project's Growing Spheres with its feature-selection step).
+            :data:`~simstudy.people.settings.GROUND_TRUTH_SEARCHES`: ``actionable`` (the
+            default, HARE's evaluation: CARLA's Growing Spheres over the changes the person can
+            actually make, their truly actionable features), ``all_mutable`` (the same search
+            over every mutable feature of the world, including ones the person cannot act on and
+            ones no action reaches) or ``actionable_sparse`` (the earlier variant: the person's
+            actionable features, the project's Growing Spheres with its feature-selection step).
         n_samples, eta: replace the ground-truth search's samples per shell and shell width.
 
     References:
@@ -84,7 +86,7 @@ class UsersSpec(derive_spec(UserSettings, name="UsersSettingsSpec", exclude=("ep
     """
 
     scale: Literal["near", "intermediate", "far"] | Annotated[float, Field(gt=0.0)] = "far"
-    ground_truth: Literal["mutable", "actionable"] = "mutable"
+    ground_truth: Literal["actionable", "all_mutable", "actionable_sparse"] = "actionable"
     n_samples: int | None = Field(None, gt=0)
     eta: float | None = Field(None, gt=0.0)
 
@@ -160,7 +162,7 @@ class PeopleSpec(StrictModel):
                 document (no group columns then).
             preference_seed: the stream of hidden preferences and answers (default: ``seed``).
             immutable: the world's immutable features (``world.roles.immutable``); needed by
-                the ``mutable`` ground-truth search, which moves every other feature.
+                the ``all_mutable`` ground-truth search, which moves every other feature.
             rankings: the world's named ranking distributions (``world.roles.rankings``);
                 needed by a population document naming one other than ``uniform``.
             income, sensitive: the world's income-like and sensitive features

@@ -26,6 +26,20 @@ earlier variant that searches from the factual). The candidates' validity term i
 ActionableSampling scores the points where they will be, in the same feasible box the search
 uses (``same_box: false``: the earlier unclipped scoring).
 
+Over a causal base (one that proposes actions, such as the causal oracle or iCARMA) a
+recourse is an action ``do(X_I := θ_I)`` on the person's actionable features, and the point
+shown is the world's counterfactual ``CF(x, I, θ)`` (its structural equations or flow). HARE then
+samples and bisects *intervention values*: a candidate moves the actionable features ``I`` of the
+current recourse to ``θ' = r + γ p`` (clipped to the feasible box), the segment searched is
+``θ(t) = x_I + t (θ' - x_I)``, and every point judged or shown is ``CF(x, I, θ(t))``, so a feature
+the person may not act on keeps its factual value or follows the allowed interventions exactly;
+interpolating the counterfactual's coordinates instead would put descendants at values no
+action produces. Over a generator that proposes points (Wachter, Growing Spheres) the points
+are searched themselves, as published, and features outside the person's actionable set never
+move. ``violations`` counts, by value, the features the person may not act on whose shown value
+is neither their own nor the world's consequence of the action
+(:func:`~simstudy.primitives.consistency.inconsistent_features`).
+
 ``keep_best`` is a departure from the reference, off by default: from the second iteration on,
 the incumbent ``r_{t-1}`` is one of the ``k`` entrants of the tournament (with ``k - 1`` fresh
 candidates, so the budget is unchanged). In the reference, iteration ``t``'s winner replaces
@@ -46,11 +60,15 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
 from ..core.rng import entity_normals, entity_uniforms
 from ..metrics import Recourse
+from ..primitives.consistency import inconsistent_features, world_counterfactual
 from ..primitives.feedback import Feedback
 from ..primitives.profiles import ActionabilityProfiles
 from .hare_steps import (
@@ -59,6 +77,7 @@ from .hare_steps import (
     boundary_point_search,
     redundancy,
     tournament,
+    tournament_winner,
 )
 from .params import HAREParams
 from .scaled import ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
@@ -94,10 +113,10 @@ class HARE(HAREParams, ScaledSpacePolicy):
     The people answer through the :class:`~simstudy.primitives.feedback.Feedback` passed to
     :meth:`recommend`; HARE never sees their hidden truth. Per-applicant extras: ``queries``
     asked, ``accepted`` (stopped early), ``iterations_run``, ``base_found``, ``redundancy`` and
-    ``redundancy_base``, ``violations`` (changed coordinates neither actionable for the person
-    nor moved by a causal base's counterfactual). The returned recourse carries the base
-    generator's recourse as ``base``, so the caller can measure both against the people's
-    hidden truth. The constructor is :class:`~simstudy.policies.params.HAREParams`'.
+    ``redundancy_base``, ``violations`` (features the person may not act on at a value that is
+    neither their own nor the world's counterfactual of the action). The returned recourse
+    carries the base generator's recourse as ``base``, so the caller can measure both against
+    the people's hidden truth. The constructor is :class:`~simstudy.policies.params.HAREParams`'.
 
     References:
         "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission under double-blind
@@ -127,23 +146,41 @@ class HARE(HAREParams, ScaledSpacePolicy):
         return self
 
     def _base_points(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
-                     seed: int) -> tuple[torch.Tensor, torch.Tensor, np.ndarray, Recourse]:
-        """Scaled base recourses ``r_0`` (``x`` where none), found flags, base actions, and the
+                     seed: int) -> tuple[_Start, Recourse]:
+        """Where every person's search starts (the base's recourse, ``x`` where none) and the
         base's own recourse."""
         rec = self.base_.recommend(x, profiles, ids, seed)
-        if rec.counterfactual is not None:
-            cf = rec.counterfactual
-        else:
+        causal = rec.counterfactual is None
+        acts = rec.intervened & rec.found[:, None]
+        if causal:
             # a causal base proposes an action; its point is the action's counterfactual
-            with torch.no_grad():
-                xt = torch.as_tensor(x, dtype=torch.float64)
-                values = np.where(rec.intervened, rec.values, x)
-                cf = self.context_.world.counterfactual(
-                    xt, torch.from_numpy(rec.intervened), torch.from_numpy(values)).numpy()
+            cf = world_counterfactual(self.context_.world, x, acts, rec.values)
+        else:
+            cf = rec.counterfactual
         found = torch.from_numpy(rec.found & np.isfinite(cf).all(axis=1))
-        r0 = torch.where(found[:, None], self.space_.scale(np.nan_to_num(cf)),
-                         self.space_.scale(x))
-        return r0, found, rec.intervened & found.numpy()[:, None], rec
+        xs = self.space_.scale(x)
+        r0 = torch.where(found[:, None], self.space_.scale(np.nan_to_num(cf)), xs)
+        acts_t = torch.from_numpy(acts) & found[:, None]
+        # the intervention values themselves (not their scaled round trip through the point)
+        z0 = torch.where(acts_t, self.space_.scale(np.where(acts, rec.values, x)), r0)
+        return _Start(r0, z0, acts_t, found, causal), rec
+
+    def _realiser(self, x: torch.Tensor
+                  ) -> Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]:
+        """``realise(rows, z, acts)``: the scaled points shown to the people at ``rows`` for
+        intervention values ``z`` (scaled) on the features ``acts``, any shape ``(m, ..., d)``:
+        the world's counterfactual, differentiable in ``z``."""
+        world, space = self.context_.world, self.space_
+
+        def realise(rows: torch.Tensor, z: torch.Tensor, acts: torch.Tensor) -> torch.Tensor:
+            shape = z.shape
+            xr = x[rows].reshape(len(rows), *([1] * (len(shape) - 2)), shape[-1])
+            cf = world.counterfactual(xr.expand(shape).reshape(-1, shape[-1]),
+                                      acts.expand(shape).reshape(-1, shape[-1]),
+                                      space.unscale(z).reshape(-1, shape[-1]))
+            return space.scale(cf).reshape(shape)
+
+        return realise
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
                   seed: int = 0, feedback: Feedback | None = None) -> Recourse:
@@ -155,8 +192,10 @@ class HARE(HAREParams, ScaledSpacePolicy):
         mask_np = action_mask(self.context_.feature_names, profiles)
         mask = torch.from_numpy(mask_np)
         xs = self.space_.scale(x)
-        r0, base_found, base_acted, base_rec = self._base_points(x, profiles, ids, seed)
-        state = _Search(ids, xs, mask, r0, Questions(feedback, self.space_, ids))
+        start, base_rec = self._base_points(x, profiles, ids, seed)
+        base_found = start.found
+        realise = self._realiser(torch.from_numpy(x)) if start.causal else None
+        state = _Search(ids, xs, mask, start, Questions(feedback, self.space_, ids), realise)
         # as published, HARE refines the base's recourse: nobody the base failed is searched, so
         # HARE's success rate is the base's (search_without_base: the earlier variant)
         state.searching = mask.any(dim=1) if self.search_without_base else (
@@ -168,66 +207,121 @@ class HARE(HAREParams, ScaledSpacePolicy):
         r = state.r
         found = base_found.clone() if not self.search_without_base else (
             base_found | self.space_.approves(r))
+        everyone = torch.arange(len(ids))
+        if realise is None:
+            red = redundancy(self.space_, xs, r)
+            red_base = redundancy(self.space_, xs, start.r)
+        else:
+            def realise_all(z, acts):
+                return realise(everyone, z, acts)
+            red = redundancy(self.space_, xs, state.z, state.acts, realise_all)
+            red_base = redundancy(self.space_, xs, start.z, start.acts, realise_all)
         extras = {
             "unapproved_candidates": state.unapproved.numpy(),
             "queries": state.users.queries.copy(),
             "accepted": state.accepted.numpy(),
             "iterations_run": state.rounds.numpy(),
             "base_found": base_found.numpy(),
-            "redundancy": redundancy(self.space_, xs, r).numpy(),
-            "redundancy_base": redundancy(self.space_, xs, r0).numpy(),
-            # changed coordinates outside the person's actionable set and not moved by the base
-            "violations": ((r != xs) & ~(mask | (r0 != xs))).sum(dim=-1).numpy(),
+            "redundancy": red.numpy(),
+            "redundancy_base": red_base.numpy(),
         }
-        # HARE moves only actionable coordinates; other coordinates can differ from the factual
-        # only as causal consequences carried over from a causal base's point, which are effects,
-        # not actions
-        rec = points_to_recourse(self.space_, x, r, found & (r != xs).any(dim=1), extras,
-                                 acted=mask_np | base_acted)
+        if realise is None:
+            # HARE moves only actionable coordinates; every other one keeps the factual value
+            rec = points_to_recourse(self.space_, x, r, found & (r != xs).any(dim=1), extras,
+                                     acted=mask_np | start.acts.numpy())
+        else:
+            # over a causal base the recourse is an action; the point shown is the world's
+            # counterfactual of it, computed here once more for the whole batch
+            acts = (state.acts & found[:, None]).numpy()
+            shown = found.numpy() & acts.any(axis=1)
+            acts &= shown[:, None]
+            values = np.where(acts, self.space_.unscale(state.z).numpy(), np.nan)
+            cf = world_counterfactual(self.context_.world, x, acts, values)
+            rec = Recourse(acts, values, shown, extras=extras, counterfactual=cf)
+        # by value: features the person may not act on at a value that is neither their own nor
+        # the world's consequence of the action (zero by construction; measured, not assumed)
+        bad = inconsistent_features(self.context_.world, x, rec.intervened, rec.values,
+                                    np.where(rec.found[:, None], rec.counterfactual, x),
+                                    self.context_.feature_range)
+        rec.extras["violations"] = (bad & ~mask_np).sum(axis=1)
         rec.base = base_rec
         return rec
 
-    def _candidates(self, state: _Search, idx: torch.Tensor, t: int,
-                    seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def _candidates(self, state: _Search, idx: torch.Tensor, t: int, seed: int
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Iteration ``t``'s entrants of the people at rows ``idx``: fresh candidates on the
-        boundary (and, with ``keep_best`` from the second iteration on, the incumbent), and
-        whether each may be shown (approved)."""
+        boundary (and, with ``keep_best`` from the second iteration on, the incumbent), as the
+        points shown, their intervention values and intervened features, and whether each may
+        be shown (approved)."""
         space, xs, mask, r = self.space_, state.xs, state.mask, state.r
         k = self.budget // self.iterations
         incumbent = self.keep_best and t > 0
         fresh = k - 1 if incumbent else k
         d = xs.shape[1]
         c = xs.new_zeros((len(idx), 0, d))
+        z, acts = c.clone(), torch.zeros((len(idx), 0, d), dtype=torch.bool)
         shown = torch.zeros((len(idx), 0), dtype=torch.bool)
         if fresh > 0:
             init = torch.from_numpy(entity_normals(seed, f"hare-directions:{t}",
                                                    state.ids[idx.numpy()], fresh * d))
+            r_i, m_i = r[idx, None, :], mask[idx, None, :]
+            realise = None
+            if state.realise is not None:
+                acts_r, z_r = state.acts[idx, None, :], state.z[idx, None, :]
+
+                def realise(cand: torch.Tensor) -> torch.Tensor:
+                    # a coordinate the direction moves becomes an intervention at its value
+                    moved = m_i & (cand != r_i)
+                    return state.realise(idx, torch.where(moved, cand, z_r), acts_r | moved)
+
             p = actionable_sampling(space, r[idx], mask[idx], init.reshape(-1, fresh, d),
                                     self.gamma, self.lam, self.steps, self.lr,
-                                    xs[idx] if self.same_box else None)
-            c = clip_to_box(r[idx, None, :] + self.gamma * p, xs[idx, None, :],
-                            mask[idx, None, :])
-            c, shown = boundary_point_search(space, xs[idx], c, self.tolerance)
+                                    xs[idx] if self.same_box else None, realise)
+            c = clip_to_box(r_i + self.gamma * p, xs[idx, None, :], m_i)
+            if state.realise is None:
+                c, shown = boundary_point_search(space, xs[idx], c, self.tolerance)
+                z, acts = c, m_i.expand_as(c)
+            else:
+                moved = m_i & (c != r_i)
+                acts = acts_r | moved
+                z = torch.where(moved, c, z_r)
+
+                def judged(zz: torch.Tensor) -> torch.Tensor:
+                    return state.realise(idx, zz, acts)
+
+                # bisection of the intervention values; descendants follow the world
+                z, shown = boundary_point_search(space, xs[idx], z, self.tolerance, judged)
+                c = judged(z)
             state.unapproved[idx] += (~shown).sum(dim=1)
         if incumbent:
             c = torch.cat([r[idx, None, :], c], dim=1)
+            z = torch.cat([state.z[idx, None, :], z], dim=1)
+            acts = torch.cat([state.acts[idx, None, :], acts], dim=1)
             shown = torch.cat([space.approves(r[idx])[:, None], shown], dim=1)
-        return c, shown
+        return c, z, acts, shown
 
     def _iteration(self, state: _Search, t: int, seed: int) -> None:
         """One round for everyone still searching: candidates, tournament, accept question."""
         idx = state.searching.nonzero().squeeze(1)
-        c, shown = self._candidates(state, idx, t, seed)
+        c, z, acts, shown = self._candidates(state, idx, t, seed)
         n, k = len(state.ids), self.budget // self.iterations
         full_c = state.r[:, None, :].expand(-1, k, -1).clone()
         full_c[idx] = c
+        full_z = state.z[:, None, :].expand(-1, k, -1).clone()
+        full_z[idx] = z
+        full_acts = state.acts[:, None, :].expand(-1, k, -1).clone()
+        full_acts[idx] = acts
         full_shown = torch.zeros(n, k, dtype=torch.bool)
         full_shown[idx] = shown
         order = torch.from_numpy(
             entity_uniforms(seed, f"hare-tournament:{t}", state.ids, k)).argsort(dim=1)
-        win, any_shown = tournament(state.users.prefer, full_c, full_shown, order,
-                                    state.searching)
-        state.r = torch.where((state.searching & any_shown)[:, None], win, state.r)
+        pos, any_shown = tournament_winner(state.users.prefer, full_c, full_shown, order,
+                                           state.searching)
+        rows = torch.arange(n)
+        take = (state.searching & any_shown)[:, None]
+        state.r = torch.where(take, full_c[rows, pos], state.r)
+        state.z = torch.where(take, full_z[rows, pos], state.z)
+        state.acts = torch.where(take, full_acts[rows, pos], state.acts)
         state.rounds += state.searching.to(torch.int64)
         if self.early_stop:
             yes = state.users.accept(state.r, state.searching)
@@ -235,17 +329,32 @@ class HARE(HAREParams, ScaledSpacePolicy):
             state.searching &= ~yes
 
 
-class _Search:
-    """Where every person's search stands: current recourses, who is still searching, and the
-    counters HARE reports."""
+@dataclass
+class _Start:
+    """Where the searches start: the base's points ``r`` (scaled), its intervention values
+    ``z`` on the intervened features ``acts`` (over a causal base), who the base found, and
+    whether the base is causal (proposes actions, not points)."""
 
-    def __init__(self, ids: np.ndarray, xs: torch.Tensor, mask: torch.Tensor, r0: torch.Tensor,
-                 users: Questions) -> None:
+    r: torch.Tensor
+    z: torch.Tensor
+    acts: torch.Tensor
+    found: torch.Tensor
+    causal: bool
+
+
+class _Search:
+    """Where every person's search stands: the current recourses (the points shown ``r``, and
+    the intervention values ``z`` on the features ``acts`` behind them), who is still
+    searching, and the counters HARE reports."""
+
+    def __init__(self, ids: np.ndarray, xs: torch.Tensor, mask: torch.Tensor, start: _Start,
+                 users: Questions, realise=None) -> None:
         n = len(ids)
-        self.ids, self.xs, self.mask, self.users = ids, xs, mask, users
-        self.r = r0.clone()
+        self.ids, self.xs, self.mask, self.users, self.realise = ids, xs, mask, users, realise
+        self.r = start.r.clone()
+        self.z = start.z.clone()
+        self.acts = start.acts.clone()
         self.searching = torch.zeros(n, dtype=torch.bool)
         self.unapproved = torch.zeros(n, dtype=torch.int64)
         self.accepted = torch.zeros(n, dtype=torch.bool)
         self.rounds = torch.zeros(n, dtype=torch.int64)
-

@@ -12,7 +12,8 @@ space, for people ``(n,)`` with ``k`` candidates each:
    ``c_i = r + γ p_i``, clipped to the feasible box.
 2. **BoundaryPointSearch**: bisect ``[x, c_i]`` until the ends are closer than the tolerance,
    keeping the approved end; the approved end replaces ``c_i`` (the smallest change along that
-   direction).
+   direction). Over a causal base ``c_i`` holds intervention values and every point judged is
+   the world's counterfactual of the interpolated action (``realise``).
 3. **Comparative evaluation**: a tournament over the candidates in random order, the winner of
    each comparison meeting the next candidate (``k - 1`` pairwise queries).
 
@@ -43,6 +44,7 @@ __all__ = [
     "actionable_sampling",
     "boundary_point_search",
     "tournament",
+    "tournament_winner",
     "redundancy",
     "Questions",
 ]
@@ -52,6 +54,7 @@ def actionable_sampling(
     space: ScaledSpace, r: torch.Tensor, mask: torch.Tensor, init: torch.Tensor,
     gamma: float = 1.0, lam: float = 10.0, steps: int = 100, lr: float = 0.1,
     factual: torch.Tensor | None = None,
+    realise: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """Diverse unit directions in each person's actionable subspace (HARE's ActionableSampling).
 
@@ -65,6 +68,9 @@ def actionable_sampling(
             candidates where they will be, clipped to the feasible box
             (:func:`~simstudy.primitives.space.clip_to_box`), so optimisation and search use
             the same box; ``None`` scores the unclipped points.
+        realise: maps ``(n, k, d)`` candidate intervention values to the points the person
+            would be shown (over a causal base: the world's counterfactual, differentiable);
+            ``None``: the candidates are the points.
 
     Returns:
         ``(n, k, d)`` unit directions, zero outside the actionable subspace.
@@ -90,7 +96,7 @@ def actionable_sampling(
         cand = rt + gamma * p
         if factual is not None:
             cand = clip_to_box(cand, factual_t, movable)
-        logit = space.logit(cand)
+        logit = space.logit(cand if realise is None else realise(cand))
         validity = torch.nn.functional.softplus(-logit).to(torch.float64).mean(dim=1)
         # gradients for the directions only: the decision model's parameters stay untouched
         (grad,) = torch.autograd.grad((lam * similarity + validity).sum(), p)
@@ -105,6 +111,7 @@ def actionable_sampling(
 @torch.no_grad()
 def boundary_point_search(
     space: ScaledSpace, x: torch.Tensor, c: torch.Tensor, tolerance: float = 1e-6,
+    realise: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Bisection of every segment ``[x, c]`` to the decision boundary (HARE's BoundaryPointSearch).
 
@@ -112,19 +119,28 @@ def boundary_point_search(
         x: ``(n, d)`` rejected factuals.
         c: ``(n, k, d)`` candidates.
         tolerance: stop when the two ends are closer than this (L2, scaled space).
+        realise: maps ``(n, k, d)`` intervention values to the points the model judges. Over a
+            causal base the segment is one of intervention values, ``θ(t) = x + t (c - x)`` on
+            the intervened features, and every point judged is the world's counterfactual of
+            ``θ(t)``: features the person does not act on follow the equations instead of
+            being interpolated. ``None``: the segment's points themselves.
 
     Returns:
         ``(c', approved)``: ``c'`` is the approved end, within ``tolerance`` of a rejected point
-        on the segment, where ``c`` is approved; ``c`` itself elsewhere.
+        on the segment, where ``c`` is approved; ``c`` itself elsewhere (intervention values
+        when ``realise`` is given).
     """
+    def approves(z: torch.Tensor) -> torch.Tensor:
+        return space.approves(z if realise is None else realise(z))
+
     start = x[:, None, :].expand_as(c).clone()
     end = c.clone()
-    approved = space.approves(end)
+    approved = approves(end)
     length = float((end - start).norm(dim=2).max()) if c.numel() else 0.0
     n_iter = max(0, math.ceil(math.log2(length / tolerance))) if length > tolerance else 0
     for _ in range(n_iter):
         mid = (start + end) / 2
-        ok = space.approves(mid)[..., None]
+        ok = approves(mid)[..., None]
         end = torch.where(ok, mid, end)
         start = torch.where(ok, start, mid)
     return torch.where(approved[..., None], end, c), approved
@@ -147,29 +163,55 @@ def tournament(
     Returns:
         ``(winner, any_shown)``: ``(n, d)`` and ``(n,)`` bool.
     """
-    rows = torch.arange(candidates.shape[0])[:, None]
-    cands, ok = candidates[rows, order], shown[rows, order]
-    win, win_ok = cands[:, 0], ok[:, 0].clone()
-    for j in range(1, cands.shape[1]):
-        challenger, ch_ok = cands[:, j], ok[:, j]
+    position, any_shown = tournament_winner(ask, candidates, shown, order, asking)
+    return candidates[torch.arange(candidates.shape[0]), position], any_shown
+
+
+def tournament_winner(
+    ask: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
+    candidates: torch.Tensor, shown: torch.Tensor, order: torch.Tensor, asking: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`tournament`, returning the winner's position ``(n,)`` among the candidates (so
+    that what stands behind a candidate, such as its action, can be taken with it)."""
+    rows = torch.arange(candidates.shape[0])
+    first = order[:, 0]
+    win, win_ok, win_pos = candidates[rows, first], shown[rows, first].clone(), first.clone()
+    for j in range(1, candidates.shape[1]):
+        pos = order[:, j]
+        challenger, ch_ok = candidates[rows, pos], shown[rows, pos]
         keep = ask(win, challenger, asking & win_ok & ch_ok)
         take = ch_ok & (~win_ok | ~keep)
         win = torch.where(take[:, None], challenger, win)
+        win_pos = torch.where(take, pos, win_pos)
         win_ok |= ch_ok
-    return win, win_ok
+    return win_pos, win_ok
 
 
 @torch.no_grad()
-def redundancy(space: ScaledSpace, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-    """Number of changed features whose lone reversion to ``x`` keeps ``r`` approved."""
+def redundancy(space: ScaledSpace, x: torch.Tensor, r: torch.Tensor,
+               acts: torch.Tensor | None = None,
+               realise: Callable[[torch.Tensor], torch.Tensor] | None = None) -> torch.Tensor:
+    """Number of changed features whose lone reversion keeps ``r`` approved.
+
+    Without ``realise``, a changed coordinate of the point ``r`` is set back to ``x``. With it
+    (over a causal base), ``r`` holds intervention values on the intervened features ``acts``
+    and ``realise(r, acts)`` is the point shown; reverting an intervened feature withdraws that
+    intervention (the feature then follows the world's equations).
+    """
     count = torch.zeros(x.shape[0], dtype=torch.int64)
     for j in range(x.shape[1]):
-        changed = r[:, j] != x[:, j]
+        changed = r[:, j] != x[:, j] if realise is None else acts[:, j]
         if not bool(changed.any()):
             continue
-        trial = r.clone()
-        trial[:, j] = x[:, j]
-        count += (changed & space.approves(trial)).to(torch.int64)
+        if realise is None:
+            trial = r.clone()
+            trial[:, j] = x[:, j]
+            approved = space.approves(trial)
+        else:
+            trial_acts = acts.clone()
+            trial_acts[:, j] = False
+            approved = space.approves(realise(r, trial_acts))
+        count += (changed & approved).to(torch.int64)
     return count
 
 

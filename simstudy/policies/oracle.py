@@ -1,11 +1,15 @@
 """The causal oracle: exact grid search with the true structural causal model.
 
 Following the individual-actionability study (2026, Appendix C.2.3) and CARMA (2024): for each
-person, each individually actionable feature ``k`` takes one of the values
+person, each individually actionable feature ``k`` takes one of the values of its grid
 
-    ``clip(linspace(2 min_k - x_k, 2 max_k - x_k, 25), min_k, max_k)`` (duplicates removed)
+    ``around_x_clipped`` (default): ``clip(linspace(2 min_k - x_k, 2 max_k - x_k, 25), min_k,
+    max_k)`` (duplicates removed), or
+    ``span``: ``linspace(min_k, max_k, 25)``, the same for everyone, or
+    ``around_x``: CARMA's grid, ``linspace(2 min_k - x_k, 2 max_k - x_k, 25)`` unclipped,
 
-or "no action"; every combination is an action ``do(X_I := θ_I)``. The oracle returns the
+or "no action"; every combination is an action ``do(X_I := θ_I)``. Why the default is the
+first reading is argued in :func:`oracle_grid`. The oracle returns the
 cheapest action (individually weighted cost, see :func:`simstudy.metrics.weighted_cost`; the
 weight placement comes with the people's profiles) whose counterfactual
 the decision model approves and, unless switched off, is plausible
@@ -44,30 +48,56 @@ _TIERS = (256, 4096, 65536)
 
 def oracle_grid(
     x: np.ndarray, lower: np.ndarray, upper: np.ndarray, n_values: int = 25,
-    span: Literal["published", "range"] = "published",
+    grid: Literal["around_x_clipped", "span", "around_x"] = "around_x_clipped",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Candidate values for each person and feature.
+
+    ``around_x_clipped``: ``clip(linspace(x - 2 (x - min), x + 2 (max - x), n), min, max)``;
+    ``span``: ``linspace(min, max, n)``; ``around_x``: CARMA's public grid, the first without
+    clipping (values may leave the training range).
+
+    Why ``around_x_clipped`` is the default: the study's appendix (C.2.3) says it creates the
+    bins "around" the factual feature value "while ensuring the feature value lies within the
+    feasible range (minimum and maximum from the training dataset)". Its oracle is CARMA's
+    (``run_brute_force_oracle.py``), whose grid is the unclipped
+    ``linspace(x - 2 (x - min), x + 2 (max - x), bins)``, placed relative to each factual, with
+    repeated values removed; keeping that placement and bringing the values into the range, as
+    the appendix adds, is clipping, whose repeats CARMA's code already drops. A grid spanning
+    ``[min, max]`` the same way for everyone is not placed around the factual, which the
+    appendix states. The ``span`` reading stays as a named option; both are measured in the
+    README ("compare with").
 
     Args:
         x: ``(n, K)`` factual values of the features searched.
         lower, upper: ``(K,)`` feasible range (training minimum and maximum).
         n_values: grid size per feature.
-        span: ``published`` places ``linspace(2 min - x, 2 max - x)`` around the factual and
-            clips it to the range; ``range`` spans ``[min, max]`` evenly for everyone.
+        grid: ``around_x_clipped``, ``span`` or ``around_x`` (above).
 
     Returns:
         ``values`` ``(n, K, n_values)`` ascending, and ``usable`` of the same shape, false for
         values repeated after clipping.
+
+    References:
+        Individual-actionability study (2026), App. C.2.3; CARMA's public code
+        (https://github.com/ayanmaj92/carma-recourse, ``run_brute_force_oracle.py``).
+
+    Example:
+        >>> values, usable = oracle_grid(np.array([[2.0]]), np.array([0.0]), np.array([10.0]), 5)
+        >>> values[0, 0].tolist(), usable[0, 0].tolist()
+        ([0.0, 3.0, 8.0, 10.0, 10.0], [True, True, True, True, False])
+        >>> oracle_grid(np.array([[2.0]]), np.array([0.0]), np.array([10.0]), 5, "span")[0][0, 0]
+        array([ 0. ,  2.5,  5. ,  7.5, 10. ])
     """
     steps = np.linspace(0.0, 1.0, n_values)
-    if span == "published":
+    if grid in ("around_x_clipped", "around_x"):
         start, stop = 2 * lower - x, 2 * upper - x
-    elif span == "range":
+    elif grid == "span":
         start, stop = np.broadcast_to(lower, x.shape), np.broadcast_to(upper, x.shape)
     else:
-        raise ValueError(f"unknown grid span {span!r}")
+        raise ValueError(f"unknown oracle grid {grid!r}")
     values = start[..., None] + (stop - start)[..., None] * steps
-    values = np.clip(values, lower[None, :, None], upper[None, :, None])
+    if grid != "around_x":
+        values = np.clip(values, lower[None, :, None], upper[None, :, None])
     usable = np.ones(values.shape, dtype=bool)
     usable[..., 1:] = values[..., 1:] != values[..., :-1]
     return values, usable
@@ -78,7 +108,8 @@ class CausalOracle(OracleParams, RecoursePolicy):
 
     Args:
         n_values: grid values per feature (25 as published).
-        span: grid placement, see :func:`oracle_grid`.
+        grid: grid placement, ``around_x_clipped`` (default), ``span`` or ``around_x``
+            (CARMA's unclipped grid), see :func:`oracle_grid`.
         plausibility: require ``log p(x_cf) >= log p(x)`` (the published hard constraint).
         chunk_size: people evaluated together (bounds memory: about
             ``chunk_size * (distinct values + 1) ** K`` candidate costs at once).
@@ -144,7 +175,7 @@ class CausalOracle(OracleParams, RecoursePolicy):
         lower = self.context_.lower[feat_idx]
         upper = self.context_.upper[feat_idx]
         scale = self.context_.feature_range[feat_idx]
-        grid, usable = oracle_grid(x[:, feat_idx], lower, upper, self.n_values, self.span)
+        grid, usable = oracle_grid(x[:, feat_idx], lower, upper, self.n_values, self.grid)
 
         intervened = np.zeros((n, d), dtype=bool)
         values = np.full((n, d), np.nan)
@@ -358,7 +389,7 @@ def enumerate_one_by_one(
     n, d = x.shape
     feat_idx = np.array([names.index(f) for f in profiles.features])
     grid, usable = oracle_grid(x[:, feat_idx], ctx.lower[feat_idx], ctx.upper[feat_idx],
-                               oracle.n_values, oracle.span)
+                               oracle.n_values, oracle.grid)
     scale = ctx.feature_range[feat_idx]
     intervened = np.zeros((n, d), bool)
     values = np.full((n, d), np.nan)

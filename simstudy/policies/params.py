@@ -55,7 +55,7 @@ class OracleParams:
     """Parameters of :class:`~simstudy.policies.oracle.CausalOracle`."""
 
     n_values: Annotated[int, Ge(2), Le(200)] = 25
-    span: Literal["published", "range"] = "published"
+    grid: Literal["around_x_clipped", "span", "around_x"] = "around_x_clipped"
     plausibility: bool = True
     chunk_size: Annotated[int, Ge(1)] = 128
     progress: bool = False

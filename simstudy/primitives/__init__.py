@@ -4,7 +4,9 @@
 * :class:`~simstudy.primitives.space.ScaledSpace`: the [0, 1]-scaled feature space and the
   decision model seen from it, with :func:`~simstudy.primitives.space.action_mask`;
 * :func:`~simstudy.primitives.spheres.growing_spheres`: the batched sphere search;
-* :class:`~simstudy.primitives.feedback.Feedback`: how a policy asks people questions.
+* :class:`~simstudy.primitives.feedback.Feedback`: how a policy asks people questions;
+* :func:`~simstudy.primitives.consistency.inconsistent_features`: causal consistency of a
+  shown recourse, by value.
 
 Each loads when first used (the space and the search import torch).
 """
@@ -20,6 +22,8 @@ _EXPORTS = {
     "growing_spheres": "spheres",
     "sample_shell": "spheres",
     "sparsify": "spheres",
+    "inconsistent_features": "consistency",
+    "world_counterfactual": "consistency",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

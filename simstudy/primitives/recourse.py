@@ -22,9 +22,12 @@ class Recourse:
         values: ``(n, d)`` intervention values θ (NaN where not intervened).
         found: ``(n,)`` bool; false is an explicit "no recourse" for that person.
         extras: policy-specific per-applicant columns (for example queries asked).
-        counterfactual: optional ``(n, d)`` points proposed directly by a non-causal generator
-            (Wachter, Growing Spheres, HARE). When set, they are the counterfactuals evaluated,
-            instead of propagating the intervention through the world's structural equations.
+        counterfactual: optional ``(n, d)`` points shown: proposed directly by a generator that
+            searches points (Wachter, Growing Spheres, HARE over them), or the world's
+            counterfactual of the action (HARE over a causal base). When set, they are the
+            counterfactuals evaluated, instead of propagating the intervention through the
+            world's structural equations; :func:`simstudy.checks.check_recourse_values` checks
+            they are causally consistent.
         base: for a policy that refines another policy's answer (HARE over its base
             generator), the recourse it started from, so that both can be measured against the
             same people.
