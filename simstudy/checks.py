@@ -47,7 +47,7 @@ from .core.registry import POLICY_SPECS, RESPONSE_SPECS, WORLD_SPECS, load_polic
 from .core.rng import entity_uniforms
 from .people.population import RankingSampler
 from .policies.base import RecourseContext
-from .primitives.consistency import inconsistent_features
+from .primitives.consistency import inconsistent_features, world_counterfactual
 from .primitives.profiles import ActionabilityProfiles
 
 __all__ = [
@@ -208,8 +208,6 @@ def check_recourse_values(world: Any, x: np.ndarray, recourse: Any,
     point = np.asarray(recourse.counterfactual, dtype=np.float64)[found]
     bad = inconsistent_features(world, x, inter, values, point, feature_range, tolerance)
     if bad.any():
-        from .primitives.consistency import world_counterfactual
-
         caused = world_counterfactual(world, x, inter, values)
         gap = np.where(bad, np.abs(point - caused), 0.0).max(axis=0)
         j = int(gap.argmax())
