@@ -34,7 +34,9 @@ def recourse_rows(seed: int = 0, n: int = 80, reps: int = 2) -> pd.DataFrame:
 
 @pytest.fixture
 def sparsity_among_valid(monkeypatch):
-    metric = Metric("sparsity", "valid", "sparsity of valid recourses", False, audited=True)
+    metric = Metric(column="sparsity", among="valid", label="sparsity of valid recourses",
+                    direction="lower", unit="features", meaning="mean number of acted-on "
+                    "features", values="nonnegative", audited=True)
     monkeypatch.setitem(METRICS, "sparsity_valid", metric)
     return metric
 
@@ -77,5 +79,14 @@ def test_a_registered_metric_reaches_summary_audit_and_report(sparsity_among_val
 def test_unknown_metric_names_are_refused():
     with pytest.raises(ValueError, match="unknown metric"):
         AuditSpec(run="r", metrics=["fairness"])
+    declared = dict(column="cost", among="valid", label="cost", direction="lower",
+                    unit="cost", meaning="mean cost")
+    Metric(**declared)
     with pytest.raises(ValueError, match="denominator"):
-        Metric("cost", "everyone", "cost", False)
+        Metric(**{**declared, "among": "everyone"})
+    with pytest.raises(ValueError, match="direction"):
+        Metric(**{**declared, "direction": False})
+    with pytest.raises(ValueError, match="meaning and unit"):
+        Metric(**{**declared, "meaning": " "})
+    with pytest.raises(ValueError, match="does not apply"):
+        Metric(**{**declared, "table": "outcomes"})
