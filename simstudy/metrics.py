@@ -182,6 +182,14 @@ class Metric:
             chosen &= rows["valid"].to_numpy(bool)
         return chosen
 
+    def per_person(self, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's value (``1 - value`` for a complement) and whether it counts: the
+        metric is the mean of the first over the rows the second marks."""
+        import pandas as pd
+
+        value = pd.to_numeric(rows[self.column], errors="coerce").to_numpy(dtype=float)
+        return (1.0 - value if self.complement else value), self.defined(rows)
+
     def mean(self, rows: pd.DataFrame) -> float:
         """The metric over ``rows`` (NaN when nobody is in the denominator)."""
         chosen = self.defined(rows)

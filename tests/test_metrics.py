@@ -76,6 +76,17 @@ def test_a_registered_metric_reaches_summary_audit_and_report(sparsity_among_val
     assert page.index("sparsity_valid") > page.index("cost_unweighted")  # table order
 
 
+def test_the_audit_reads_a_metric_as_the_summary_does():
+    # no_recourse is the complement of found: the audit's figure is the summary's
+    df = recourse_rows()
+    summary = summarize_recourse(df, ["gender"]).set_index("group")
+    groups = audit(df, ["gender"], metrics=["no_recourse", "cost"], n_bootstrap=20,
+                   n_permutations=20).groups.set_index(["metric", "group"])["estimate"]
+    for name in ("no_recourse", "cost"):
+        assert groups[(name, "all")] == pytest.approx(summary.loc["all", name])
+        assert groups[(name, "gender=1")] == pytest.approx(summary.loc["1", name])
+
+
 def test_unknown_metric_names_are_refused():
     with pytest.raises(ValueError, match="unknown metric"):
         AuditSpec(run="r", metrics=["fairness"])
