@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simstudy.metrics import METRICS, RECOURSE_COLUMNS, Metric, metrics_of
+from simstudy.metrics import METRICS, RECOURSE_COLUMNS, Metric, metrics_of, register_metric
 from simstudy.run.dictionary import describe, undescribed
 from simstudy.run.runner import SUMMARY_DIGITS, run_scenario
 from simstudy.run.summary import summarize_recourse
@@ -164,14 +164,21 @@ def test_the_denominators_described_are_those_computed(run):
     assert len(distinct) == 3
 
 
+@pytest.fixture
+def hap_valid():
+    metric = register_metric("hap_valid", Metric(
+        column="hard_action", among="valid", label="hap (approved)", direction="lower",
+        unit="share", values="proportion",
+        meaning="share of approved recourses acting on a least-preferred feature"))
+    yield metric
+    METRICS.pop("hap_valid")
+
+
 def test_a_metric_declared_in_test_code_reaches_summary_and_dictionary(run, tmp_path,
-                                                                       monkeypatch):
+                                                                       hap_valid):
     """Adding a metric is one declaration: registered here, the run's summary and contrasts
     carry it and the dictionary describes it from the declaration."""
-    metric = Metric(column="hard_action", among="valid", label="hap (approved)",
-                    direction="lower", unit="share", values="proportion",
-                    meaning="share of approved recourses acting on a least-preferred feature")
-    monkeypatch.setitem(METRICS, "hap_valid", metric)
+    metric = hap_valid
     again = tmp_path / "run"
     shutil.copytree(run, again)  # its parts are complete: only the tables are written again
     run_scenario(run.parent / "scenario.yaml", again, progress=False,
@@ -179,7 +186,14 @@ def test_a_metric_declared_in_test_code_reaches_summary_and_dictionary(run, tmp_
     summary = pd.read_csv(again / "summary.csv")
     assert {"hap_valid", "hap_valid_ci_low", "hap_valid_ci_high"} <= set(summary.columns)
     assert "hap_valid" in pd.read_csv(again / "contrasts.csv").columns
-    assert summary["hap_valid"].notna().any()
+    recourse = pd.read_parquet(again / "recourse.parquet")
+    for (policy, condition), block in recourse.groupby(["policy", "condition"]):
+        approved = [r.loc[r["valid"], "hard_action"].mean() for _, r in block.groupby(
+            "replication")]
+        mine = ((summary["policy"] == policy) & (summary["condition"] == condition)
+                & (summary["group_by"] == "all"))
+        assert summary.loc[mine, "hap_valid"].item() == pytest.approx(
+            np.nanmean(approved), abs=10.0 ** -SUMMARY_DIGITS, nan_ok=True)
     dictionary = pd.read_csv(again / "data_dictionary.csv")
     assert mismatches(dictionary, written_tables(again), METRICS) == []
     row = dictionary.set_index(["table", "column"]).loc[("summary.csv", "hap_valid")]
