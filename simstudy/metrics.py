@@ -111,8 +111,8 @@ class Metric:
             finite (``finite``, e.g. time to approval among the approved). Rows whose value is
             not finite never count. In words: :attr:`denominator`.
         label: a readable name.
-        direction: ``higher`` or ``lower`` is better, or ``None`` (neither), for wording
-            findings.
+        direction: ``higher`` or ``lower`` is better, or ``None`` (neither); the data
+            dictionary states it.
         unit: the unit of the metric (``share`` for a proportion).
         meaning: one line saying what the figure is, without its denominator.
         values: what the per-applicant values can be: ``proportion`` (0/1; the mean is a
@@ -195,6 +195,7 @@ class Metric:
         chosen = self.defined(rows)
         if not chosen.any():
             return np.nan
+        # the column as stored (bool or float), so that summaries keep their bytes
         value = float(rows[self.column][chosen].mean())
         return 1.0 - value if self.complement else value
 
