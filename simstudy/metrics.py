@@ -27,9 +27,10 @@ Definitions (``Δ = θ - x`` on the intervened features ``I``, ``r`` = training 
 
 from __future__ import annotations
 
+import math
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -42,26 +43,65 @@ if TYPE_CHECKING:  # the metric table is read by documents, which validate witho
     import torch
 
 __all__ = ["Recourse", "weighted_cost", "cost_terms", "finish_cost", "evaluate_recourse",
-           "RECOURSE_COLUMNS", "COST_PLACEMENTS", "Metric", "METRICS", "register_metric",
-           "metrics_of"]
-
-#: Per-applicant columns written by :func:`evaluate_recourse`.
-RECOURSE_COLUMNS = ("found", "valid", "plausible", "cost", "cost_unweighted", "hard_action",
-                    "sparsity", "proximity", "violation", "logp", "logp_cf")
+           "RECOURSE_COLUMNS", "COST_PLACEMENTS", "DENOMINATORS", "VALUE_RANGES", "Metric",
+           "METRICS", "register_metric", "metrics_of"]
 
 #: Where the cost weight sits: ``outside`` the square (the paper and CARMA) or ``inside``.
 COST_PLACEMENTS = ("outside", "inside")
 
-#: Who a metric's mean runs over (see :class:`Metric`).
-DENOMINATORS = ("all", "found", "valid", "finite")
+_COST_UNIT = "squared range-scaled change (placement inside: range-scaled distance)"
+
+#: Per-applicant columns written by :func:`evaluate_recourse`: ``name: (meaning, unit)``, the
+#: meaning as computed there (the run's data dictionary reads it).
+RECOURSE_COLUMNS: dict[str, tuple[str, str]] = {
+    "found": ("the policy returned a recourse that acts on at least one feature", "0/1"),
+    "valid": ("the decision model approves the counterfactual (0 without recourse)", "0/1"),
+    "plausible": ("log p(x_cf) >= log p(x) under the world's density (0 without recourse)",
+                  "0/1"),
+    "cost": ("weighted cost of the recourse: (1/K) sum_k w_k (delta_k / range_k)^2 over the K "
+             "globally actionable features, delta_k the change the recourse sets (0 where it "
+             "does not act; downstream changes cost nothing), w_k the person's cost weight "
+             "(1 where they cannot act); with the population's `cost: {placement: inside}` "
+             "sqrt(sum_k (w_k delta_k / range_k)^2); empty without recourse", _COST_UNIT),
+    "cost_unweighted": ("the same cost with every weight 1 (compares across cost profiles); "
+                        "empty without recourse", _COST_UNIT),
+    "hard_action": ("the recourse acts on one of the person's least-preferred actionable "
+                    "features (0 without recourse)", "0/1"),
+    "sparsity": ("number of acted-on features (0 without recourse)", "features"),
+    "proximity": ("||(x_cf - x) / range||_2 over all features, downstream effects included; "
+                  "empty without recourse", "range-scaled distance"),
+    "violation": ("the recourse acts on a feature the person cannot act on, or outside the "
+                  "globally actionable ones (must be 0)", "0/1"),
+    "logp": ("log-density of the factual point under the world", "nats"),
+    "logp_cf": ("log-density of the counterfactual point under the world; empty without "
+                "recourse", "nats"),
+}
+
+#: Whom a metric's mean runs over (:attr:`Metric.among`), in words, by the metric's table (the
+#: event world's outcomes say nothing of recourses found or approved).
+DENOMINATORS: dict[str, dict[str, str]] = {
+    "all": {"recourse": "applicants asking for recourse",
+            "outcomes": "applicants of the event world"},
+    "found": {"recourse": "applicants given a recourse"},
+    "valid": {"recourse": "applicants whose recourse is approved"},
+    "finite": {"recourse": "applicants asking for recourse whose value is finite",
+               "outcomes": "applicants of the event world whose value is finite"},
+}
+
+#: What a metric's per-applicant values can be, and so the range of its mean.
+VALUE_RANGES: dict[str, tuple[float, float]] = {
+    "proportion": (0.0, 1.0), "nonnegative": (0.0, math.inf), "real": (-math.inf, math.inf)}
+
+_DIRECTIONS = ("higher", "lower", None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Metric:
     """A population metric: the mean of one per-applicant column over a denominator.
 
-    The one declaration from which the run summaries (``summary.csv``), the fairness audit,
-    the audit document's choices and the report's labels and order are derived.
+    The one declaration from which the run summaries (``summary.csv``, ``contrasts.csv``),
+    their rows of the data dictionary, the fairness audit, the audit document's choices and
+    the report's labels and order are derived.
 
     Attributes:
         column: the per-applicant column (of ``recourse.parquet`` or the event world's
@@ -69,9 +109,14 @@ class Metric:
         among: the applicants the mean runs over: ``all``, those given a recourse
             (``found``), those whose recourse is approved (``valid``), or those whose value is
             finite (``finite``, e.g. time to approval among the approved). Rows whose value is
-            not finite never count.
+            not finite never count. In words: :attr:`denominator`.
         label: a readable name.
-        higher_is_better: direction, for wording findings (``None``: neither).
+        direction: ``higher`` or ``lower`` is better, or ``None`` (neither); the data
+            dictionary states it.
+        unit: the unit of the metric (``share`` for a proportion).
+        meaning: one line saying what the figure is, without its denominator.
+        values: what the per-applicant values can be: ``proportion`` (0/1; the mean is a
+            share), ``nonnegative`` or ``real``; it sets :attr:`range`.
         table: ``recourse`` or ``outcomes`` (the event world's per-applicant outcomes).
         complement: report ``1 - mean`` (``no_recourse`` is the complement of ``found``).
         summarized: a column of the run summary.
@@ -79,15 +124,21 @@ class Metric:
 
     Example:
         >>> import pandas as pd
-        >>> m = Metric("cost", "found", "cost", higher_is_better=False)
+        >>> m = Metric(column="cost", among="found", label="cost", direction="lower",
+        ...            unit="cost", meaning="mean cost", values="nonnegative")
         >>> m.mean(pd.DataFrame({"found": [True, True, False], "cost": [1.0, 3.0, None]}))
         2.0
+        >>> m.denominator, m.range
+        ('applicants given a recourse', (0.0, inf))
     """
 
     column: str
     among: str
     label: str
-    higher_is_better: bool | None
+    direction: Literal["higher", "lower"] | None
+    unit: str
+    meaning: str
+    values: str = "real"
     table: str = "recourse"
     complement: bool = False
     summarized: bool = True
@@ -95,7 +146,29 @@ class Metric:
 
     def __post_init__(self) -> None:
         if self.among not in DENOMINATORS:
-            raise ValueError(f"unknown denominator {self.among!r}; use one of {DENOMINATORS}")
+            raise ValueError(f"unknown denominator {self.among!r}; use one of "
+                             f"{tuple(DENOMINATORS)}")
+        if self.direction not in _DIRECTIONS:
+            raise ValueError(f"unknown direction {self.direction!r}; use one of {_DIRECTIONS}")
+        if self.values not in VALUE_RANGES:
+            raise ValueError(f"unknown kind of values {self.values!r}; use one of "
+                             f"{tuple(VALUE_RANGES)}")
+        if self.table not in DENOMINATORS[self.among]:
+            raise ValueError(f"denominator {self.among!r} does not apply to table "
+                             f"{self.table!r}; use one of {tuple(DENOMINATORS[self.among])}")
+        if not self.meaning.strip() or not self.unit.strip():
+            raise ValueError(f"metric of {self.column!r}: give its meaning and unit")
+
+    @property
+    def denominator(self) -> str:
+        """Whom the mean runs over, in words."""
+        return DENOMINATORS[self.among][self.table]
+
+    @property
+    def range(self) -> tuple[float, float]:
+        """The values the metric can take (``(0, 1)`` for a proportion); a difference of two
+        such figures lies in ``(lo - hi, hi - lo)``."""
+        return VALUE_RANGES[self.values]
 
     def defined(self, rows: pd.DataFrame) -> np.ndarray:
         """Which rows the mean runs over (bool per row)."""
@@ -109,14 +182,52 @@ class Metric:
             chosen &= rows["valid"].to_numpy(bool)
         return chosen
 
+    def per_person(self, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's value (``1 - value`` for a complement) and whether it counts: the
+        metric is the mean of the first over the rows the second marks."""
+        import pandas as pd
+
+        value = pd.to_numeric(rows[self.column], errors="coerce").to_numpy(dtype=float)
+        return (1.0 - value if self.complement else value), self.defined(rows)
+
     def mean(self, rows: pd.DataFrame) -> float:
         """The metric over ``rows`` (NaN when nobody is in the denominator)."""
         chosen = self.defined(rows)
         if not chosen.any():
             return np.nan
+        # the column as stored (bool or float), so that summaries keep their bytes
         value = float(rows[self.column][chosen].mean())
         return 1.0 - value if self.complement else value
 
+
+def _share(column: str, among: str, label: str, direction: str | None, meaning: str,
+           **more) -> Metric:
+    return Metric(column=column, among=among, label=label, direction=direction, unit="share",
+                  meaning=meaning, values="proportion", **more)
+
+
+def _among_found(metric: Metric) -> Metric:
+    """The twin of a metric over valid recourses: the same mean over every recourse found."""
+    return replace(metric, among="found", label=metric.label.replace(")", ", among found)")
+                   if metric.label.endswith(")") else f"{metric.label} (among found)",
+                   audited=False)
+
+
+_COST = Metric(column="cost", among="valid", label="cost", direction="lower",
+               unit=RECOURSE_COLUMNS["cost"][1], values="nonnegative",
+               meaning="mean weighted cost of the recourse (recourse.parquet `cost`)")
+_COST_UNWEIGHTED = Metric(column="cost_unweighted", among="valid", label="cost (unweighted)",
+                          direction="lower", unit=RECOURSE_COLUMNS["cost_unweighted"][1],
+                          values="nonnegative", audited=True,
+                          meaning="mean unweighted cost of the recourse (recourse.parquet "
+                                  "`cost_unweighted`)")
+_SPARSITY = Metric(column="sparsity", among="valid", label="sparsity", direction="lower",
+                   unit="features", values="nonnegative",
+                   meaning="mean number of acted-on features")
+_PROXIMITY = Metric(column="proximity", among="valid", label="proximity", direction="lower",
+                    unit="range-scaled distance", values="nonnegative",
+                    meaning="mean proximity ||(x_cf - x) / range||_2 (recourse.parquet "
+                            "`proximity`)")
 
 #: Every population metric, in the order of the summaries and the report. Cost-type figures
 #: (cost, unweighted cost, sparsity, proximity) are means among applicants whose recourse is
@@ -125,38 +236,51 @@ class Metric:
 #: recourse. The audit compares groups on unweighted cost so that conditions with different
 #: cost profiles compare.
 METRICS: dict[str, Metric] = {
-    "validity": Metric("valid", "all", "validity", True, audited=True),
-    "plausibility": Metric("plausible", "found", "plausibility", True, audited=True),
-    "hap": Metric("hard_action", "found", "hap", False, audited=True),
-    "cost": Metric("cost", "valid", "cost", False),
-    "cost_unweighted": Metric("cost_unweighted", "valid", "cost (unweighted)", False,
-                              audited=True),
-    "sparsity": Metric("sparsity", "valid", "sparsity", False),
-    "proximity": Metric("proximity", "valid", "proximity", False),
-    "cost_found": Metric("cost", "found", "cost (among found)", False),
-    "cost_unweighted_found": Metric("cost_unweighted", "found",
-                                    "cost (unweighted, among found)", False),
-    "sparsity_found": Metric("sparsity", "found", "sparsity (among found)", False),
-    "proximity_found": Metric("proximity", "found", "proximity (among found)", False),
-    "logp_cf": Metric("logp_cf", "found", "counterfactual log-density", True, audited=True),
-    "no_recourse": Metric("found", "all", "no recourse", False, complement=True),
-    "violation": Metric("violation", "all", "violation", False),
-    "approval_rate": Metric("approved", "all", "approval rate", True, table="outcomes",
-                            audited=True),
-    "time_to_approval": Metric("time_to_approval", "finite", "time to approval (days)", False,
-                               table="outcomes", audited=True),
-    "dropout_rate": Metric("dropped_out", "all", "dropout rate", False, table="outcomes",
-                           audited=True),
+    "validity": _share("valid", "all", "validity", "higher", audited=True,
+                       meaning="share whose recourse the decision model approves (no recourse "
+                               "counts as invalid)"),
+    "plausibility": _share("plausible", "found", "plausibility", "higher", audited=True,
+                           meaning="share of counterfactuals at least as likely as the factual "
+                                   "point under the world's density"),
+    "hap": _share("hard_action", "found", "hap", "lower", audited=True,
+                  meaning="share of recourses acting on one of the person's least-preferred "
+                          "actionable features (hard-action proportion)"),
+    "cost": _COST,
+    "cost_unweighted": _COST_UNWEIGHTED,
+    "sparsity": _SPARSITY,
+    "proximity": _PROXIMITY,
+    "cost_found": _among_found(_COST),
+    "cost_unweighted_found": _among_found(_COST_UNWEIGHTED),
+    "sparsity_found": _among_found(_SPARSITY),
+    "proximity_found": _among_found(_PROXIMITY),
+    "logp_cf": Metric(column="logp_cf", among="found", label="counterfactual log-density",
+                      direction="higher", unit="nats", audited=True,
+                      meaning="mean log-density of the counterfactual point under the world"),
+    "no_recourse": _share("found", "all", "no recourse", "lower", complement=True,
+                          meaning="share for whom the policy found no recourse"),
+    "violation": _share("violation", "all", "violation", "lower",
+                        meaning="share whose recourse acts on a feature they cannot act on "
+                                "(must be 0)"),
+    "approval_rate": _share("approved", "all", "approval rate", "higher", table="outcomes",
+                            audited=True, meaning="share approved before the horizon"),
+    "time_to_approval": Metric(column="time_to_approval", among="finite",
+                               label="time to approval (days)", direction="lower", unit="days",
+                               values="nonnegative", table="outcomes", audited=True,
+                               meaning="mean time from first application to approval"),
+    "dropout_rate": _share("dropped_out", "all", "dropout rate", "lower", table="outcomes",
+                           audited=True, meaning="share who gave up before approval"),
 }
 
 
 def register_metric(name: str, metric: Metric) -> Metric:
-    """Adds (or replaces) a population metric; it then appears in summaries, audits and
-    reports. Its column must be a per-applicant column of its table.
+    """Adds (or replaces) a population metric; it then appears in summaries, their data
+    dictionary rows, audits and reports. Its column must be a per-applicant column of its
+    table.
 
     Example:
-        >>> m = register_metric("sparsity_valid", Metric("sparsity", "valid", "sparsity of "
-        ...                     "valid recourses", higher_is_better=False))
+        >>> m = register_metric("sparsity_valid", Metric(
+        ...     column="sparsity", among="valid", label="sparsity of valid recourses",
+        ...     direction="lower", unit="features", meaning="mean number of acted-on features"))
         >>> "sparsity_valid" in metrics_of("recourse", summarized=True)
         True
         >>> _ = METRICS.pop("sparsity_valid")

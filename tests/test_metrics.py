@@ -34,7 +34,9 @@ def recourse_rows(seed: int = 0, n: int = 80, reps: int = 2) -> pd.DataFrame:
 
 @pytest.fixture
 def sparsity_among_valid(monkeypatch):
-    metric = Metric("sparsity", "valid", "sparsity of valid recourses", False, audited=True)
+    metric = Metric(column="sparsity", among="valid", label="sparsity of valid recourses",
+                    direction="lower", unit="features", meaning="mean number of acted-on "
+                    "features", values="nonnegative", audited=True)
     monkeypatch.setitem(METRICS, "sparsity_valid", metric)
     return metric
 
@@ -74,8 +76,28 @@ def test_a_registered_metric_reaches_summary_audit_and_report(sparsity_among_val
     assert page.index("sparsity_valid") > page.index("cost_unweighted")  # table order
 
 
+def test_the_audit_reads_a_metric_as_the_summary_does():
+    # no_recourse is the complement of found: the audit's figure is the summary's
+    df = recourse_rows()
+    summary = summarize_recourse(df, ["gender"]).set_index("group")
+    groups = audit(df, ["gender"], metrics=["no_recourse", "cost"], n_bootstrap=20,
+                   n_permutations=20).groups.set_index(["metric", "group"])["estimate"]
+    for name in ("no_recourse", "cost"):
+        assert groups[(name, "all")] == pytest.approx(summary.loc["all", name])
+        assert groups[(name, "gender=1")] == pytest.approx(summary.loc["1", name])
+
+
 def test_unknown_metric_names_are_refused():
     with pytest.raises(ValueError, match="unknown metric"):
         AuditSpec(run="r", metrics=["fairness"])
+    declared = dict(column="cost", among="valid", label="cost", direction="lower",
+                    unit="cost", meaning="mean cost")
+    Metric(**declared)
     with pytest.raises(ValueError, match="denominator"):
-        Metric("cost", "everyone", "cost", False)
+        Metric(**{**declared, "among": "everyone"})
+    with pytest.raises(ValueError, match="direction"):
+        Metric(**{**declared, "direction": False})
+    with pytest.raises(ValueError, match="meaning and unit"):
+        Metric(**{**declared, "meaning": " "})
+    with pytest.raises(ValueError, match="does not apply"):
+        Metric(**{**declared, "table": "outcomes"})

@@ -102,8 +102,7 @@ class CellSums:
 
 
 def _defined(block: pd.DataFrame, metric: Metric) -> tuple[np.ndarray, np.ndarray]:
-    v = pd.to_numeric(block[metric.column], errors="coerce").to_numpy(dtype=float)
-    d = metric.defined(block)
+    v, d = metric.per_person(block)
     return np.where(d, v, 0.0), d.astype(float)
 
 

@@ -2,14 +2,21 @@
 
 Each run writes ``data_dictionary.csv`` beside its results: one row per column of each table it
 wrote (``table, column, meaning, unit, denominator``). Entries are declared here once, by table,
-with ``*`` standing for a feature name or a metric (``x_*``, ``*_ci_low``); a column without an
-entry is listed with the meaning ``NOT DESCRIBED`` and :func:`undescribed` names it, so a test
-catches a new column nobody explained.
+with ``*`` standing for a feature name or a policy's extra column (``x_*``, ``*_ci_low``); a
+column without an entry is listed with the meaning ``NOT DESCRIBED`` and :func:`undescribed`
+names it, so a test catches a new column nobody explained.
+
+Rows that describe a metric are not written here but derived when asked for: the per-applicant
+columns of :func:`simstudy.metrics.evaluate_recourse` from
+:data:`simstudy.metrics.RECOURSE_COLUMNS`, and every metric column of ``summary.csv`` and
+``contrasts.csv`` (its ``*_found`` twin and interval ends included) from the metric's
+declaration in :data:`simstudy.metrics.METRICS` (meaning, unit, denominator, direction), so a
+metric registered by user code is described too.
 
 Example:
     >>> from simstudy.run.dictionary import describe
-    >>> describe("summary.csv", ["policy", "validity", "validity_ci_low"])[1]["denominator"]
-    'applicants asking for recourse, per replication; then the mean over replications'
+    >>> describe("summary.csv", ["policy", "cost", "cost_found"])[2]["denominator"]
+    'applicants given a recourse, per replication; then the mean over replications'
 """
 
 from __future__ import annotations
@@ -22,16 +29,20 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from ..core.store import atomic_write
+from ..metrics import RECOURSE_COLUMNS, Metric, metrics_of
 
-__all__ = ["ENTRIES", "describe", "output_tables", "dictionary_table", "undescribed",
-           "write_dictionary"]
+__all__ = ["ENTRIES", "entries", "metric_entries", "describe", "output_tables",
+           "dictionary_table", "undescribed", "write_dictionary"]
+
+#: ``(column pattern, meaning, unit, denominator)``.
+Entry = tuple[str, str, str, str]
 
 _APPLICANT = "one applicant"
 _ASKING = "applicants asking for recourse"
-_GOT = "applicants who received a recourse"
+_INTERVAL = "95% Student-t interval over replications"
 
 # (column pattern, meaning, unit, denominator); first match wins.
-_RECOURSE_VALUES = [
+_RECOURSE_VALUES: list[Entry] = [
     ("replication", "replication index (0-based)", "", ""),
     ("seed", "seed of the replication (keys every draw in it)", "", ""),
     ("condition", "condition name (scenario `conditions`)", "", ""),
@@ -44,7 +55,9 @@ _RECOURSE_VALUES = [
     ("n_actionable", "features the person may act on", "features", _APPLICANT),
     ("score_*", "actionability score of the feature (ranking position or Likert level; "
                 "0 cannot act)", "score", _APPLICANT),
-    ("weight_*", "the person's cost weight of the feature", "weight", _APPLICANT),
+    ("weight_*", "the person's cost weight of the feature, w = 1 + alpha ((s - 1) / (S - 1))^p "
+                 "from their score s of S levels (population `cost`: alpha, p from the shape; "
+                 "constant: 1; inf where they cannot act)", "weight", _APPLICANT),
     ("can_*", "the person can truly change the feature (hidden; the score is what they "
               "report)", "0/1", _APPLICANT),
     ("act_*", "1 when the recourse acts on the feature", "0/1", _APPLICANT),
@@ -53,24 +66,7 @@ _RECOURSE_VALUES = [
     ("x_*", "factual value of the feature", "feature units", _APPLICANT),
     ("xcf_*", "counterfactual value after the recourse (the factual one without recourse)",
      "feature units", _APPLICANT),
-    ("found", "the policy returned a recourse", "0/1", _APPLICANT),
-    ("valid", "the decision model approves the counterfactual (0 without recourse)", "0/1",
-     _APPLICANT),
-    ("plausible", "log p(x_cf) >= log p(x) under the world's density", "0/1", _APPLICANT),
-    ("cost", "weighted cost ||w_I * delta_I / range_I||_2 over the acted-on features",
-     "range-scaled distance", _APPLICANT),
-    ("cost_unweighted", "cost with every weight 1 (compares across cost profiles)",
-     "range-scaled distance", _APPLICANT),
-    ("hard_action", "the recourse acts on one of the person's least-preferred actionable "
-                    "features", "0/1", _APPLICANT),
-    ("sparsity", "number of acted-on features", "features", _APPLICANT),
-    ("proximity", "||(x_cf - x) / range||_2 over all features, downstream effects included",
-     "range-scaled distance", _APPLICANT),
-    ("violation", "the recourse acts on a feature the person cannot act on (must be 0)",
-     "0/1", _APPLICANT),
-    ("logp", "log-density of the factual point under the world", "nats", _APPLICANT),
-    ("logp_cf", "log-density of the counterfactual point under the world", "nats",
-     _APPLICANT),
+    *((name, meaning, unit, _APPLICANT) for name, (meaning, unit) in RECOURSE_COLUMNS.items()),
     ("candidates_evaluated", "candidate actions the oracle scored for the person", "count",
      _APPLICANT),
     ("queries", "HARE: comparison questions asked", "count", _APPLICANT),
@@ -105,30 +101,34 @@ _RECOURSE_VALUES = [
      _APPLICANT),
 ]
 
-# What a summary metric is a share or mean of.
-_SUMMARY_METRICS = {
-    "n": ("applicants asking for recourse in one replication", "applicants",
-          "mean over replications"),
-    "validity": ("share whose recourse is approved (no recourse counts as invalid)", "share",
-                 _ASKING),
-    "plausibility": ("share of plausible counterfactuals", "share", _GOT),
-    "hap": ("share of recourses acting on a least-preferred feature (hard-action "
-            "proportion)", "share", _GOT),
-    "cost": ("mean weighted cost", "range-scaled distance", _GOT),
-    "cost_unweighted": ("mean unweighted cost", "range-scaled distance", _GOT),
-    "sparsity": ("mean number of acted-on features", "features", _GOT),
-    "proximity": ("mean proximity", "range-scaled distance", _GOT),
-    "logp_cf": ("mean counterfactual log-density", "nats", _GOT),
-    "no_recourse": ("share for whom the policy found nothing", "share", _ASKING),
-    "violation": ("share of recourses acting on a feature the person cannot act on", "share",
-                  _ASKING),
-}
+def metric_entries(name: str, metric: Metric, paired: bool = False) -> list[Entry]:
+    """The dictionary rows of one metric's summary columns (``name``, ``name_ci_low``,
+    ``name_ci_high``), from its declaration; ``paired``: as a contrast ``policy - baseline``.
 
-
-def _summary_entries(paired: bool) -> list[tuple[str, str, str, str]]:
+    Example:
+        >>> from simstudy.metrics import METRICS
+        >>> [row[0] for row in metric_entries("hap", METRICS["hap"])]
+        ['hap', 'hap_ci_low', 'hap_ci_high']
+    """
     what = "difference policy - baseline of the " if paired else ""
-    per_rep = (", per replication; the paired difference averaged over replications" if paired
-               else ", per replication; then the mean over replications")
+    better = f"; {metric.direction} is better" if metric.direction else ""
+    return [
+        (name, what + metric.meaning + better, metric.unit,
+         metric.denominator + _per_replication(paired)),
+        (f"{name}_ci_low", f"lower end of the {_INTERVAL} of `{name}` (empty with one "
+                           "replication)", metric.unit, "replications"),
+        (f"{name}_ci_high", f"upper end of the {_INTERVAL} of `{name}` (empty with one "
+                            "replication)", metric.unit, "replications"),
+    ]
+
+
+def _per_replication(paired: bool) -> str:
+    return (", per replication; the paired difference averaged over replications" if paired
+            else ", per replication; then the mean over replications")
+
+
+def _summary_entries(paired: bool) -> list[Entry]:
+    what = "difference policy - baseline of the " if paired else ""
     rows = [
         ("policy", "policy name" + (" (minuend)" if paired else ""), "", ""),
         ("baseline", "policy the contrast subtracts", "", ""),
@@ -136,28 +136,32 @@ def _summary_entries(paired: bool) -> list[tuple[str, str, str, str]]:
         ("group_by", "grouping column (`all`: everyone)", "", ""),
         ("group", "value of the grouping column (`all`: everyone)", "", ""),
         ("replications", "replications averaged", "count", ""),
+        ("n", "applicants asking for recourse in one replication", "applicants",
+         "mean over replications"),
     ]
-    for name, (meaning, unit, denominator) in _SUMMARY_METRICS.items():
-        rows.append((name, what + meaning, unit, denominator + per_rep
-                     if name != "n" else denominator))
+    for name, metric in metrics_of("recourse", summarized=True).items():
+        rows += metric_entries(name, metric, paired)
     rows += [
-        ("*_ci_low", "lower end of the 95% Student-t interval over replications of the column "
-                     "named before `_ci_low` (empty with one replication)", "as that column",
-         "replications"),
+        ("*_ci_low", f"lower end of the {_INTERVAL} of the column named before `_ci_low` "
+                     "(empty with one replication)", "as that column", "replications"),
         ("*_ci_high", "upper end of that interval", "as that column", "replications"),
         ("*", what + "policy-specific per-applicant column, averaged (see recourse.parquet)",
-         "as in recourse.parquet", _ASKING + per_rep),
+         "as in recourse.parquet",
+         _ASKING + " with a value (empty cells skipped)" + _per_replication(paired)),
     ]
     return rows
 
 
+#: Tables whose rows are derived from the metric table each time they are asked for.
+_DERIVED = {"summary.csv": lambda: _summary_entries(paired=False),
+            "contrasts.csv": lambda: _summary_entries(paired=True)}
+
 _EVENT_TAG = [("policy", "policy name", "", ""),
               ("replication", "replication index (0-based)", "", "")]
 
-ENTRIES: dict[str, list[tuple[str, str, str, str]]] = {
+#: The declared rows of every table but those in ``_DERIVED`` (see :func:`entries`).
+ENTRIES: dict[str, list[Entry]] = {
     "recourse.parquet": _RECOURSE_VALUES,
-    "summary.csv": _summary_entries(paired=False),
-    "contrasts.csv": _summary_entries(paired=True),
     "events.parquet": [
         ("time", "simulated time of the event", "days", ""),
         ("applicant", "applicant id in the event world", "", ""),
@@ -218,7 +222,8 @@ ENTRIES: dict[str, list[tuple[str, str, str, str]]] = {
         ("policy", "policy name", "", ""),
         ("baseline", "policy subtracted (contrasts only)", "", ""),
         ("group", "group value (`all`: everyone)", "", ""),
-        ("metric", "event-world metric (sim/outcomes.py OUTCOME_METRICS)", "", ""),
+        ("metric", "event-world metric (simstudy.sim.outcomes.WORLD_SUMMARY_METRICS)", "",
+         ""),
         ("n_replications", "replications averaged", "count", ""),
         ("mean", "mean over replications", "as the metric", "replications"),
         ("sd", "standard deviation over replications", "as the metric", "replications"),
@@ -303,12 +308,17 @@ ENTRIES: dict[str, list[tuple[str, str, str, str]]] = {
 _UNDESCRIBED = "NOT DESCRIBED"
 
 
+def entries(table: str) -> list[Entry]:
+    """The rows of one table (by file name), metric rows from the metric table as it is now."""
+    return _DERIVED[table]() if table in _DERIVED else ENTRIES.get(table, [])
+
+
 def describe(table: str, columns: Iterable[str]) -> list[dict[str, str]]:
     """One row per column: its meaning, unit and denominator (first matching entry)."""
-    entries = ENTRIES.get(table, [])
+    known = entries(table)
     rows = []
     for column in columns:
-        found = next((e for e in entries if fnmatchcase(column, e[0])), None)
+        found = next((e for e in known if fnmatchcase(column, e[0])), None)
         meaning, unit, denominator = found[1:] if found else (_UNDESCRIBED, "", "")
         rows.append({"table": table, "column": column, "meaning": meaning, "unit": unit,
                      "denominator": denominator})
@@ -338,7 +348,8 @@ def output_tables(folder: str | Path) -> dict[str, list[str]]:
     found = {}
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
-        if path.name in ENTRIES and not {"parts", "set-aside"} & set(rel.parts):
+        known = path.name in ENTRIES or path.name in _DERIVED
+        if known and not {"parts", "set-aside"} & set(rel.parts):
             found[str(rel)] = _columns(path)
     return found
 

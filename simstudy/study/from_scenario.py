@@ -4,10 +4,11 @@ A scenario's ``study:`` section turns the rejected applicants of one replication
 into participants. Each participant rates the recourse every study policy gives them (no row
 where a policy found none), on acceptance and willingness to act, with the study's response
 model (default: the calibrated 7-point rating model). The table has the long schema a real
-study exports (:data:`STUDY_COLUMNS`: ``uid, item, sparsity, proximity, accept, act``) plus
-``policy``, ``blocked`` (the recourse needs a feature the participant truly cannot change),
-``cost`` and the population's group columns, so ``simstudy analyze`` reads it like a real
-export and also fits the policy contrast (:mod:`simstudy.study.contrast`)::
+study exports (:data:`~simstudy.study.simulated.STUDY_COLUMNS`: ``uid, item, sparsity,
+proximity, accept, act``) plus ``policy``, ``blocked`` (the recourse needs a feature the
+participant truly cannot change), ``cost`` and the population's group columns, so ``simstudy
+analyze`` reads it like a real export and also fits the policy contrast
+(:mod:`simstudy.study.contrast`)::
 
     study:
       participants: 200                 # drawn (keyed by id) from the rejected applicants
@@ -61,7 +62,6 @@ from .power import PowerTask, clopper_pearson
 from .section import StudyPowerSpec, StudySectionSpec
 
 __all__ = [
-    "STUDY_COLUMNS",
     "POOL_COLUMNS",
     "POWER_COLUMNS",
     "write_study_files",
@@ -76,8 +76,6 @@ __all__ = [
     "power_curve",
 ]
 
-#: The columns every study table starts with (the export of the published study).
-STUDY_COLUMNS = ["uid", "item", "sparsity", "proximity", "accept", "act"]
 #: The ``policy`` of the random recourses a study's participants also rate.
 RANDOM_POLICY = "random"
 #: What the pool keeps of each (applicant, policy) recourse.

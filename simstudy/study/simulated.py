@@ -40,6 +40,8 @@ __all__ = [
     "STUDY_COLUMNS",
 ]
 
+#: The columns every study table starts with (the export of the published study), simulated
+#: here or drawn from a scenario's people (:mod:`simstudy.study.from_scenario`).
 STUDY_COLUMNS = ["uid", "item", "sparsity", "proximity", "accept", "act"]
 
 
