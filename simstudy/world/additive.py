@@ -76,7 +76,8 @@ class Bernoulli:
         return (generator.random(n) < self.p).astype(np.float64)
 
     def log_prob(self, u: torch.Tensor) -> torch.Tensor:
-        mass = torch.where(u == 1, math.log(self.p), math.log1p(-self.p)).to(u.dtype)
+        mass = torch.where(u == 1, torch.tensor(math.log(self.p), dtype=u.dtype),
+                           torch.tensor(math.log1p(-self.p), dtype=u.dtype))
         return torch.where((u == 0) | (u == 1), mass, torch.full_like(mass, -math.inf))
 
 
