@@ -16,9 +16,10 @@ Checks:
   its descendants keep theirs; ``log_prob`` is finite on the world's own data; ``label``, where
   the world has one, gives one 0/1 label per row.
 * policy (:func:`check_policy`): never acts on a feature the person cannot change (nor on any
-  feature outside the globally actionable ones); answers do not depend on the order or the
-  size of the batch; the same seed gives the same answer, also from a freshly built and fitted
-  policy.
+  feature outside the globally actionable ones), nor against the person's direction or beyond
+  their bound on the change (when the profiles carry limits); answers do not depend on the
+  order or the size of the batch; the same seed gives the same answer, also from a freshly
+  built and fitted policy.
 * response model (:func:`check_response_model`): probabilities in ``[0, 1]``; ratings on the
   model's scale; answers are a function of each row's inputs and keyed uniforms only (same
   uniforms, same answers; a subset or a reordering of rows answers the same).
@@ -227,6 +228,14 @@ def check_policy(
     if (acting & ~allowed).any():
         bad = int((acting & ~allowed).any(axis=1).sum())
         _fail(name, f"acts on a feature the person cannot change for {bad} of {len(ids)} people")
+    if profiles.limits is not None:
+        from .people.limits import limit_violations
+
+        bad = limit_violations(profiles.limits, x, acting, first["values"],
+                               context.feature_range, cols)
+        if bad.any():
+            _fail(name, f"moves a feature against the person's direction or beyond their bound "
+                        f"for {int(bad.sum())} of {len(ids)} people")
     key = _same(first, ask(policy, everyone), everyone, rtol)
     if key is not None:
         _fail(name, f"the same seed gives a different {key} on a second call")

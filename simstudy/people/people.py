@@ -157,7 +157,7 @@ class People:
         p = self.reported
         return ActionabilityProfiles(p.features, np.where(self.true_actionable, p.scores, 0),
                                      p.levels, np.where(self.true_actionable, p.weights, np.inf),
-                                     p.kind, p.cost_placement)
+                                     p.kind, p.cost_placement, p.limits)
 
     @cached_property
     def true_mask(self) -> np.ndarray:

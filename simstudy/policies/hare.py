@@ -61,7 +61,7 @@ from .hare_steps import (
     tournament,
 )
 from .params import HAREParams
-from .space import ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
+from .space import ScaledSpacePolicy, action_mask, clip_to_box, person_box, points_to_recourse
 from .specs import HARESpec
 
 __all__ = [
@@ -157,6 +157,8 @@ class HARE(HAREParams, ScaledSpacePolicy):
         xs = self.space_.scale(x)
         r0, base_found, base_acted, base_rec = self._base_points(x, profiles, ids, seed)
         state = _Search(ids, xs, mask, r0, Questions(feedback, self.space_, ids))
+        # each person's own directions and bounds narrow the box every candidate stays in
+        state.box = person_box(self.space_, xs, self.context_.feature_names, profiles)
         # as published, HARE refines the base's recourse: nobody the base failed is searched, so
         # HARE's success rate is the base's (search_without_base: the earlier variant)
         state.searching = mask.any(dim=1) if self.search_without_base else (
@@ -202,11 +204,13 @@ class HARE(HAREParams, ScaledSpacePolicy):
         if fresh > 0:
             init = torch.from_numpy(entity_normals(seed, f"hare-directions:{t}",
                                                    state.ids[idx.numpy()], fresh * d))
+            box = None if state.box is None else (state.box[0][idx], state.box[1][idx])
             p = actionable_sampling(space, r[idx], mask[idx], init.reshape(-1, fresh, d),
                                     self.gamma, self.lam, self.steps, self.lr,
-                                    xs[idx] if self.same_box else None)
+                                    xs[idx] if self.same_box else None, box)
             c = clip_to_box(r[idx, None, :] + self.gamma * p, xs[idx, None, :],
-                            mask[idx, None, :])
+                            mask[idx, None, :],
+                            None if box is None else (box[0][:, None], box[1][:, None]))
             c, shown = boundary_point_search(space, xs[idx], c, self.tolerance)
             state.unapproved[idx] += (~shown).sum(dim=1)
         if incumbent:
@@ -244,6 +248,7 @@ class _Search:
         n = len(ids)
         self.ids, self.xs, self.mask, self.users = ids, xs, mask, users
         self.r = r0.clone()
+        self.box: tuple[torch.Tensor, torch.Tensor] | None = None
         self.searching = torch.zeros(n, dtype=torch.bool)
         self.unapproved = torch.zeros(n, dtype=torch.int64)
         self.accepted = torch.zeros(n, dtype=torch.bool)

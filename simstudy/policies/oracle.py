@@ -37,7 +37,7 @@ from .base import RecourseContext, RecoursePolicy
 from .params import OracleParams
 from .specs import OracleSpec
 
-__all__ = ["CausalOracle", "OracleSpec", "oracle_grid", "enumerate_one_by_one"]
+__all__ = ["CausalOracle", "OracleSpec", "oracle_grid", "enumerate_one_by_one", "within_limits"]
 
 _TIERS = (256, 4096, 65536)
 
@@ -71,6 +71,17 @@ def oracle_grid(
     usable = np.ones(values.shape, dtype=bool)
     usable[..., 1:] = values[..., 1:] != values[..., :-1]
     return values, usable
+
+
+def within_limits(grid: np.ndarray, x: np.ndarray, profiles: ActionabilityProfiles,
+                  scale: np.ndarray) -> np.ndarray:
+    """``(n, K, n_values)`` bool: the grid value is a change the person allows (their
+    direction and bound, :class:`~simstudy.people.limits.ChangeLimits`; all true without)."""
+    if profiles.limits is None:
+        return np.ones(grid.shape, dtype=bool)
+    lo, hi = profiles.limits.interval(scale)
+    change = grid - x[..., None]
+    return (change >= lo[..., None]) & (change <= hi[..., None])
 
 
 class CausalOracle(OracleParams, RecoursePolicy):
@@ -145,6 +156,7 @@ class CausalOracle(OracleParams, RecoursePolicy):
         upper = self.context_.upper[feat_idx]
         scale = self.context_.feature_range[feat_idx]
         grid, usable = oracle_grid(x[:, feat_idx], lower, upper, self.n_values, self.span)
+        usable &= within_limits(grid, x[:, feat_idx], profiles, scale)
 
         intervened = np.zeros((n, d), dtype=bool)
         values = np.full((n, d), np.nan)
@@ -360,6 +372,7 @@ def enumerate_one_by_one(
     grid, usable = oracle_grid(x[:, feat_idx], ctx.lower[feat_idx], ctx.upper[feat_idx],
                                oracle.n_values, oracle.span)
     scale = ctx.feature_range[feat_idx]
+    usable &= within_limits(grid, x[:, feat_idx], profiles, scale)
     intervened = np.zeros((n, d), bool)
     values = np.full((n, d), np.nan)
     found = np.zeros(n, bool)

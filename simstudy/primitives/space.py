@@ -17,7 +17,7 @@ import torch
 from ..population import ActionabilityProfiles
 from .recourse import Recourse
 
-__all__ = ["ScaledSpace", "action_mask", "points_to_recourse", "clip_to_box"]
+__all__ = ["ScaledSpace", "action_mask", "points_to_recourse", "clip_to_box", "person_box"]
 
 
 @dataclass
@@ -68,7 +68,8 @@ class ScaledSpace:
         return self.logit(s) >= 0
 
 
-def clip_to_box(points: torch.Tensor, factual: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def clip_to_box(points: torch.Tensor, factual: torch.Tensor, mask: torch.Tensor,
+                box: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
     """Points kept in the feasible box on the coordinates the person may move; every other
     coordinate is left exactly as it is (a search never moves it: it is the factual's value, or
     a causal consequence carried by a causal base's counterfactual).
@@ -82,17 +83,55 @@ def clip_to_box(points: torch.Tensor, factual: torch.Tensor, mask: torch.Tensor)
         points: ``(..., d)`` scaled points.
         factual: the scaled factuals, broadcastable to ``points``.
         mask: the movable coordinates (bool), broadcastable to ``points``.
+        box: ``(low, high)`` scaled bounds broadcastable to ``points`` that replace the
+            widened training range (each person's own, :func:`person_box`).
 
     Example:
         >>> clip_to_box(torch.tensor([[1.4, 1.4]]), torch.tensor([[1.2, 1.2]]),
         ...             torch.tensor([[True, False]]))
         tensor([[1.2000, 1.4000]])
     """
-    factual = factual.to(points.dtype)
-    low = torch.clamp(factual, max=0.0)
-    high = torch.clamp(factual, min=1.0)
+    if box is None:
+        factual = factual.to(points.dtype)
+        low = torch.clamp(factual, max=0.0)
+        high = torch.clamp(factual, min=1.0)
+    else:
+        low, high = (b.to(points.dtype) for b in box)
     inside = torch.minimum(torch.maximum(points, low), high)
     return torch.where(mask.to(torch.bool), inside, points)
+
+
+def person_box(space: ScaledSpace, factual: torch.Tensor, feature_names: Sequence[str],
+               profiles: ActionabilityProfiles) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """Each person's feasible box in scaled space, ``(low, high)`` each ``(n, d)``: the
+    training range widened to contain the factual (:func:`clip_to_box`), narrowed on each
+    globally actionable feature to the changes the person allows (their direction and bound,
+    :class:`~simstudy.people.limits.ChangeLimits`); ``None`` when the profiles set no limits.
+    The box always contains the factual, so not acting stays feasible.
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.people.limits import ChangeLimits
+        >>> from simstudy.population import ActionabilityProfiles
+        >>> space = ScaledSpace(None, torch.zeros(2, dtype=torch.float64),
+        ...                     torch.full((2,), 10.0, dtype=torch.float64))
+        >>> limits = ChangeLimits(("b",), [[1]], [[0.2]], [[True]])
+        >>> profiles = ActionabilityProfiles(("b",), np.ones((1, 1), int), 1, np.ones((1, 1)),
+        ...                                  limits=limits)
+        >>> low, high = person_box(space, torch.tensor([[0.5, 0.5]]), ("a", "b"), profiles)
+        >>> low.tolist(), high.tolist()
+        ([[0.0, 0.5]], [[1.0, 0.7]])
+    """
+    if profiles.limits is None:
+        return None
+    factual = factual.to(torch.float64)
+    low, high = torch.clamp(factual, max=0.0), torch.clamp(factual, min=1.0)
+    cols = torch.from_numpy(profiles.columns_in(feature_names))
+    scale = space.feature_range[cols]
+    lo, hi = profiles.limits.interval(scale.numpy())
+    low[:, cols] = torch.maximum(low[:, cols], factual[:, cols] + torch.from_numpy(lo) / scale)
+    high[:, cols] = torch.minimum(high[:, cols], factual[:, cols] + torch.from_numpy(hi) / scale)
+    return low, high
 
 
 def action_mask(feature_names: Sequence[str], profiles: ActionabilityProfiles) -> np.ndarray:

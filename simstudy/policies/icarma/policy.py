@@ -128,9 +128,27 @@ class ICARMA(ICARMAParams, RecoursePolicy):
         intervened = np.zeros((len(xt), len(nets.feature_names)), dtype=bool)
         values = np.full(intervened.shape, np.nan)
         idx = nets.act_index.numpy()
-        intervened[:, idx] = mask.numpy()
-        values[:, idx] = np.where(mask.numpy(), theta.numpy(), np.nan)
+        theta_np, mask_np = self._within_limits(np.asarray(x)[:, idx], theta.numpy(),
+                                                mask.numpy(), profiles)
+        intervened[:, idx] = mask_np
+        values[:, idx] = np.where(mask_np, theta_np, np.nan)
         return Recourse(intervened, values, intervened.any(axis=1))
+
+    def _within_limits(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
+                       profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
+        """The actions clamped to the changes each person allows (their direction and bound);
+        a feature the clamp returns to its factual value is masked out (no action). The
+        counterfactual follows from the clamped values."""
+        limits = profiles.limits
+        if limits is None:
+            return theta, mask
+        names = self.context_.feature_names
+        lo, hi = limits.interval(self.context_.feature_range[
+            [names.index(f) for f in limits.features]])
+        columns = [list(limits.features).index(f) for f in self.networks_.actionable]
+        lo, hi = lo[:, columns], hi[:, columns]
+        clamped = np.clip(theta, x + lo, x + hi)
+        return clamped, mask & (clamped != x)
 
     def model_hashes(self) -> dict[str, str]:
         hashes = {f"icarma_seed{m['seed']}": m["state_dict_sha256"] for m in self.runs_}
