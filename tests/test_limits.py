@@ -168,3 +168,32 @@ def test_the_limits_bind(limited_people):
     assert bad.sum() > 0
     limited = _recourse("oracle", context, x, ids, profiles)
     assert limited.found.sum() > 0
+
+
+def test_true_bounds_judge_the_recourse(limited_people):
+    # with a hidden mismatch, the true bound is a share of the reported one: a change at the
+    # reported bound is blocked in truth, half of it is not
+    context, x, ids, profiles = limited_people
+    population = PopulationSpec.model_validate({"hidden_mismatch_probability": 1.0,
+                                                "hidden_bound_factor": 0.5})
+    people = PeopleSpec(population=population).build(
+        x, ids, 0, context.feature_names, context.world.roles.actionable,
+        ScaledSpace.from_context(context), reported=profiles,
+        immutable=context.world.roles.immutable)
+    names = context.feature_names
+    cols = profiles.columns_in(names)
+    lo, hi = profiles.limits.interval(context.feature_range[cols])
+    # act on a feature the person truly can change, in the allowed direction
+    rows = np.flatnonzero(people.true_actionable.any(axis=1))
+    assert len(rows) >= 3
+    k = np.argmax(people.true_actionable[rows], axis=1)
+    step = np.where(hi[rows, k] > 0, hi[rows, k], lo[rows, k])
+    x = x[rows]
+    assert np.isfinite(step).all() and (step != 0).all()
+    for share, blocked in ((1.0, True), (0.4, False)):
+        x_cf = x.copy()
+        x_cf[np.arange(len(x)), cols[k]] += share * step
+        intervened = np.zeros(x.shape, dtype=bool)
+        intervened[np.arange(len(x)), cols[k]] = True
+        out = people.truth_columns(x_cf, np.ones(len(x), bool), intervened, rows)
+        assert out["blocked"].all() == blocked and out["blocked"].any() == blocked
