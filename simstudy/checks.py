@@ -17,7 +17,8 @@ Checks:
   the world has one, gives one 0/1 label per row.
 * policy (:func:`check_policy`): never acts on a feature the person cannot change (nor on any
   feature outside the globally actionable ones), nor against the person's direction or beyond
-  their bound on the change (when the profiles carry limits); answers do not depend on the
+  their bound on the change (when the profiles carry limits), nor to a value that is not one
+  of a feature's levels; answers do not depend on the
   order or the size of the batch; the same seed gives the same answer, also from a freshly
   built and fitted policy.
 * response model (:func:`check_response_model`): probabilities in ``[0, 1]``; ratings on the
@@ -43,6 +44,7 @@ from . import policies as _policies  # noqa: F401 - registers the built-in polic
 from . import world as _world  # noqa: F401 - registers the built-in world kinds
 from .policies.base import RecourseContext
 from .population import ActionabilityProfiles, RankingSampler
+from .primitives.levels import level_columns, off_level
 from .registry import POLICY_SPECS, RESPONSE_SPECS, WORLD_SPECS
 from .rng import entity_uniforms
 
@@ -228,6 +230,11 @@ def check_policy(
     if (acting & ~allowed).any():
         bad = int((acting & ~allowed).any(axis=1).sum())
         _fail(name, f"acts on a feature the person cannot change for {bad} of {len(ids)} people")
+    levels = level_columns(names, context.world.roles.levels)
+    if levels and off_level(first["values"], acting, levels).any():
+        bad = int(off_level(first["values"], acting, levels).sum())
+        _fail(name, f"sets a feature with levels to a value that is not a level for {bad} of "
+                    f"{len(ids)} people")
     if profiles.limits is not None:
         from .people.limits import limit_violations
 

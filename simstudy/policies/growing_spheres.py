@@ -9,7 +9,13 @@ from ..population import ActionabilityProfiles
 from ..primitives.recourse import Recourse
 from ..primitives.spheres import growing_spheres, sample_shell, sparsify
 from .params import GrowingSpheresParams
-from .space import ScaledSpacePolicy, action_mask, person_box, points_to_recourse
+from .space import (
+    ScaledSpacePolicy,
+    action_mask,
+    person_box,
+    points_to_recourse,
+    snap_points,
+)
 from .specs import GrowingSpheresSpec
 
 __all__ = ["sample_shell", "growing_spheres", "sparsify", "GrowingSpheres", "GrowingSpheresSpec"]
@@ -49,5 +55,5 @@ class GrowingSpheres(GrowingSpheresParams, ScaledSpacePolicy):
         r, found = growing_spheres(self.space_, xs, mask, np.asarray(ids), seed,
                                    "growing-spheres", self.n_samples, self.eta,
                                    select_features=self.select_features, box=box)
-        return points_to_recourse(self.space_, x, r, found)
+        return points_to_recourse(self.space_, x, snap_points(self.space_, xs, r, box), found)
 

@@ -61,7 +61,14 @@ from .hare_steps import (
     tournament,
 )
 from .params import HAREParams
-from .space import ScaledSpacePolicy, action_mask, clip_to_box, person_box, points_to_recourse
+from .space import (
+    ScaledSpacePolicy,
+    action_mask,
+    clip_to_box,
+    person_box,
+    points_to_recourse,
+    snap_points,
+)
 from .specs import HARESpec
 
 __all__ = [
@@ -167,7 +174,7 @@ class HARE(HAREParams, ScaledSpacePolicy):
             if not bool(state.searching.any()):
                 break
             self._iteration(state, t, seed)
-        r = state.r
+        r = snap_points(self.space_, xs, state.r, state.box)
         found = base_found.clone() if not self.search_without_base else (
             base_found | self.space_.approves(r))
         extras = {

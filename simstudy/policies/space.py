@@ -13,11 +13,12 @@ from ..primitives.space import (
     clip_to_box,
     person_box,
     points_to_recourse,
+    snap_points,
 )
 from .base import RecourseContext, RecoursePolicy
 
 __all__ = ["ScaledSpace", "ScaledSpacePolicy", "action_mask", "points_to_recourse",
-           "clip_to_box", "person_box"]
+           "clip_to_box", "person_box", "snap_points"]
 
 
 class ScaledSpacePolicy(RecoursePolicy):

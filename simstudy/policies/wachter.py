@@ -33,6 +33,7 @@ from .space import (
     clip_to_box,
     person_box,
     points_to_recourse,
+    snap_points,
 )
 from .specs import WachterSpec
 
@@ -131,5 +132,5 @@ class Wachter(WachterParams, ScaledSpacePolicy):
         box = person_box(self.space_, xs, self.context_.feature_names, profiles)
         r, found = wachter(self.space_, xs, mask, self.distance, self.lam,
                            self.lr, self.steps, self.rounds, self.lambda_growth, box)
-        return points_to_recourse(self.space_, x, r, found)
+        return points_to_recourse(self.space_, x, snap_points(self.space_, xs, r, box), found)
 

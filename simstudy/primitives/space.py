@@ -9,15 +9,17 @@ coordinates a person may move (globally actionable *and* actionable for that per
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from ..population import ActionabilityProfiles
+from .levels import level_columns, snap_values
 from .recourse import Recourse
 
-__all__ = ["ScaledSpace", "action_mask", "points_to_recourse", "clip_to_box", "person_box"]
+__all__ = ["ScaledSpace", "action_mask", "points_to_recourse", "clip_to_box", "person_box",
+           "snap_points"]
 
 
 @dataclass
@@ -27,6 +29,8 @@ class ScaledSpace:
     Attributes:
         model: the decision model (approval logit on original units).
         lower, feature_range: ``(d,)`` float64 tensors from the training split.
+        levels: ``{column: ascending codes}`` of the features with levels (the world's
+            :attr:`~simstudy.world.base.FeatureRoles.levels`; see :func:`snap_points`).
 
     Example:
         >>> from simstudy.examples import small_context
@@ -42,13 +46,16 @@ class ScaledSpace:
     model: torch.nn.Module
     lower: torch.Tensor
     feature_range: torch.Tensor
+    levels: dict[int, np.ndarray] = field(default_factory=dict)
 
     @classmethod
     def from_context(cls, context) -> ScaledSpace:
         """The space of a recourse context (anything with ``model``, ``lower`` and
         ``feature_range``)."""
+        roles = getattr(getattr(context, "world", None), "roles", None)
+        levels = {} if roles is None else level_columns(roles.names, roles.levels)
         return cls(context.model, torch.as_tensor(context.lower, dtype=torch.float64),
-                   torch.as_tensor(context.feature_range, dtype=torch.float64))
+                   torch.as_tensor(context.feature_range, dtype=torch.float64), levels)
 
     def scale(self, x: np.ndarray | torch.Tensor) -> torch.Tensor:
         if isinstance(x, np.ndarray):
@@ -134,6 +141,36 @@ def person_box(space: ScaledSpace, factual: torch.Tensor, feature_names: Sequenc
     return low, high
 
 
+def snap_points(space: ScaledSpace, factual: torch.Tensor, points: torch.Tensor,
+                box: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+    """Scaled points ``(n, d)`` whose moved coordinates of features with levels are snapped to
+    the nearest code inside the person's box (:func:`~simstudy.primitives.levels.snap_values`;
+    ``box`` defaults to the widened training range of :func:`clip_to_box`). Unchanged without
+    levels.
+
+    Example:
+        >>> space = ScaledSpace(None, torch.zeros(2, dtype=torch.float64),
+        ...                     torch.full((2,), 4.0, dtype=torch.float64),
+        ...                     {1: np.array([0.0, 1.0, 2.0, 3.0, 4.0])})
+        >>> snap_points(space, torch.zeros(1, 2), torch.tensor([[0.3, 0.3]])).tolist()
+        [[0.3, 0.25]]
+    """
+    if not space.levels:
+        return points
+    factual = factual.to(torch.float64)
+    if box is None:
+        box = (torch.clamp(factual, max=0.0), torch.clamp(factual, min=1.0))
+    x = space.unscale(factual).numpy()
+    values, intervened = snap_values(space.unscale(points).numpy(), (points != factual).numpy(),
+                                     x, space.levels, space.unscale(box[0]).numpy(),
+                                     space.unscale(box[1]).numpy())
+    cols = list(space.levels)
+    snapped = points.clone()
+    snapped[:, cols] = torch.where(torch.from_numpy(intervened[:, cols]),
+                                   space.scale(values)[:, cols], factual[:, cols])
+    return snapped
+
+
 def action_mask(feature_names: Sequence[str], profiles: ActionabilityProfiles) -> np.ndarray:
     """``(n, d)`` bool over all features: true where the person can act on the feature.
 
@@ -185,5 +222,9 @@ def points_to_recourse(
     x = np.asarray(x, dtype=np.float64)
     changed = ((r - space.scale(x)) != 0).numpy() & found.numpy()[:, None]
     cf = np.where(changed, space.unscale(r).numpy(), x)
+    for j, codes in space.levels.items():
+        # a snapped point holds a code up to the scaling's round-off: restore the code itself
+        nearest = codes[np.abs(cf[:, j, None] - codes).argmin(axis=1)]
+        cf[:, j] = np.where(changed[:, j], nearest, cf[:, j])
     intervened = changed if acted is None else changed & acted
     return Recourse(intervened, cf, found.numpy(), extras=dict(extras or {}), counterfactual=cf)

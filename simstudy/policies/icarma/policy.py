@@ -8,6 +8,7 @@ import torch
 
 from ...metrics import Recourse
 from ...population import ActionabilityProfiles
+from ...primitives.levels import snap_values
 from ...world.decision import ModelCache, state_dict_hash
 from ..base import RecourseContext, RecoursePolicy
 from .config import ICARMAParams
@@ -130,9 +131,31 @@ class ICARMA(ICARMAParams, RecoursePolicy):
         idx = nets.act_index.numpy()
         theta_np, mask_np = self._within_limits(np.asarray(x)[:, idx], theta.numpy(),
                                                 mask.numpy(), profiles)
+        theta_np, mask_np = self._on_levels(np.asarray(x)[:, idx], theta_np, mask_np,
+                                            profiles)
         intervened[:, idx] = mask_np
         values[:, idx] = np.where(mask_np, theta_np, np.nan)
         return Recourse(intervened, values, intervened.any(axis=1))
+
+    def _on_levels(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
+                   profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
+        """The actions on features with levels snapped to the nearest code the person allows
+        (:func:`~simstudy.primitives.levels.snap_values`); the counterfactual follows from the
+        snapped values."""
+        levels = self.context_.world.roles.levels
+        if not levels:
+            return theta, mask
+        actionable = list(self.networks_.actionable)
+        columns = {actionable.index(f): np.asarray(c) for f, c in levels.items()
+                   if f in actionable}
+        low = high = None
+        if profiles.limits is not None:
+            names = self.context_.feature_names
+            lo, hi = profiles.limits.interval(self.context_.feature_range[
+                [names.index(f) for f in profiles.limits.features]])
+            order = [list(profiles.limits.features).index(f) for f in actionable]
+            low, high = x + lo[:, order], x + hi[:, order]
+        return snap_values(theta, mask, x, columns, low, high)
 
     def _within_limits(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
                        profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
