@@ -152,7 +152,8 @@ def snap_points(space: ScaledSpace, factual: torch.Tensor, points: torch.Tensor,
         >>> space = ScaledSpace(None, torch.zeros(2, dtype=torch.float64),
         ...                     torch.full((2,), 4.0, dtype=torch.float64),
         ...                     {1: np.array([0.0, 1.0, 2.0, 3.0, 4.0])})
-        >>> snap_points(space, torch.zeros(1, 2), torch.tensor([[0.3, 0.3]])).tolist()
+        >>> points = torch.tensor([[0.3, 0.3]], dtype=torch.float64)  # 0.3 of 4: 1.2, nearest 1
+        >>> snap_points(space, torch.zeros(1, 2), points).tolist()
         [[0.3, 0.25]]
     """
     if not space.levels:
@@ -165,7 +166,7 @@ def snap_points(space: ScaledSpace, factual: torch.Tensor, points: torch.Tensor,
                                      x, space.levels, space.unscale(box[0]).numpy(),
                                      space.unscale(box[1]).numpy())
     cols = list(space.levels)
-    snapped = points.clone()
+    snapped = points.to(torch.float64).clone()
     snapped[:, cols] = torch.where(torch.from_numpy(intervened[:, cols]),
                                    space.scale(values)[:, cols], factual[:, cols])
     return snapped

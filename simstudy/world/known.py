@@ -54,7 +54,7 @@ Example:
     >>> from simstudy.rng import generator
     >>> world = known_world("chain_non_linear")
     >>> world.label(world.sample(6, generator(0, "example"))).tolist()
-    [0, 0, 0, 0, 0, 1]
+    [1, 1, 1, 1, 0, 0]
 """
 
 from __future__ import annotations
