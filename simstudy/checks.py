@@ -42,6 +42,7 @@ import torch
 from . import people as _people  # noqa: F401 - registers the built-in response kinds
 from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
 from . import world as _world  # noqa: F401 - registers the built-in world kinds
+from .people.limits import limit_violations
 from .policies.base import RecourseContext
 from .population import ActionabilityProfiles, RankingSampler
 from .primitives.levels import level_columns, off_level
@@ -236,8 +237,6 @@ def check_policy(
         _fail(name, f"sets a feature with levels to a value that is not a level for {bad} of "
                     f"{len(ids)} people")
     if profiles.limits is not None:
-        from .people.limits import limit_violations
-
         bad = limit_violations(profiles.limits, x, acting, first["values"],
                                context.feature_range, cols)
         if bad.any():

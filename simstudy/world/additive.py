@@ -162,6 +162,12 @@ class SCMTable:
         label_score: ``s(x, u)`` from the feature and noise columns (``{name: column}``); the
             ground-truth label is ``1[sigmoid(s) >= 0.5]``.
         description: where the equations come from.
+
+    Example:
+        >>> from simstudy.world import KNOWN_TABLES
+        >>> table = KNOWN_TABLES["collider_linear"]
+        >>> [eq.name for eq in table.equations], table.equations[3].parents
+        (['sex', 'x1', 'x2', 'x3'], ('sex', 'x1', 'x2'))
     """
 
     name: str

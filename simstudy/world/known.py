@@ -177,7 +177,14 @@ LOAN_TABLE = SCMTable("loan", LOAN_ROLES, (
 
 
 def known_world(kind: str) -> AdditiveNoiseSCM:
-    """The world of a synthetic kind (``chain_linear``, ..., ``triangle_non_linear``)."""
+    """The world of a synthetic kind (``chain_linear``, ..., ``triangle_non_linear``).
+
+    Example:
+        >>> from simstudy.world import known_world
+        >>> world = known_world("collider_non_linear")
+        >>> world.roles.actionable, world.roles.immutable
+        (('x1', 'x2', 'x3'), ('sex',))
+    """
     if kind not in KNOWN_TABLES:
         raise ValueError(f"unknown known world {kind!r}; known: {sorted(KNOWN_TABLES)}")
     return AdditiveNoiseSCM(KNOWN_TABLES[kind])
