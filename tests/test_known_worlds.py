@@ -307,8 +307,8 @@ def test_every_policy_keeps_its_contract_on_every_known_world(known_context, pol
         def extra(rows):
             return {"feedback": people.feedback()}
     # HARE's values move by up to 1.1e-5 (relative) with the batch's size on the non-linear
-    # chain, also with a float64 decision model; who gets recourse and which features it
-    # changes stay identical (see HARE_BATCH_RTOL)
+    # chain, also with a float64 decision model (Wachter and Growing Spheres: exactly 0 there);
+    # who gets recourse and which features it changes stay identical (see HARE_BATCH_RTOL)
     rtol = HARE_BATCH_RTOL if policy == "hare" else 1e-6
     check_policy(spec.policy, context, x, ids, profiles, name=f"{policy} on {kind}", seed=3,
                  recommend_kwargs=extra, rtol=rtol)
