@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -176,7 +176,6 @@ class SCMTable:
     label_score: Callable[[Mapping[str, torch.Tensor], Mapping[str, torch.Tensor]],
                           torch.Tensor]
     description: str = ""
-    notes: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = tuple(eq.name for eq in self.equations)

@@ -83,7 +83,7 @@ _U1 = NormalMixture(weights=(0.5, 0.5), means=(-2.0, 1.5), sds=(math.sqrt(1.5), 
 _UNIT = Normal(1.0)
 _NARROW = Normal(math.sqrt(0.1))
 _SOURCE = "CARMA (Majumdar & Valera, FAccT 2024), public code: sem_equations/{}.py"
-s = torch.sigmoid
+_s = torch.sigmoid
 
 
 def _sex() -> float:
@@ -108,7 +108,7 @@ KNOWN_TABLES: dict[str, SCMTable] = {t.name: t for t in (
            lambda x, u: x["x1"] + 0.5 * x["x2"] + x["x3"] + 0.5 * u["x1"]),
     _table("chain_non_linear",
            lambda sex: sex,
-           lambda sex, x1: sex + 3 * s(2 * x1),
+           lambda sex, x1: sex + 3 * _s(2 * x1),
            lambda sex, x2: 0.25 * sex + x2**2,
            lambda x, u: x["x1"]**3 + x["x2"] + 0.75 * torch.exp(x["x3"]) + 0.5 * u["x1"] - 50),
     _table("collider_linear",
@@ -129,7 +129,7 @@ KNOWN_TABLES: dict[str, SCMTable] = {t.name: t for t in (
            lambda x, u: x["x1"] + 0.5 * x["x2"] + x["x3"] + 0.5 * u["x1"]),
     _table("triangle_non_linear",
            lambda sex: sex,
-           lambda x1: -1 + 3 * s(2 * x1),
+           lambda x1: -1 + 3 * _s(2 * x1),
            lambda sex, x1, x2: sex + 0.25 * x1**2 + 0.5 * x2,
            lambda x, u: (-1 + 2**x["x1"] + 0.75 * x["x2"]**-3 + 0.1 * x["x3"]**2
                          + 0.5 * u["x1"]),
