@@ -8,7 +8,9 @@ actionable feature (constant cost). The oracle is the exact grid search (25 valu
 feature, plausibility enforced); iCARMA is trained with the published rank-based settings
 (``--icarma-epochs`` shortens its training; the JSON records the epochs used). Validity is the
 share of rejected applicants whose recourse the model approves; cost and plausibility are over
-those with recourse. Prints one JSON object with a ``worlds`` list.
+those with recourse; ``seconds`` is the wall time of the oracle and of iCARMA answering everyone
+(iCARMA's training is ``icarma_training_seconds``). Prints one JSON object with a ``worlds``
+list.
 
     OMP_NUM_THREADS=1 python -m benchmarks.worlds [--worlds chain_linear,loan] [--seed 0]
         [--limit N] [--icarma-epochs N] [--no-icarma]
