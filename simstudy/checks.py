@@ -21,7 +21,9 @@ Checks:
   counterfactual of the interventions (or, for a generator proposing points without the
   world's equations, keeps its factual value throughout), for people beyond the training range
   too; answers do not depend on the order or the size of the batch; the same seed gives the
-  same answer, also from a freshly built and fitted policy.
+  same answer, also from a freshly built and fitted policy. No recourse moves a feature against
+  the person's direction or beyond their bound on the change (when the profiles carry limits),
+  nor to a value that is not one of a feature's levels.
 * response model (:func:`check_response_model`): probabilities in ``[0, 1]``; ratings on the
   model's scale; answers are a function of each row's inputs and keyed uniforms only (same
   uniforms, same answers; a subset or a reordering of rows answers the same).
@@ -48,6 +50,8 @@ from .core.rng import entity_uniforms
 from .people.population import RankingSampler
 from .policies.base import RecourseContext
 from .primitives.consistency import inconsistent_features, world_counterfactual
+from .primitives.levels import level_columns, off_level
+from .primitives.limits import limit_violations
 from .primitives.profiles import ActionabilityProfiles
 
 __all__ = [
@@ -283,6 +287,17 @@ def check_policy(
         bad = int((acting & ~allowed).any(axis=1).sum())
         _fail(name, f"acts on a feature the person cannot change for {bad} of {len(ids)} people")
     check_recourse_values(context.world, x, rec, context.feature_range, name)
+    levels = level_columns(names, context.world.roles.levels)
+    if levels and off_level(first["values"], acting, levels).any():
+        bad = int(off_level(first["values"], acting, levels).sum())
+        _fail(name, f"sets a feature with levels to a value that is not a level for {bad} of "
+                    f"{len(ids)} people")
+    if profiles.limits is not None:
+        bad = limit_violations(profiles.limits, x, acting, first["values"],
+                               context.feature_range, cols)
+        if bad.any():
+            _fail(name, f"moves a feature against the person's direction or beyond their bound "
+                        f"for {int(bad.sum())} of {len(ids)} people")
     key = _same(first, ask(policy, everyone), everyone, rtol)
     if key is not None:
         _fail(name, f"the same seed gives a different {key} on a second call")

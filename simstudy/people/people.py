@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from ..core.rng import entity_normals, entity_uniforms
+from ..primitives.limits import ChangeLimits, limit_violations
 from ..primitives.profiles import ActionabilityProfiles
 from ..primitives.space import ScaledSpace, action_mask
 from .answers import NoiseModel, PeopleFeedback
@@ -103,6 +104,7 @@ class People:
     patience_draw: np.ndarray
     preference_seed: int
     immutable: tuple[str, ...] | None = None
+    hidden_bound_factor: float = 1.0
 
     @classmethod
     def create(cls, ids: np.ndarray, x: np.ndarray, feature_names: tuple[str, ...],
@@ -110,7 +112,8 @@ class People:
                space: ScaledSpace, users: UserSettings, response: ResponseModel,
                hidden_mismatch_probability: float = 0.0,
                preference_seed: int | None = None,
-               immutable: tuple[str, ...] | None = None) -> People:
+               immutable: tuple[str, ...] | None = None,
+               hidden_bound_factor: float = 1.0) -> People:
         """Draws the hidden profile and the dispositions of people with a reported profile."""
         ids = np.asarray(ids, dtype=np.int64)
         true = reported.actionable.copy()
@@ -131,7 +134,7 @@ class People:
                    {k: np.asarray(v) for k, v in groups.items()}, reported, true, mismatch,
                    int(seed), space, users, response, dispositions, patience,
                    int(seed if preference_seed is None else preference_seed),
-                   None if immutable is None else tuple(immutable))
+                   None if immutable is None else tuple(immutable), float(hidden_bound_factor))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -153,11 +156,18 @@ class People:
     # -- hidden actionability ---------------------------------------------------------------
     @cached_property
     def true_profile(self) -> ActionabilityProfiles:
-        """The reported profile with every truly non-actionable feature made non-actionable."""
+        """The reported profile with every truly non-actionable feature made non-actionable and,
+        for people with a hidden mismatch, each bound on the change shrunk to
+        ``hidden_bound_factor`` of the reported one."""
         p = self.reported
+        limits = p.limits
+        if limits is not None and self.hidden_bound_factor != 1.0:
+            shrink = np.where(self.misreported[:, None], self.hidden_bound_factor, 1.0)
+            limits = ChangeLimits(limits.features, limits.direction, limits.bound * shrink,
+                                  limits.share)
         return ActionabilityProfiles(p.features, np.where(self.true_actionable, p.scores, 0),
                                      p.levels, np.where(self.true_actionable, p.weights, np.inf),
-                                     p.kind, p.cost_placement)
+                                     p.kind, p.cost_placement, limits)
 
     @cached_property
     def true_mask(self) -> np.ndarray:
@@ -169,6 +179,19 @@ class People:
         cannot change."""
         mask = self.true_mask if rows is None else self.true_mask[rows]
         return (np.asarray(intervened, dtype=bool) & ~mask).any(axis=1)
+
+    def beyond_limits(self, x_cf: np.ndarray, intervened: np.ndarray,
+                      rows: np.ndarray | None = None) -> np.ndarray:
+        """``(m,)`` bool: the action sets a feature (to its value in ``x_cf``) against the
+        person's true direction or beyond their true bound (false without limits)."""
+        limits = self.true_profile.limits
+        rows = np.arange(len(self)) if rows is None else np.asarray(rows)
+        if limits is None:
+            return np.zeros(len(rows), dtype=bool)
+        columns = self.reported.columns_in(self.feature_names)
+        return limit_violations(limits.subset(rows), self.x[rows], np.asarray(intervened, bool),
+                                np.asarray(x_cf, dtype=np.float64),
+                                self.space.feature_range.numpy(), columns)
 
     @cached_property
     def mutable_mask(self) -> np.ndarray:
@@ -250,7 +273,8 @@ class People:
                       rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Any policy's recourse measured against the hidden truth (NaN where none found).
 
-        Returns ``blocked`` (needs a feature the person truly cannot change), ``user_loss``
+        Returns ``blocked`` (needs a feature the person truly cannot change, or a change against
+        their true direction or beyond their true bound), ``user_loss``
         (:meth:`loss`), and for ground-truth preferences ``has_ground_truth``, ``gtp`` and
         ``gtd`` (:mod:`simstudy.people.truth`).
         """
@@ -258,7 +282,8 @@ class People:
         found = np.asarray(found, dtype=bool)
         x_cf = np.where(found[:, None], np.asarray(x_cf, dtype=np.float64), self.x[rows])
         nan = np.full(len(rows), np.nan)
-        out = {"blocked": found & self.blocked(intervened, rows),
+        blocked = self.blocked(intervened, rows) | self.beyond_limits(x_cf, intervened, rows)
+        out = {"blocked": found & blocked,
                "user_loss": np.where(found, self.loss(x_cf, rows), nan)}
         if self.ground_truth is not None:
             gt, has = self.ground_truth[0][rows], self.ground_truth[1][rows].numpy()

@@ -32,6 +32,7 @@ from ..core.documents import DocumentProblem, StrictModel
 from ..core.rng import entity_uniforms
 from ..core.schema import derive_spec
 from ..primitives.profiles import ActionabilityProfiles, CostProfile
+from .change_limits import ChangeSpec, draw_limits
 from .population import (
     AllActionableSampler,
     BiasName,
@@ -106,7 +107,11 @@ class CostSpec(derive_spec(CostProfile, name="CostSpec")):
 
 
 class GroupProfileSpec(StrictModel):
+    """A group's ranking distribution and, optionally, its own directions and bounds of change
+    (replacing the population's ``changes`` for the group's members)."""
+
     bias: BiasName | list[float]
+    changes: dict[str, ChangeSpec] | None = None
 
 
 class GroupsSpec(derive_spec(GroupAssignment, name="GroupsSpec")):
@@ -162,6 +167,13 @@ class PopulationSpec(StrictModel):
         None, description="add a stylized binary attribute (equal gender x attribute cells) "
                           "that affects nothing, for audits")
     hidden_mismatch_probability: float = Field(0.0, ge=0.0, le=1.0)
+    changes: dict[str, ChangeSpec] = Field(
+        default_factory=dict, description="per globally actionable feature, how each person's "
+                                          "direction (up, down, any) and bound on the change "
+                                          "are drawn (simstudy.people.change_limits)")
+    hidden_bound_factor: float = Field(
+        1.0, gt=0.0, le=1.0, description="a person with a hidden mismatch can in truth change "
+                                         "each feature only this share of their reported bound")
     labels: dict[str, dict[int, str]] = Field(
         default_factory=dict, description="readable labels of the codes of the group columns "
                                           "this population adds, e.g. {race: {0: white, 1: "
@@ -212,6 +224,38 @@ class PopulationSpec(StrictModel):
                                "within"))
         return out
 
+    def change_problems(self, actionable: Sequence[str]) -> list[tuple[str, str]]:
+        """``(field, reason)`` for each feature given directions or bounds that is not one of
+        the world's globally actionable features (``actionable``)."""
+        named = [("changes", f) for f in self.changes]
+        if self.groups is not None:
+            for group in ("privileged", "non_privileged"):
+                named += [(f"groups.{group}.changes", f)
+                          for f in getattr(self.groups, group).changes or {}]
+        return [(f"{field}.{f}", f"not a globally actionable feature of the world (those "
+                                 f"are: {', '.join(actionable)})")
+                for field, f in named if f not in actionable]
+
+    def limits(self, actionable: tuple[str, ...], ids: np.ndarray, seed: int,
+               privileged: np.ndarray | None = None):
+        """Each person's reported directions and bounds
+        (:class:`~simstudy.people.change_limits.ChangeLimits`), or ``None`` when the document gives
+        none; a group's own ``changes`` replace the population's for its members."""
+        groups = self.groups
+        own = [] if groups is None else [groups.privileged.changes,
+                                         groups.non_privileged.changes]
+        if not self.changes and not any(own):
+            return None
+        limits = draw_limits(self.changes, actionable, ids, seed)
+        if privileged is None or not any(c is not None for c in own):
+            return limits
+        for members, changes in ((privileged, own[0]), (~privileged, own[1])):
+            if changes is not None:
+                group = draw_limits(changes, actionable, ids, seed)
+                for name in ("direction", "bound", "share"):
+                    getattr(limits, name)[members] = getattr(group, name)[members]
+        return limits
+
     def group_columns(self) -> list[str]:
         """The group columns people of this population carry."""
         out = []
@@ -242,6 +286,7 @@ class PopulationSpec(StrictModel):
                                 gender_feature=within),
                 x, feature_names, ids, seed).items() if k != "privileged"})
         uniforms = entity_uniforms(seed, "actionability", ids, 8)
+        privileged = None
         if self.groups is None:
             scores, levels = self.actionability.sampler(None, rankings).sample(actionable,
                                                                                uniforms)
@@ -257,7 +302,8 @@ class PopulationSpec(StrictModel):
             scores = np.where(privileged[:, None], s_priv, s_non)
         cost = self.cost.profile()
         profiles = ActionabilityProfiles(actionable, scores, levels, cost.weights(scores, levels),
-                                         self.actionability.kind, cost.placement)
+                                         self.actionability.kind, cost.placement,
+                                         self.limits(tuple(actionable), ids, seed, privileged))
         return profiles, groups
 
 
@@ -277,5 +323,6 @@ def population_problems(conditions: Sequence[Any], populations: Mapping[str, Pop
                      for field, reason in [
                          *population.ranking_problems(tuple(known.rankings)),
                          *population.feature_problems(known.names, known.income,
-                                                      known.sensitive)]]
+                                                      known.sensitive),
+                         *population.change_problems(known.actionable)]]
     return problems

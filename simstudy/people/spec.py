@@ -180,4 +180,5 @@ class PeopleSpec(StrictModel):
         return People.create(ids, x, tuple(feature_names), profiles, groups, seed, space,
                              self.users.settings(), self.response.build(),
                              self.population.hidden_mismatch_probability, preference_seed,
-                             None if immutable is None else tuple(immutable))
+                             None if immutable is None else tuple(immutable),
+                             self.population.hidden_bound_factor)

@@ -9,7 +9,7 @@ from ..primitives.profiles import ActionabilityProfiles
 from ..primitives.recourse import Recourse
 from ..primitives.spheres import growing_spheres, sample_shell, sparsify
 from .params import GrowingSpheresParams
-from .scaled import ScaledSpacePolicy, action_mask, points_to_recourse
+from .scaled import ScaledSpacePolicy, action_mask, person_box, points_to_recourse, snap_points
 from .specs import GrowingSpheresSpec
 
 __all__ = ["sample_shell", "growing_spheres", "sparsify", "GrowingSpheres", "GrowingSpheresSpec"]
@@ -44,8 +44,10 @@ class GrowingSpheres(GrowingSpheresParams, ScaledSpacePolicy):
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
                   seed: int = 0, feedback=None) -> Recourse:
         mask = action_mask(self.context_.feature_names, profiles)
-        r, found = growing_spheres(self.space_, self.space_.scale(x), mask, np.asarray(ids), seed,
+        xs = self.space_.scale(x)
+        box = person_box(self.space_, xs, self.context_.feature_names, profiles)
+        r, found = growing_spheres(self.space_, xs, mask, np.asarray(ids), seed,
                                    "growing-spheres", self.n_samples, self.eta,
-                                   select_features=self.select_features)
-        return points_to_recourse(self.space_, x, r, found)
+                                   select_features=self.select_features, box=box)
+        return points_to_recourse(self.space_, x, snap_points(self.space_, xs, r, box), found)
 

@@ -80,7 +80,14 @@ from .hare_steps import (
     tournament_winner,
 )
 from .params import HAREParams
-from .scaled import ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
+from .scaled import (
+    ScaledSpacePolicy,
+    action_mask,
+    clip_to_box,
+    person_box,
+    points_to_recourse,
+    snap_points,
+)
 from .specs import HARESpec
 
 __all__ = [
@@ -196,6 +203,8 @@ class HARE(HAREParams, ScaledSpacePolicy):
         base_found = start.found
         realise = self._realiser(torch.from_numpy(x)) if start.causal else None
         state = _Search(ids, xs, mask, start, Questions(feedback, self.space_, ids), realise)
+        # each person's own directions and bounds narrow the box every candidate stays in
+        state.box = person_box(self.space_, xs, self.context_.feature_names, profiles)
         # as published, HARE refines the base's recourse: nobody the base failed is searched, so
         # HARE's success rate is the base's (search_without_base: the earlier variant)
         state.searching = mask.any(dim=1) if self.search_without_base else (
@@ -204,7 +213,7 @@ class HARE(HAREParams, ScaledSpacePolicy):
             if not bool(state.searching.any()):
                 break
             self._iteration(state, t, seed)
-        r = state.r
+        r = snap_points(self.space_, xs, state.r, state.box)
         found = base_found.clone() if not self.search_without_base else (
             base_found | self.space_.approves(r))
         everyone = torch.arange(len(ids))
@@ -274,10 +283,13 @@ class HARE(HAREParams, ScaledSpacePolicy):
                     moved = m_i & (cand != r_i)
                     return state.realise(idx, torch.where(moved, cand, z_r), acts_r | moved)
 
+            box = None if state.box is None else (state.box[0][idx], state.box[1][idx])
             p = actionable_sampling(space, r[idx], mask[idx], init.reshape(-1, fresh, d),
                                     self.gamma, self.lam, self.steps, self.lr,
-                                    xs[idx] if self.same_box else None, realise)
-            c = clip_to_box(r_i + self.gamma * p, xs[idx, None, :], m_i)
+                                    xs[idx] if self.same_box else None, realise=realise,
+                                    box=box)
+            c = clip_to_box(r_i + self.gamma * p, xs[idx, None, :], m_i,
+                            None if box is None else (box[0][:, None], box[1][:, None]))
             if state.realise is None:
                 c, shown = boundary_point_search(space, xs[idx], c, self.tolerance)
                 z, acts = c, m_i.expand_as(c)
@@ -354,6 +366,7 @@ class _Search:
         self.r = start.r.clone()
         self.z = start.z.clone()
         self.acts = start.acts.clone()
+        self.box: tuple[torch.Tensor, torch.Tensor] | None = None
         self.searching = torch.zeros(n, dtype=torch.bool)
         self.unapproved = torch.zeros(n, dtype=torch.int64)
         self.accepted = torch.zeros(n, dtype=torch.bool)

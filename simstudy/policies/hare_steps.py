@@ -55,6 +55,7 @@ def actionable_sampling(
     gamma: float = 1.0, lam: float = 10.0, steps: int = 100, lr: float = 0.1,
     factual: torch.Tensor | None = None,
     realise: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    box: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """Diverse unit directions in each person's actionable subspace (HARE's ActionableSampling).
 
@@ -71,6 +72,8 @@ def actionable_sampling(
         realise: maps ``(n, k, d)`` candidate intervention values to the points the person
             would be shown (over a causal base: the world's counterfactual, differentiable);
             ``None``: the candidates are the points.
+        box: ``(n, d)`` bounds of each person's own box
+            (:func:`~simstudy.primitives.space.person_box`), used with ``factual``.
 
     Returns:
         ``(n, k, d)`` unit directions, zero outside the actionable subspace.
@@ -91,11 +94,12 @@ def actionable_sampling(
     rt = r[:, None, :]
     if factual is not None:
         factual_t, movable = factual[:, None, :].to(torch.float64), mask[:, None, :].to(torch.bool)
+        box_t = None if box is None else (box[0][:, None, :], box[1][:, None, :])
     for _ in range(steps):
         similarity = (p @ p.transpose(1, 2) - eye2).max(dim=2).values.mean(dim=1)
         cand = rt + gamma * p
         if factual is not None:
-            cand = clip_to_box(cand, factual_t, movable)
+            cand = clip_to_box(cand, factual_t, movable, box_t)
         logit = space.logit(cand if realise is None else realise(cand))
         validity = torch.nn.functional.softplus(-logit).to(torch.float64).mean(dim=1)
         # gradients for the directions only: the decision model's parameters stay untouched

@@ -41,7 +41,8 @@ from .base import RecourseContext, RecoursePolicy
 from .params import OracleParams
 from .specs import OracleSpec
 
-__all__ = ["CausalOracle", "OracleSpec", "oracle_grid", "enumerate_one_by_one"]
+__all__ = ["CausalOracle", "OracleSpec", "oracle_grid", "enumerate_one_by_one", "within_limits",
+           "on_levels"]
 
 _TIERS = (256, 4096, 65536)
 
@@ -101,6 +102,35 @@ def oracle_grid(
     usable = np.ones(values.shape, dtype=bool)
     usable[..., 1:] = values[..., 1:] != values[..., :-1]
     return values, usable
+
+
+def on_levels(grid: np.ndarray, usable: np.ndarray, x: np.ndarray, features, levels
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The grid of each feature with levels snapped to its nearest codes (still ascending),
+    repeats and the factual's own code made unusable; other features unchanged."""
+    grid, usable = grid.copy(), usable.copy()
+    for k, feature in enumerate(features):
+        codes = np.asarray(levels.get(feature, ()), dtype=np.float64)
+        if not len(codes):
+            continue
+        # nearest code, the lower one on a tie (codes ascending)
+        gap = np.abs(grid[:, k, :, None] - codes)
+        grid[:, k] = codes[gap.argmin(axis=-1)]
+        usable[:, k, 0] = True
+        usable[:, k, 1:] = grid[:, k, 1:] != grid[:, k, :-1]
+        usable[:, k] &= grid[:, k] != x[:, k, None]
+    return grid, usable
+
+
+def within_limits(grid: np.ndarray, x: np.ndarray, profiles: ActionabilityProfiles,
+                  scale: np.ndarray) -> np.ndarray:
+    """``(n, K, n_values)`` bool: the grid value is a change the person allows (their
+    direction and bound, :class:`~simstudy.people.change_limits.ChangeLimits`; all true without)."""
+    if profiles.limits is None:
+        return np.ones(grid.shape, dtype=bool)
+    lo, hi = profiles.limits.interval(scale)
+    change = grid - x[..., None]
+    return (change >= lo[..., None]) & (change <= hi[..., None])
 
 
 class CausalOracle(OracleParams, RecoursePolicy):
@@ -176,6 +206,9 @@ class CausalOracle(OracleParams, RecoursePolicy):
         upper = self.context_.upper[feat_idx]
         scale = self.context_.feature_range[feat_idx]
         grid, usable = oracle_grid(x[:, feat_idx], lower, upper, self.n_values, self.grid)
+        grid, usable = on_levels(grid, usable, x[:, feat_idx], profiles.features,
+                                 self.context_.world.roles.levels)
+        usable &= within_limits(grid, x[:, feat_idx], profiles, scale)
 
         intervened = np.zeros((n, d), dtype=bool)
         values = np.full((n, d), np.nan)
@@ -391,6 +424,9 @@ def enumerate_one_by_one(
     grid, usable = oracle_grid(x[:, feat_idx], ctx.lower[feat_idx], ctx.upper[feat_idx],
                                oracle.n_values, oracle.grid)
     scale = ctx.feature_range[feat_idx]
+    grid, usable = on_levels(grid, usable, x[:, feat_idx], profiles.features,
+                             ctx.world.roles.levels)
+    usable &= within_limits(grid, x[:, feat_idx], profiles, scale)
     intervened = np.zeros((n, d), bool)
     values = np.full((n, d), np.nan)
     found = np.zeros(n, bool)

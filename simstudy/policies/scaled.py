@@ -7,11 +7,18 @@ here for the policies that build on it.
 
 from __future__ import annotations
 
-from ..primitives.space import ScaledSpace, action_mask, clip_to_box, points_to_recourse
+from ..primitives.space import (
+    ScaledSpace,
+    action_mask,
+    clip_to_box,
+    person_box,
+    points_to_recourse,
+    snap_points,
+)
 from .base import RecourseContext, RecoursePolicy
 
 __all__ = ["ScaledSpace", "ScaledSpacePolicy", "action_mask", "points_to_recourse",
-           "clip_to_box"]
+           "clip_to_box", "person_box", "snap_points"]
 
 
 class ScaledSpacePolicy(RecoursePolicy):

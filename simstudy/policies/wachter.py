@@ -26,7 +26,15 @@ from torch.optim.adam import adam as adam_update
 from ..metrics import Recourse
 from ..primitives.profiles import ActionabilityProfiles
 from .params import WachterParams
-from .scaled import ScaledSpace, ScaledSpacePolicy, action_mask, clip_to_box, points_to_recourse
+from .scaled import (
+    ScaledSpace,
+    ScaledSpacePolicy,
+    action_mask,
+    clip_to_box,
+    person_box,
+    points_to_recourse,
+    snap_points,
+)
 from .specs import WachterSpec
 
 __all__ = ["wachter", "Wachter", "WachterSpec"]
@@ -36,8 +44,10 @@ def wachter(
     space: ScaledSpace, x: torch.Tensor, mask: np.ndarray | torch.Tensor,
     distance: Literal["l1", "l2"] = "l2", lam: float = 1.0, lr: float = 0.01,
     steps: int = 200, rounds: int = 4, lambda_growth: float = 10.0,
+    box: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Batched Wachter search in scaled space.
+    """Batched Wachter search in scaled space, each iterate projected onto the feasible box
+    (``box``: each person's own, :func:`~simstudy.primitives.space.person_box`).
 
     Returns:
         ``(r, found)``: the nearest approved iterate per person (``x`` if none) and ``(n,)`` bool.
@@ -58,7 +68,7 @@ def wachter(
     movable = m > 0
     for _ in range(rounds):
         for _ in range(steps):
-            r = clip_to_box(x + delta * m, x, movable)
+            r = clip_to_box(x + delta * m, x, movable, box)
             logit = space.logit(r)
             if distance == "l1":
                 dist = (r - x).abs().sum(dim=1)
@@ -118,7 +128,9 @@ class Wachter(WachterParams, ScaledSpacePolicy):
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
                   seed: int = 0, feedback=None) -> Recourse:
         mask = action_mask(self.context_.feature_names, profiles)
-        r, found = wachter(self.space_, self.space_.scale(x), mask, self.distance, self.lam,
-                           self.lr, self.steps, self.rounds, self.lambda_growth)
-        return points_to_recourse(self.space_, x, r, found)
+        xs = self.space_.scale(x)
+        box = person_box(self.space_, xs, self.context_.feature_names, profiles)
+        r, found = wachter(self.space_, xs, mask, self.distance, self.lam,
+                           self.lr, self.steps, self.rounds, self.lambda_growth, box)
+        return points_to_recourse(self.space_, x, snap_points(self.space_, xs, r, box), found)
 

@@ -16,6 +16,8 @@ from typing import Annotated, Literal
 import numpy as np
 from annotated_types import Ge, Gt
 
+from .limits import ChangeLimits
+
 __all__ = ["ActionabilityProfiles", "CostProfile", "COST_SHAPES"]
 
 #: Exponent ``p`` of each named cost profile (``None``: constant weights).
@@ -77,6 +79,8 @@ class ActionabilityProfiles:
         kind: how the scores were elicited (``ranking``, ``likert`` or ``all``).
         cost_placement: where the weights enter the cost (``outside`` or ``inside`` the
             square, see :func:`simstudy.metrics.weighted_cost`).
+        limits: which way and how far each person can change each feature
+            (:class:`~simstudy.primitives.limits.ChangeLimits`; ``None``: any way, unbounded).
     """
 
     features: tuple[str, ...]
@@ -85,6 +89,7 @@ class ActionabilityProfiles:
     weights: np.ndarray
     kind: str = "ranking"
     cost_placement: str = "outside"
+    limits: ChangeLimits | None = None
 
     def __post_init__(self) -> None:
         self.scores = np.asarray(self.scores, dtype=np.int64)
@@ -112,7 +117,7 @@ class ActionabilityProfiles:
 
     def universal(self) -> ActionabilityProfiles:
         """The same people without personalization: every globally actionable feature is
-        actionable for everyone, with score 1 and unit cost weight."""
+        actionable for everyone, with score 1 and unit cost weight, any way and unbounded."""
         ones = np.ones(self.scores.shape, dtype=np.int64)
         return ActionabilityProfiles(self.features, ones, 1, ones.astype(np.float64), "universal",
                                      self.cost_placement)
@@ -126,4 +131,5 @@ class ActionabilityProfiles:
 
     def subset(self, rows: np.ndarray | slice) -> ActionabilityProfiles:
         return ActionabilityProfiles(self.features, self.scores[rows], self.levels,
-                                     self.weights[rows], self.kind, self.cost_placement)
+                                     self.weights[rows], self.kind, self.cost_placement,
+                                     None if self.limits is None else self.limits.subset(rows))

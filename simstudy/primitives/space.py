@@ -9,15 +9,17 @@ coordinates a person may move (globally actionable *and* actionable for that per
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
+from .levels import level_columns, snap_values
 from .profiles import ActionabilityProfiles
 from .recourse import Recourse
 
-__all__ = ["ScaledSpace", "action_mask", "points_to_recourse", "clip_to_box"]
+__all__ = ["ScaledSpace", "action_mask", "points_to_recourse", "clip_to_box", "person_box",
+           "snap_points"]
 
 
 @dataclass
@@ -27,6 +29,8 @@ class ScaledSpace:
     Attributes:
         model: the decision model (approval logit on original units).
         lower, feature_range: ``(d,)`` float64 tensors from the training split.
+        levels: ``{column: ascending codes}`` of the features with levels (the world's
+            :attr:`~simstudy.world.base.FeatureRoles.levels`; see :func:`snap_points`).
 
     Example:
         >>> from simstudy.examples import small_context
@@ -42,13 +46,16 @@ class ScaledSpace:
     model: torch.nn.Module
     lower: torch.Tensor
     feature_range: torch.Tensor
+    levels: dict[int, np.ndarray] = field(default_factory=dict)
 
     @classmethod
     def from_context(cls, context) -> ScaledSpace:
         """The space of a recourse context (anything with ``model``, ``lower`` and
         ``feature_range``)."""
+        roles = getattr(getattr(context, "world", None), "roles", None)
+        levels = {} if roles is None else level_columns(roles.names, roles.levels)
         return cls(context.model, torch.as_tensor(context.lower, dtype=torch.float64),
-                   torch.as_tensor(context.feature_range, dtype=torch.float64))
+                   torch.as_tensor(context.feature_range, dtype=torch.float64), levels)
 
     def scale(self, x: np.ndarray | torch.Tensor) -> torch.Tensor:
         if isinstance(x, np.ndarray):
@@ -68,7 +75,8 @@ class ScaledSpace:
         return self.logit(s) >= 0
 
 
-def clip_to_box(points: torch.Tensor, factual: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def clip_to_box(points: torch.Tensor, factual: torch.Tensor, mask: torch.Tensor,
+                box: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
     """Points kept in the feasible box on the coordinates the person may move; every other
     coordinate is left exactly as it is (a search never moves it: it is the factual's value, or
     a causal consequence carried by a causal base's counterfactual).
@@ -82,17 +90,86 @@ def clip_to_box(points: torch.Tensor, factual: torch.Tensor, mask: torch.Tensor)
         points: ``(..., d)`` scaled points.
         factual: the scaled factuals, broadcastable to ``points``.
         mask: the movable coordinates (bool), broadcastable to ``points``.
+        box: ``(low, high)`` scaled bounds broadcastable to ``points`` that replace the
+            widened training range (each person's own, :func:`person_box`).
 
     Example:
         >>> clip_to_box(torch.tensor([[1.4, 1.4]]), torch.tensor([[1.2, 1.2]]),
         ...             torch.tensor([[True, False]]))
         tensor([[1.2000, 1.4000]])
     """
-    factual = factual.to(points.dtype)
-    low = torch.clamp(factual, max=0.0)
-    high = torch.clamp(factual, min=1.0)
+    if box is None:
+        factual = factual.to(points.dtype)
+        low = torch.clamp(factual, max=0.0)
+        high = torch.clamp(factual, min=1.0)
+    else:
+        low, high = (b.to(points.dtype) for b in box)
     inside = torch.minimum(torch.maximum(points, low), high)
     return torch.where(mask.to(torch.bool), inside, points)
+
+
+def person_box(space: ScaledSpace, factual: torch.Tensor, feature_names: Sequence[str],
+               profiles: ActionabilityProfiles) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """Each person's feasible box in scaled space, ``(low, high)`` each ``(n, d)``: the
+    training range widened to contain the factual (:func:`clip_to_box`), narrowed on each
+    globally actionable feature to the changes the person allows (their direction and bound,
+    :class:`~simstudy.people.change_limits.ChangeLimits`); ``None`` when the profiles set no limits.
+    The box always contains the factual, so not acting stays feasible.
+
+    Example:
+        >>> import numpy as np
+        >>> from simstudy.primitives.limits import ChangeLimits
+        >>> from simstudy.primitives.profiles import ActionabilityProfiles
+        >>> space = ScaledSpace(None, torch.zeros(2, dtype=torch.float64),
+        ...                     torch.full((2,), 10.0, dtype=torch.float64))
+        >>> limits = ChangeLimits(("b",), [[1]], [[0.2]], [[True]])
+        >>> profiles = ActionabilityProfiles(("b",), np.ones((1, 1), int), 1, np.ones((1, 1)),
+        ...                                  limits=limits)
+        >>> low, high = person_box(space, torch.tensor([[0.5, 0.5]]), ("a", "b"), profiles)
+        >>> low.tolist(), high.tolist()
+        ([[0.0, 0.5]], [[1.0, 0.7]])
+    """
+    if profiles.limits is None:
+        return None
+    factual = factual.to(torch.float64)
+    low, high = torch.clamp(factual, max=0.0), torch.clamp(factual, min=1.0)
+    cols = torch.from_numpy(profiles.columns_in(feature_names))
+    scale = space.feature_range[cols]
+    lo, hi = profiles.limits.interval(scale.numpy())
+    low[:, cols] = torch.maximum(low[:, cols], factual[:, cols] + torch.from_numpy(lo) / scale)
+    high[:, cols] = torch.minimum(high[:, cols], factual[:, cols] + torch.from_numpy(hi) / scale)
+    return low, high
+
+
+def snap_points(space: ScaledSpace, factual: torch.Tensor, points: torch.Tensor,
+                box: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+    """Scaled points ``(n, d)`` whose moved coordinates of features with levels are snapped to
+    the nearest code inside the person's box (:func:`~simstudy.primitives.levels.snap_values`;
+    ``box`` defaults to the widened training range of :func:`clip_to_box`). Unchanged without
+    levels.
+
+    Example:
+        >>> space = ScaledSpace(None, torch.zeros(2, dtype=torch.float64),
+        ...                     torch.full((2,), 4.0, dtype=torch.float64),
+        ...                     {1: np.array([0.0, 1.0, 2.0, 3.0, 4.0])})
+        >>> points = torch.tensor([[0.3, 0.3]], dtype=torch.float64)  # 0.3 of 4: 1.2, nearest 1
+        >>> snap_points(space, torch.zeros(1, 2), points).tolist()
+        [[0.3, 0.25]]
+    """
+    if not space.levels:
+        return points
+    factual = factual.to(torch.float64)
+    if box is None:
+        box = (torch.clamp(factual, max=0.0), torch.clamp(factual, min=1.0))
+    x = space.unscale(factual).numpy()
+    values, intervened = snap_values(space.unscale(points).numpy(), (points != factual).numpy(),
+                                     x, space.levels, space.unscale(box[0]).numpy(),
+                                     space.unscale(box[1]).numpy())
+    cols = list(space.levels)
+    snapped = points.to(torch.float64).clone()
+    snapped[:, cols] = torch.where(torch.from_numpy(intervened[:, cols]),
+                                   space.scale(values)[:, cols], factual[:, cols])
+    return snapped
 
 
 def action_mask(feature_names: Sequence[str], profiles: ActionabilityProfiles) -> np.ndarray:
@@ -146,5 +223,9 @@ def points_to_recourse(
     x = np.asarray(x, dtype=np.float64)
     changed = ((r - space.scale(x)) != 0).numpy() & found.numpy()[:, None]
     cf = np.where(changed, space.unscale(r).numpy(), x)
+    for j, codes in space.levels.items():
+        # a snapped point holds a code up to the scaling's round-off: restore the code itself
+        nearest = codes[np.abs(cf[:, j, None] - codes).argmin(axis=1)]
+        cf[:, j] = np.where(changed[:, j], nearest, cf[:, j])
     intervened = changed if acted is None else changed & acted
     return Recourse(intervened, cf, found.numpy(), extras=dict(extras or {}), counterfactual=cf)

@@ -47,9 +47,11 @@ def sample_shell(
     center: torch.Tensor, mask: torch.Tensor, inner: torch.Tensor, outer: torch.Tensor,
     ids: np.ndarray, seed: int, purpose: str, n_samples: int,
     radius: Literal["volume", "length"] = "volume",
+    box: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """Samples in each person's shell, inside their actionable subspace and the box
-    (:func:`~simstudy.primitives.space.clip_to_box`; the other coordinates stay at the center).
+    (:func:`~simstudy.primitives.space.clip_to_box`, ``box``: each person's own, ``(n, d)``
+    each; the other coordinates stay at the center).
 
     ``radius="volume"`` spreads the samples uniformly over the shell's volume; ``"length"``
     draws the radius uniformly in ``[inner, outer]`` (CARLA's sampler).
@@ -87,7 +89,9 @@ def sample_shell(
         k = mask.sum(dim=1).clamp_min(1).to(torch.float64)[:, None]
         r = (inner[:, None] ** k + u * (outer[:, None] ** k - inner[:, None] ** k)) ** (1 / k)
     points = center[:, None, :] + r[..., None] * direction
-    return clip_to_box(points, center[:, None, :], mask[:, None, :] > 0)
+    if box is not None:
+        box = (box[0][:, None, :], box[1][:, None, :])
+    return clip_to_box(points, center[:, None, :], mask[:, None, :] > 0, box)
 
 
 @torch.no_grad()
@@ -136,7 +140,8 @@ def sparsify(space: ScaledSpace, x: torch.Tensor, r: torch.Tensor,
 @torch.no_grad()
 def _halved_widths(space: ScaledSpace, x: torch.Tensor, mask: torch.Tensor, ids: np.ndarray,
                    seed: int, purpose: str, n_samples: int, width: torch.Tensor,
-                   max_halvings: int, radius: Literal["volume", "length"]) -> torch.Tensor:
+                   max_halvings: int, radius: Literal["volume", "length"],
+                   box: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
     """The halving phase: each person's radius halved while the ball ``B(x, radius)`` still
     holds an approved sample (at most ``max_halvings`` times)."""
     width = width.clone()
@@ -147,7 +152,7 @@ def _halved_widths(space: ScaledSpace, x: torch.Tensor, mask: torch.Tensor, ids:
         if idx.numel() == 0:
             break
         pts = sample_shell(x[idx], mask[idx], zero[idx], width[idx], ids[idx.numpy()], seed,
-                           f"{purpose}:ball{h}", n_samples, radius)
+                           f"{purpose}:ball{h}", n_samples, radius, _rows(box, idx))
         hit = space.approves(pts).any(dim=1)
         width[idx[hit]] /= 2
         shrinking[idx[~hit]] = False
@@ -160,6 +165,7 @@ def growing_spheres(
     seed: int, purpose: str = "growing-spheres", n_samples: int = 200, eta: float = 0.05,
     max_halvings: int = 10, select_features: bool = True, halving: bool = True,
     radius: Literal["volume", "length"] = "volume",
+    box: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Batched Growing Spheres in scaled space.
 
@@ -176,6 +182,8 @@ def growing_spheres(
         halving: run the radius-halving phase; without it the first shell is the ball
             ``B(x, eta)`` and shell ``s`` spans ``[s eta, (s + 1) eta]`` (CARLA).
         radius: how radii are drawn in a shell (:func:`sample_shell`).
+        box: each person's feasible box (:func:`~simstudy.primitives.space.person_box`);
+            every sample stays inside it.
 
     Returns:
         ``(r, found)``: ``(n, d)`` approved points (``x`` where none was found) and ``(n,)`` bool.
@@ -204,22 +212,29 @@ def growing_spheres(
     width = torch.full((n,), float(eta), dtype=torch.float64)
     if halving:
         width = _halved_widths(space, x, mask, ids, seed, purpose, n_samples, width,
-                               max_halvings, radius)
+                               max_halvings, radius, box)
     # after halving, the ball B(x, width) holds no approved sample: the shells start beyond it
     first = 1 if halving else 0
     # the feasible box has diameter sqrt(d) in scaled space; beyond it shells add nothing
     max_shells = math.ceil(math.sqrt(d) / eta) + 1
     r, found = _search_shells(space, x, mask, ids, seed, purpose, n_samples, width, first,
-                              max_shells * 2 ** max_halvings, movable, radius)
+                              max_shells * 2 ** max_halvings, movable, radius, box)
     if select_features:
         r = sparsify(space, x, r, found)
     return r, found
 
 
+def _rows(box: tuple[torch.Tensor, torch.Tensor] | None, idx: torch.Tensor
+          ) -> tuple[torch.Tensor, torch.Tensor] | None:
+    return None if box is None else (box[0][idx], box[1][idx])
+
+
 def _search_shells(space: ScaledSpace, x: torch.Tensor, mask: torch.Tensor, ids: np.ndarray,
                    seed: int, purpose: str, n_samples: int, width: torch.Tensor, first: int,
                    n_shells: int, movable: torch.Tensor,
-                   radius: Literal["volume", "length"]) -> tuple[torch.Tensor, torch.Tensor]:
+                   radius: Literal["volume", "length"],
+                   box: tuple[torch.Tensor, torch.Tensor] | None = None,
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
     """Shells ``[(s + first) w, (s + first + 1) w]`` outward, each person until an approved
     sample (the nearest one kept) or the feasible box is left behind."""
     n, d = x.shape
@@ -233,7 +248,7 @@ def _search_shells(space: ScaledSpace, x: torch.Tensor, mask: torch.Tensor, ids:
         w = width[idx]
         inner, outer = (s + first) * w, (s + first + 1) * w
         pts = sample_shell(x[idx], mask[idx], inner, outer, ids[idx.numpy()], seed,
-                           f"{purpose}:shell{s}", n_samples, radius)
+                           f"{purpose}:shell{s}", n_samples, radius, _rows(box, idx))
         ok = space.approves(pts)
         dist = torch.where(ok, (pts - x[idx, None, :]).norm(dim=2), torch.inf)
         best = dist.argmin(dim=1)

@@ -91,7 +91,8 @@ _RECOURSE_VALUES: list[Entry] = [
     ("gtp_base", "ground-truth proximity of the base recourse", "range-scaled distance",
      _APPLICANT),
     ("gtd_base", "ground-truth dissimilarity of the base recourse", "0..2", _APPLICANT),
-    ("blocked", "the recourse needs a feature the person truly cannot change", "0/1",
+    ("blocked", "the recourse needs a feature the person truly cannot change, or a change "
+                "against their true direction or beyond their true bound", "0/1",
      _APPLICANT),
     ("blocked_base", "the base recourse needs a feature the person truly cannot change",
      "0/1", _APPLICANT),

@@ -5,6 +5,7 @@ worlds themselves, which import torch, load when first used.
 """
 
 from ..core.lazy import lazy_exports
+from . import known_specs as _known_specs  # noqa: F401 - registers CARMA's synthetic worlds
 from . import specs as _specs  # noqa: F401 - registers the built-in world kinds
 
 _EXPORTS = {
@@ -26,6 +27,11 @@ _EXPORTS = {
     "LoanSCM": "loan",
     "loan_label": "loan",
     "loan_label_probability": "loan",
+    "AdditiveNoiseSCM": "additive",
+    "SCMTable": "additive",
+    "KNOWN_TABLES": "known",
+    "known_world": "known",
+    "KNOWN_ROLES": "known_roles",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

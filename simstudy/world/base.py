@@ -39,7 +39,9 @@ class FeatureRoles:
         income: the income-like feature that a population's ``income`` group rule ranks on
             (``None``: the world has none; a population document may name one).
         codebook: readable labels of coded values, ``{feature: {code: label}}`` (audits and
-            reports name groups with them).
+            reports name groups with them). A globally actionable feature with a codebook has
+            levels: its codes are the only values a recourse may set it to
+            (:attr:`levels`, :mod:`simstudy.primitives.levels`).
         reference_levels: the reference (conventionally advantaged) level of a coded feature;
             audit gaps are ``focal - reference``.
 
@@ -71,6 +73,12 @@ class FeatureRoles:
     @property
     def actionable_index(self) -> list[int]:
         return [self.names.index(n) for n in self.actionable]
+
+    @property
+    def levels(self) -> dict[str, tuple[float, ...]]:
+        """``{feature: ascending codes}`` of the globally actionable features with levels."""
+        return {f: tuple(float(c) for c in sorted(self.codebook[f]))
+                for f in self.actionable if f in self.codebook}
 
     def adjacency(self) -> torch.Tensor:
         """Boolean ``(d, d)`` matrix with ``A[i, j]`` true when feature j is a parent of i."""

@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from ...metrics import Recourse
+from ...primitives.levels import snap_values
 from ...primitives.profiles import ActionabilityProfiles
 from ...world.decision import ModelCache, state_dict_hash
 from ..base import RecourseContext, RecoursePolicy
@@ -128,9 +129,49 @@ class ICARMA(ICARMAParams, RecoursePolicy):
         intervened = np.zeros((len(xt), len(nets.feature_names)), dtype=bool)
         values = np.full(intervened.shape, np.nan)
         idx = nets.act_index.numpy()
-        intervened[:, idx] = mask.numpy()
-        values[:, idx] = np.where(mask.numpy(), theta.numpy(), np.nan)
+        theta_np, mask_np = self._within_limits(np.asarray(x)[:, idx], theta.numpy(),
+                                                mask.numpy(), profiles)
+        theta_np, mask_np = self._on_levels(np.asarray(x)[:, idx], theta_np, mask_np,
+                                            profiles)
+        intervened[:, idx] = mask_np
+        values[:, idx] = np.where(mask_np, theta_np, np.nan)
         return Recourse(intervened, values, intervened.any(axis=1))
+
+    def _on_levels(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
+                   profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
+        """The actions on features with levels snapped to the nearest code the person allows
+        (:func:`~simstudy.primitives.levels.snap_values`); the counterfactual follows from the
+        snapped values."""
+        levels = self.context_.world.roles.levels
+        if not levels:
+            return theta, mask
+        actionable = list(self.networks_.actionable)
+        columns = {actionable.index(f): np.asarray(c) for f, c in levels.items()
+                   if f in actionable}
+        low = high = None
+        if profiles.limits is not None:
+            names = self.context_.feature_names
+            lo, hi = profiles.limits.interval(self.context_.feature_range[
+                [names.index(f) for f in profiles.limits.features]])
+            order = [list(profiles.limits.features).index(f) for f in actionable]
+            low, high = x + lo[:, order], x + hi[:, order]
+        return snap_values(theta, mask, x, columns, low, high)
+
+    def _within_limits(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
+                       profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
+        """The actions clamped to the changes each person allows (their direction and bound);
+        a feature the clamp returns to its factual value is masked out (no action). The
+        counterfactual follows from the clamped values."""
+        limits = profiles.limits
+        if limits is None:
+            return theta, mask
+        names = self.context_.feature_names
+        lo, hi = limits.interval(self.context_.feature_range[
+            [names.index(f) for f in limits.features]])
+        columns = [list(limits.features).index(f) for f in self.networks_.actionable]
+        lo, hi = lo[:, columns], hi[:, columns]
+        clamped = np.clip(theta, x + lo, x + hi)
+        return clamped, mask & (clamped != x)
 
     def model_hashes(self) -> dict[str, str]:
         hashes = {f"icarma_seed{m['seed']}": m["state_dict_sha256"] for m in self.runs_}
