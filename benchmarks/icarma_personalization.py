@@ -83,9 +83,79 @@ def flat(rows: dict[str, dict], with_oracle: bool) -> dict:
     return out
 
 
+class Bench:
+    """The Loan world, decision model, rejected deployment applicants, their rank profiles and
+    the oracle's answers, shared by every configuration measured."""
+
+    def __init__(self, data_seed: int = 0, oracle_limit: int = 600) -> None:
+        self.world = LoanSCM()
+        self.data = sample_world_data(self.world, 20000, generator(data_seed, "world-sample"))
+        self.cache = ModelCache()
+        self.model, _ = self.cache.decision_model(self.data, DecisionConfig(), seed=data_seed)
+        self.context = RecourseContext(self.world, self.model, self.data, seed=data_seed)
+        with torch.no_grad():
+            self.x = self.data.x_test[~self.model.approves(self.data.x_test)].numpy()
+        self.ids = np.arange(len(self.x))
+        self.profiles = conditions(self.world.roles.actionable, self.ids, data_seed)
+        self.m = m = min(oracle_limit, len(self.x))
+        self.oracle_rows = None
+        if m > 0:
+            oracle = CausalOracle().fit(self.context)
+            sub = {k: v.subset(slice(0, m)) for k, v in self.profiles.items()}
+            self.oracle_rows = self.judge(oracle, slice(0, m), sub)
+
+    def judge(self, policy, rows: slice = slice(None), profiles=None) -> dict[str, dict]:
+        return judge(policy, self.world, self.model, self.x[rows], self.ids[rows],
+                     profiles or self.profiles, self.data.feature_range)
+
+    def measure(self, config: ICARMAConfig, seeds: list[int], cache: bool = False) -> dict:
+        """Trains one model per seed, judges each; the best on validation and the mean."""
+        load_before = os.getloadavg()
+        per_seed, checks, cpu, m = {}, [], 0.0, self.m
+        for s in seeds:
+            c0 = time.process_time()
+            policy = ICARMA(config, seeds=[s], cache=self.cache if cache else False,
+                            progress=False).fit(self.context)
+            meta = policy.meta_
+            cpu += meta.get("train_cpu_seconds", time.process_time() - c0)
+            rows = self.judge(policy)
+            for shape in PROFILES:  # the people valid under both (the oracle's first m)
+                if self.oracle_rows is not None:
+                    mine = rows[shape]["valid_costs"][:m]
+                    its = self.oracle_rows[shape]["valid_costs"]
+                    both = ~np.isnan(mine) & ~np.isnan(its)
+                    rows[shape]["cost_both"] = float(np.mean(mine[both]))
+                    rows[shape]["oracle_cost_both"] = float(np.mean(its[both]))
+            checks.append(meta["deployed_check"])
+            per_seed[s] = {"figures": flat(rows, self.oracle_rows is not None),
+                           "validation": meta["deployed_check"],
+                           "final_multipliers": meta.get("final_multipliers"),
+                           "train_cpu_seconds": meta.get("train_cpu_seconds"),
+                           "cached": meta.get("cached", False)}
+            print(json.dumps({"seed": s, **per_seed[s]}), flush=True, file=sys.stderr)
+        best = seeds[best_check(checks)]
+        mean = {k: float(np.mean([per_seed[s]["figures"][k] for s in seeds]))
+                for k in per_seed[best]["figures"]}
+        oracle = ({s: {k: v for k, v in r.items() if k != "valid_costs"}
+                   for s, r in self.oracle_rows.items()} if self.oracle_rows else None)
+        return {**per_seed[best]["figures"], "deployed_seed": best,
+                "mean_of_seeds": mean, "per_seed": per_seed, "oracle": oracle,
+                "oracle_applicants": m, "applicants": len(self.x), "published": PUBLISHED,
+                "seeds": seeds, "epochs": config.epochs, "train_cpu_seconds": cpu,
+                "config": config.to_json(), "load_average_before": load_before,
+                "load_average_after": os.getloadavg(), "threads": torch.get_num_threads()}
+
+
+def paper_seeds(n: int) -> list[int]:
+    """The paper's training seeds: 1000, 2000, ..., ``1000 n``."""
+    return [1000 * (i + 1) for i in range(n)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10, help="training seeds (1000, 2000, ...)")
+    parser.add_argument("--seed-list", type=int, nargs="+", default=None,
+                        help="these training seeds instead")
     parser.add_argument("--epochs", type=int, default=None, help="default: the paper's 450")
     parser.add_argument("--config", default="{}", help="ICARMAConfig overrides as JSON")
     parser.add_argument("--oracle-limit", type=int, default=600,
@@ -95,64 +165,13 @@ def main() -> None:
                         help="keep trained models in the model cache (and reuse them)")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-
-    world = LoanSCM()
-    data = sample_world_data(world, 20000, generator(args.data_seed, "world-sample"))
-    cache = ModelCache()
-    model, _ = cache.decision_model(data, DecisionConfig(), seed=args.data_seed)
-    context = RecourseContext(world, model, data, seed=args.data_seed)
     overrides = json.loads(args.config)
     if args.epochs is not None:
         overrides["epochs"] = args.epochs
     config = replace(ICARMAConfig(), **overrides)
-
-    with torch.no_grad():
-        x = data.x_test[~model.approves(data.x_test)].numpy()
-    ids = np.arange(len(x))
-    profiles = conditions(world.roles.actionable, ids, args.data_seed)
-    m = min(args.oracle_limit, len(x))
-
-    oracle_rows = None
-    if m > 0:
-        oracle = CausalOracle().fit(context)
-        sub = {k: v.subset(slice(0, m)) for k, v in profiles.items()}
-        oracle_rows = judge(oracle, world, model, x[:m], ids[:m], sub, data.feature_range)
-
-    load_before = os.getloadavg()
-    seeds = [1000 * (i + 1) for i in range(args.seeds)]
-    per_seed, checks, cpu = {}, [], 0.0
-    for s in seeds:
-        c0 = time.process_time()
-        policy = ICARMA(config, seeds=[s], cache=cache if args.cache else False,
-                        progress=False).fit(context)
-        meta = policy.meta_
-        cpu += meta.get("train_cpu_seconds", time.process_time() - c0)
-        rows = judge(policy, world, model, x, ids, profiles, data.feature_range)
-        for shape in PROFILES:  # the people valid under both (the oracle's first m)
-            if oracle_rows is not None:
-                mine, its = rows[shape]["valid_costs"][:m], oracle_rows[shape]["valid_costs"]
-                both = ~np.isnan(mine) & ~np.isnan(its)
-                rows[shape]["cost_both"] = float(np.mean(mine[both]))
-                rows[shape]["oracle_cost_both"] = float(np.mean(its[both]))
-        checks.append(meta["deployed_check"])
-        per_seed[s] = {"figures": flat(rows, oracle_rows is not None),
-                       "validation": meta["deployed_check"],
-                       "final_multipliers": meta.get("final_multipliers"),
-                       "train_cpu_seconds": meta.get("train_cpu_seconds"),
-                       "cached": meta.get("cached", False)}
-        print(json.dumps({"seed": s, **per_seed[s]}), flush=True, file=sys.stderr)
-    best = seeds[best_check(checks)]
-    mean = {k: float(np.mean([per_seed[s]["figures"][k] for s in seeds]))
-            for k in per_seed[best]["figures"]}
-    result = {**per_seed[best]["figures"], "deployed_seed": best,
-              "mean_of_seeds": mean, "per_seed": per_seed,
-              "oracle": ({s: {k: v for k, v in r.items() if k != "valid_costs"}
-                          for s, r in oracle_rows.items()} if oracle_rows else None),
-              "oracle_applicants": m, "applicants": len(x), "published": PUBLISHED,
-              "seeds": seeds, "epochs": config.epochs, "train_cpu_seconds": cpu,
-              "config": config.to_json(), "load_average_before": load_before,
-              "load_average_after": os.getloadavg(), "threads": torch.get_num_threads()}
-    print(json.dumps(result, indent=1, default=float))
+    bench = Bench(args.data_seed, args.oracle_limit)
+    seeds = args.seed_list or paper_seeds(args.seeds)
+    print(json.dumps(bench.measure(config, seeds, args.cache), indent=1, default=float))
 
 
 if __name__ == "__main__":
