@@ -12,7 +12,7 @@ Usage::
 
     python -m benchmarks.icarma_tables --seeds 0 1 2 3 4 [--preferences ranking|likert]
         [--world scm|flow] [--alpha A] [--cost-placement outside|inside]
-        [--hinge-on probability|logit] [--validity multiplier|penalty] [--epochs N]
+        [--hinge-on probability|logit] [--validity RULE] [--epochs N]
         [--action-space latent|value] [--plausibility-form hinge|difference]
 """
 
@@ -28,7 +28,7 @@ import torch
 
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies.base import RecourseContext
-from simstudy.policies.icarma import ICARMA, ICARMAConfig, best_check
+from simstudy.policies.icarma import ICARMA, VALIDITY_RULES, ICARMAConfig, best_check
 from simstudy.population import (
     ActionabilityProfiles,
     CostProfile,
@@ -104,7 +104,7 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=3.0)
     parser.add_argument("--cost-placement", choices=("outside", "inside"), default="outside")
     parser.add_argument("--hinge-on", choices=("probability", "logit"), default=None)
-    parser.add_argument("--validity", choices=("multiplier", "penalty"), default=None)
+    parser.add_argument("--validity", choices=VALIDITY_RULES, default=None)
     parser.add_argument("--margin", type=float, default=None)
     parser.add_argument("--action-space", choices=("value", "latent"), default=None)
     parser.add_argument("--plausibility-form", choices=("hinge", "difference"), default=None)
