@@ -67,6 +67,21 @@ def judge(policy, world, model, x, ids, profiles, feature_range) -> dict[str, di
     return out
 
 
+def clamp_share(policy, x: np.ndarray, profiles) -> float:
+    """Share of the acted-on features whose latent step sits on the clamp's bound (a step
+    there gets no gradient through the clamp), under the given profiles."""
+    nets = policy.networks_
+    xt = torch.as_tensor(x, dtype=torch.float64)
+    act, w = policy._profile_columns(len(xt), profiles)
+    with torch.no_grad():
+        h = nets.encode(xt, act, w)
+        mask = (nets.mask_logits(h) > 0) & act
+        step = nets.action_net(torch.cat([h, mask.to(torch.float32)], dim=1)).double()
+    lo, hi = nets.step_bounds.tolist()
+    at_bound = (step <= lo) | (step >= hi)
+    return float(at_bound[mask].double().mean()) if mask.any() else 0.0
+
+
 def flat(rows: dict[str, dict], with_oracle: bool) -> dict:
     """The figures of one model (or a mean) under the JSON's flat names."""
     out = {}
@@ -130,6 +145,8 @@ class Bench:
             per_seed[s] = {"figures": flat(rows, self.oracle_rows is not None),
                            "validation": meta["deployed_check"],
                            "final_multipliers": meta.get("final_multipliers"),
+                           "clamped_share_constant": clamp_share(
+                               policy, self.x, self.profiles["rank_constant"]),
                            "train_cpu_seconds": meta.get("train_cpu_seconds"),
                            "cached": meta.get("cached", False)}
             print(json.dumps({"seed": s, **per_seed[s]}), flush=True, file=sys.stderr)
