@@ -12,7 +12,7 @@ Usage::
 
     python -m benchmarks.icarma_tables --seeds 0 1 2 3 4 [--preferences ranking|likert]
         [--world scm|flow] [--alpha A] [--cost-placement outside|inside]
-        [--hinge-on probability|logit] [--validity multiplier|penalty] [--epochs N]
+        [--hinge-on probability|logit] [--validity RULE] [--epochs N]
         [--action-space latent|value] [--plausibility-form hinge|difference]
 """
 
@@ -30,7 +30,7 @@ from simstudy.core.rng import entity_uniforms, generator
 from simstudy.metrics import evaluate_recourse
 from simstudy.people.population import LikertSampler, RankingSampler
 from simstudy.policies.base import RecourseContext
-from simstudy.policies.icarma import ICARMA, ICARMAConfig, best_check
+from simstudy.policies.icarma import ICARMA, VALIDITY_RULES, ICARMAConfig, best_check
 from simstudy.primitives.profiles import ActionabilityProfiles, CostProfile
 from simstudy.run.summary import mean_ci
 from simstudy.world import LoanSCM, sample_world_data
@@ -100,7 +100,7 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=3.0)
     parser.add_argument("--cost-placement", choices=("outside", "inside"), default="outside")
     parser.add_argument("--hinge-on", choices=("probability", "logit"), default=None)
-    parser.add_argument("--validity", choices=("multiplier", "penalty"), default=None)
+    parser.add_argument("--validity", choices=VALIDITY_RULES, default=None)
     parser.add_argument("--margin", type=float, default=None)
     parser.add_argument("--action-space", choices=("value", "latent"), default=None)
     parser.add_argument("--plausibility-form", choices=("hinge", "difference"), default=None)

@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -279,3 +281,112 @@ def test_entry_refuses_bad_hyperparameters():
                 {"mask_hidden": [0]}):
         with pytest.raises(ValueError):
             ICARMASpec.model_validate({"kind": "icarma", **bad})
+
+
+# -- validity rules ------------------------------------------------------------------------
+
+def test_per_person_multipliers_follow_their_own_constraint():
+    from simstudy.policies.icarma import ValidityRule
+
+    rule = ValidityRule("per_person", n=6, step=0.5, damping=0.0)
+    assert rule.multipliers.shape == (6,)
+    g = torch.tensor([0.4, -0.3, 1.0], dtype=torch.float64)
+    idx = torch.tensor([5, 0, 2])
+    rule.update(g, idx, epoch=0)
+    # only the batch's people move, each by step * own hinge; a valid person stays at zero
+    assert rule.multipliers.tolist() == [0.0, 0.0, 0.5, 0.0, 0.0, 0.2]
+    mu = rule.multipliers[idx]
+    expected = (mu * torch.relu(g)).mean()
+    torch.testing.assert_close(rule.term(g, idx), expected)
+
+
+def test_augmented_lagrangian_lowers_the_multiplier_of_a_person_with_slack():
+    from simstudy.policies.icarma import ValidityRule
+
+    rule = ValidityRule("augmented", n=2, step=1.0)
+    rule.update(torch.tensor([0.8, 0.3], dtype=torch.float64), torch.tensor([0, 1]), epoch=0)
+    rule.update(torch.tensor([-0.5, -0.9], dtype=torch.float64), torch.tensor([0, 1]), epoch=1)
+    torch.testing.assert_close(rule.multipliers,
+                               torch.tensor([0.3, 0.0], dtype=torch.float64))
+    # the PHR term: (max(0, mu + rho g)^2 - mu^2) / (2 rho), here for mu = 0.3, g = 0.2
+    term = rule.term(torch.tensor([0.2], dtype=torch.float64), torch.tensor([0]))
+    assert abs(float(term) - (0.5**2 - 0.3**2) / 2) < 1e-12
+
+
+def _history(context, **overrides):
+    config = ICARMAConfig(val_every=1, patience=0, mask_hidden=(8,), action_hidden=(8,),
+                          **overrides)
+    policy = ICARMA(config, seeds=[0], cache=False, progress=False).fit(context)
+    return policy.meta_["history"], policy
+
+
+def test_bounded_multiplier_stops_at_its_bound(loan_context):
+    # a margin above 1 can never be met: CARMA's multiplier would grow by >= 0.5 a step
+    history, _ = _history(loan_context, epochs=2, margin=1.5, validity="bounded",
+                          multiplier_bound=3.0)
+    assert [h["multiplier"] for h in history] == [3.0, 3.0]
+
+
+def test_warmup_keeps_the_multiplier_at_zero_until_it_ends(loan_context):
+    history, _ = _history(loan_context, epochs=3, margin=1.5, validity="warmup",
+                          warmup_epochs=2)
+    mus = [h["multiplier"] for h in history]
+    assert mus[:2] == [0.0, 0.0] and mus[2] > 10
+
+
+def test_per_person_training_keeps_one_multiplier_per_training_person(loan_context):
+    history, policy = _history(loan_context, epochs=1, margin=1.5, validity="per_person")
+    final = policy.meta_["final_multipliers"]
+    # every person was violated in their one batch: each multiplier is their own hinge
+    # (between 0.5 and 2.5 for a margin of 1.5), none is zero
+    assert final["multiplier_active"] == 1.0
+    assert 0.5 <= final["multiplier"] <= final["multiplier_max"] <= 2.5
+
+
+def test_latent_action_clamp_is_honoured_by_value(loan_context):
+    from simstudy.policies.icarma import latent_step_bounds, noise_scale
+
+    lo, hi = latent_step_bounds(loan_context)
+    u = loan_context.world.abduct(loan_context.data.x_train.to(torch.float64))
+    z = (u - u.mean(0)) / u.std(0)
+    assert (lo, hi) == (math.floor(float(z.min())), math.ceil(float(z.max())))
+    x = torch.as_tensor(rejected(loan_context)[:50])
+    act = torch.ones(len(x), 4, dtype=torch.bool)
+    sigma = noise_scale(loan_context)
+
+    def forced_steps(**overrides):
+        """The latent steps (in noise spreads) when the network asks for a huge one."""
+        nets = _history(loan_context, epochs=1, **overrides)[1].networks_
+        with torch.no_grad():
+            nets.action_net[-1].bias.fill_(1e3)
+            h = nets.encode(x, act, torch.ones(len(x), 4))
+            x_cf = nets.latent_actions(h, x, act, loan_context.world, sigma)
+        world = loan_context.world
+        shift = (world.abduct(x_cf) - world.abduct(x))[:, nets.act_index]
+        return nets, shift / sigma[nets.act_index]
+
+    nets, steps = forced_steps()
+    assert nets.step_bounds.tolist() == [lo, hi]
+    torch.testing.assert_close(steps, torch.full_like(steps, hi), atol=1e-6, rtol=1e-6)
+    _, free = forced_steps(action_clamp=False)
+    assert (free > 10 * hi).all()
+
+
+def test_weight_decay_reaches_the_optimizer(loan_context):
+    _, with_decay = _history(loan_context, epochs=1, weight_decay=0.5)
+    _, without = _history(loan_context, epochs=1, weight_decay=0.0)
+    w1 = torch.cat([p.flatten() for p in with_decay.networks_.parameters()])
+    w0 = torch.cat([p.flatten() for p in without.networks_.parameters()])
+    assert w1.norm() < w0.norm()  # a strong decay shrinks the weights
+
+
+def test_several_seeds_deploy_the_argmax_of_validation_validity(loan_context):
+    config = ICARMAConfig(epochs=1, val_every=1, patience=0, mask_hidden=(8,),
+                          action_hidden=(8,))
+    policy = ICARMA(config, seeds=[0, 1, 2], cache=False, progress=False).fit(loan_context)
+    valid = [m["deployed_check"]["valid"] for m in policy.runs_]
+    primary = [m["deployed_check"]["primary"] for m in policy.runs_]
+    near = [i for i, v in enumerate(valid) if v >= max(valid) - 0.005]
+    chosen = min(near, key=lambda i: primary[i])
+    assert policy.meta_["seed"] == [0, 1, 2][chosen]
+    assert policy.meta_["deployed_check"]["valid"] >= max(valid) - 0.005

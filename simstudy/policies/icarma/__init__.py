@@ -5,14 +5,14 @@ CARMA (Majumdar & Valera, FAccT 2024). A *mask network* gives, per globally acti
 the logit of acting on it; an *action network* how much. Both see the applicant's individual
 actionability and cost weights, so one trained model serves any profile. They are trained
 jointly without supervision on the applicants the decision model rejects, with validity as a
-constraint handled by CARMA's Lagrange multiplier. Preference profiles (how many and which
-features, their ranks or Likert scores, the cost profile) are drawn afresh at every epoch as
-data augmentation.
+constraint handled by CARMA's Lagrange multiplier (or another named rule, :mod:`.validity`).
+Preference profiles (how many and which features, their ranks or Likert scores, the cost
+profile) are drawn afresh at every epoch as data augmentation.
 
 Rooms: :mod:`.config` (the hyperparameters, declared once), :mod:`.networks` (the networks and
 their save/load), :mod:`.objective` (the loss of one batch, formulas in its docstring),
-:mod:`.training` (the multiplier, validation and model selection) and :mod:`.policy` (the
-policy, its model cache and its scenario entry).
+:mod:`.validity` (the validity rules), :mod:`.training` (validation and model selection)
+and :mod:`.policy` (the policy, its model cache and its scenario entry).
 
 References:
     Majumdar & Valera, "CARMA: a practical framework to generate recommendations for causal
@@ -38,12 +38,15 @@ _EXPORTS = {
     "save_networks": "networks",
     "Objective": "objective",
     "noise_scale": "objective",
+    "latent_step_bounds": "objective",
     "sample_training_profiles": "objective",
     "ICARMA": "policy",
     "ICARMASpec": "spec",
     "best_check": "training",
     "train_icarma": "training",
     "world_fingerprint": "training",
+    "VALIDITY_RULES": "validity",
+    "ValidityRule": "validity",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

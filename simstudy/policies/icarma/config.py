@@ -38,9 +38,24 @@ class ICARMAConfig:
         patience: epochs without validation improvement before stopping early (0: never; the
             last epoch's model is deployed, as CARMA does).
         val_every: epochs between validation checks.
-        validity: ``multiplier`` (CARMA's adaptive Lagrange multiplier; default) or ``penalty``
-            (the hinge with a fixed weight of 1).
+        validity: how validity is weighed (:mod:`.validity`): ``multiplier`` (default: CARMA's
+            Lagrange multiplier on the batch hinge, step 1, damping 10, never decreasing),
+            ``penalty`` (the hinge with a fixed weight of 1), ``bounded`` (CARMA's multiplier
+            capped at ``multiplier_bound``), ``warmup`` (the fixed weight for
+            ``warmup_epochs``, then CARMA's multiplier from zero), ``per_person`` (one
+            multiplier per training person) or ``augmented`` (an augmented Lagrangian of the
+            per-person constraints, ``rho = multiplier_step``).
+        multiplier_step: the multiplier's step size (CARMA: 1).
+        multiplier_bound: the cap of ``validity: bounded``.
+        warmup_epochs: the fixed-weight epochs of ``validity: warmup`` (5: the first
+            validation check, by which CARMA's multiplier has absorbed the untrained network's
+            hinge).
         damping: CARMA's damping factor of the multiplier.
+        weight_decay: Adam's L2 weight decay (CARMA's Loan configuration: 5e-4; 0: none).
+        action_clamp: clamp the latent action as CARMA's action network does: every latent
+            shift, in units of the noise's spread, is held within ``[floor(min z), ceil(max z)]``
+            of the standardized noise ``z`` of the training split (``action_space: latent``
+            only).
         hinge_on: ``probability`` (default; the hinge on ``2p - 1``) or ``logit``.
         cost_placement: ``outside`` (default; weight times squared change) or ``inside``.
         cost_scale: ``standardized`` (CARMA: ``Δ^2 / (σ r)``) or ``range`` (``Δ^2 / r^2``).
@@ -80,8 +95,14 @@ class ICARMAConfig:
     levels: Annotated[int, Ge(2)] = 4
     patience: Annotated[int, Ge(0)] = 0
     val_every: _Positive = 5
-    validity: Literal["multiplier", "penalty"] = "multiplier"
+    validity: Literal["multiplier", "penalty", "bounded", "warmup", "per_person",
+                      "augmented"] = "multiplier"
+    multiplier_step: Annotated[float, Gt(0)] = 1.0
+    multiplier_bound: Annotated[float, Gt(0)] = 10.0
+    warmup_epochs: Annotated[int, Ge(0)] = 5
     damping: _Weight = 10.0
+    weight_decay: _Weight = 5e-4
+    action_clamp: bool = True
     hinge_on: Literal["probability", "logit"] = "probability"
     cost_placement: Literal["outside", "inside"] = "outside"
     cost_scale: Literal["standardized", "range"] = "standardized"

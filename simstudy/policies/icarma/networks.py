@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import torch
@@ -35,6 +36,9 @@ class ICARMANetworks(nn.Module):
         mean, std: standardization of the features (training split).
         feature_range: training range ``r`` of every feature (action scale).
         config: hyperparameters (layer sizes, ``alpha``).
+        step_bounds: ``(lo, hi)`` for the latent action's step ``net(h, m)`` (in units of the
+            noise's spread; see :func:`~simstudy.policies.icarma.objective.latent_step_bounds`);
+            unbounded by default.
 
     Example:
         >>> import torch
@@ -48,7 +52,8 @@ class ICARMANetworks(nn.Module):
 
     def __init__(self, feature_names: tuple[str, ...], actionable: tuple[str, ...],
                  mean: torch.Tensor, std: torch.Tensor, feature_range: torch.Tensor,
-                 config: ICARMAConfig) -> None:
+                 config: ICARMAConfig,
+                 step_bounds: tuple[float, float] = (-math.inf, math.inf)) -> None:
         super().__init__()
         self.feature_names = tuple(feature_names)
         self.actionable = tuple(actionable)
@@ -59,6 +64,8 @@ class ICARMANetworks(nn.Module):
         self.register_buffer("mean", torch.as_tensor(mean, dtype=torch.float32).clone())
         self.register_buffer("std", torch.as_tensor(std, dtype=torch.float32).clone())
         self.register_buffer("range", torch.as_tensor(feature_range, dtype=torch.float32).clone())
+        # the clamp on the latent action (CARMA's action network), in units of the noise's spread
+        self.register_buffer("step_bounds", torch.tensor(step_bounds, dtype=torch.float64))
         self.mask_net = _mlp(d + 2 * k, config.mask_hidden, k)
         self.action_net = _mlp(d + 3 * k, config.action_hidden, k)
 
@@ -84,8 +91,11 @@ class ICARMANetworks(nn.Module):
                        noise_std: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         """CARMA's latent action: the counterfactual ``x_cf = predict(u + m ⊙ σ_u ⊙ net(h, m))``
         with ``u = abduct(x)`` (given when already known); the acted-on features take the values
-        they have in ``x_cf``."""
+        they have in ``x_cf``. The step ``net(h, m)`` is clamped to :attr:`step_bounds`."""
         step = self.action_net(torch.cat([h, mask.to(torch.float32)], dim=1)).to(x.dtype)
+        lo, hi = self.step_bounds.tolist()
+        if math.isfinite(lo) or math.isfinite(hi):
+            step = step.clamp(lo, hi)
         u = world.abduct(x) if u is None else u
         shift = torch.zeros_like(u)
         shift[:, self.act_index] = mask.to(x.dtype) * step * noise_std[self.act_index]

@@ -2,11 +2,12 @@
 
 Each step minimizes (App. A.5-B.1; CARMA's ``recourse_model/loss.py``)
 
-    L = lambda_c * cost + lambda_kl * KL + lambda_p * R_plaus + lambda_f * R_feas
-        + (mu - damping * hinge) * hinge
+    L = lambda_c * cost + lambda_kl * KL + lambda_p * R_plaus + lambda_f * R_feas + V(g)
 
-with ``hinge`` the batch mean of ``max(0, eps - (2 p(x_cf) - 1))`` (``p`` the approval
-probability, ``eps`` the margin) and ``mu`` the validity multiplier (updated by the trainer), and:
+with ``g_i = eps - (2 p_i - 1)`` every person's validity constraint (``p`` the approval
+probability of the counterfactual, ``eps`` the margin) and ``V`` the validity term of the
+configured rule (:mod:`.validity`; CARMA's ``(mu - damping * hinge) * hinge`` with
+``hinge = mean max(0, g)`` by default), and:
 
 * ``cost = (1/K) sum_k m_k w_k (Δ_k / s_k)^2`` over the acted-on features only (Eq. 10), with
   ``s_k^2 = σ_k r_k`` (CARMA's squared change of standardized features over their standardized
@@ -40,8 +41,9 @@ from ...primitives.profiles import COST_SHAPES
 from ..base import RecourseContext
 from .config import ICARMAConfig
 from .networks import ICARMANetworks
+from .validity import ValidityRule
 
-__all__ = ["Objective", "sample_training_profiles", "noise_scale"]
+__all__ = ["Objective", "sample_training_profiles", "noise_scale", "latent_step_bounds"]
 
 
 def sample_training_profiles(
@@ -97,6 +99,30 @@ def noise_scale(context: RecourseContext) -> torch.Tensor:
     with torch.no_grad():
         u = context.world.abduct(context.data.x_train.to(torch.float64))
     return u.std(dim=0).clamp_min(1e-6)
+
+
+def latent_step_bounds(context: RecourseContext) -> tuple[float, float]:
+    """CARMA's clamp of the latent action, in units of the noise's spread: ``(floor(min z),
+    ceil(max z))`` over every feature of the standardized training noise
+    ``z = (u - mean u) / sd u`` (CARMA clamps its action network's latent output to the floor
+    and ceiling of the training latents' minimum and maximum; its flow's latents are
+    standardized).
+
+    References:
+        Majumdar & Valera, "CARMA: A practical framework to generate recommendations for causal
+        algorithmic recourse at scale", FAccT 2024; code: ``main.py`` and
+        ``recourse_model/model.py`` of github.com/ayanmaj92/carma-recourse.
+
+    Example:
+        >>> from simstudy.examples import small_context
+        >>> lo, hi = latent_step_bounds(small_context())
+        >>> lo < 0 < hi, lo == int(lo), hi == int(hi)
+        (True, True, True)
+    """
+    with torch.no_grad():
+        u = context.world.abduct(context.data.x_train.to(torch.float64))
+        z = (u - u.mean(dim=0)) / u.std(dim=0).clamp_min(1e-6)
+    return float(math.floor(z.min())), float(math.ceil(z.max()))
 
 
 def _bernoulli_kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -193,14 +219,13 @@ class Objective:
         return theta, theta_full, x_cf, logp_cf
 
     def terms(self, x, logp, actionable, weights, logits, m64, theta, x_cf, logp_cf):
-        """Per-person cost, KL, plausibility and feasibility terms, the batch hinge and ``p``."""
+        """Per-person cost, KL, plausibility and feasibility terms, validity constraint ``g``
+        (``eps - (2p - 1)``, or ``eps - logit``) and ``p``."""
         cfg, idx = self.config, self.nets.act_index
         logit = self.model(x_cf).to(torch.float64)
         prob = torch.sigmoid(logit)
-        if cfg.hinge_on == "logit":
-            hinge = torch.relu(cfg.margin - logit).mean()
-        else:
-            hinge = torch.relu(cfg.margin - (2 * prob - 1)).mean()
+        # the validity constraint of every person, g <= 0 (its violation is the hinge)
+        g = cfg.margin - (logit if cfg.hinge_on == "logit" else 2 * prob - 1)
         w = torch.where(actionable, weights, 0.0).to(x.dtype)
         delta = (theta - x[:, idx]) / self.cost_scale
         if cfg.cost_placement == "outside":
@@ -215,14 +240,15 @@ class Objective:
         plaus = torch.relu(gap) if cfg.plausibility_form == "hinge" else gap
         feas = ((torch.relu(self.lower - x_cf) + torch.relu(x_cf - self.upper))
                 / self.range).sum(dim=1)
-        return {"cost": cost, "kl": kl, "plaus": plaus, "feas": feas, "hinge": hinge,
-                "prob": prob}
+        return {"cost": cost, "kl": kl, "plaus": plaus, "feas": feas, "g": g, "prob": prob}
 
     def __call__(self, x: torch.Tensor, logp: torch.Tensor, actionable: torch.Tensor,
                  weights: torch.Tensor, generator: torch.Generator | None,
-                 multiplier: float = 0.0, u: torch.Tensor | None = None) -> dict:
+                 rule: ValidityRule | None = None, u: torch.Tensor | None = None,
+                 idx: torch.Tensor | None = None) -> dict:
         """The loss and the batch's figures; ``generator`` draws the Gumbel noise (``None``:
-        the deterministic deployment mask), ``u`` is ``abduct(x)`` when already known."""
+        the deterministic deployment mask), ``rule`` weighs validity (``None``: the hinge with
+        weight 1) for the training people ``idx``, ``u`` is ``abduct(x)`` when already known."""
         cfg = self.config
         h = self.nets.encode(x, actionable, weights)
         logits = self.nets.mask_logits(h)
@@ -236,12 +262,13 @@ class Objective:
         primary = (cfg.cost_weight * t["cost"] + cfg.kl_weight * t["kl"]
                    + cfg.plausibility_weight * t["plaus"]
                    + cfg.feasibility_weight * t["feas"]).mean()
-        hinge = t["hinge"]
-        coef = multiplier - cfg.damping * hinge.detach() if cfg.validity == "multiplier" else 1.0
+        g = t["g"]
+        validity = torch.relu(g).mean() if rule is None else rule.term(g, idx)
         with torch.no_grad():
             valid = (t["prob"] >= 0.5).to(torch.float64)
-        return {"loss": primary + coef * hinge, "primary": primary.detach(),
-                "hinge": hinge.detach(), "valid": valid.mean(), "cost": t["cost"].mean(),
+        return {"loss": primary + validity, "primary": primary.detach(),
+                "hinge": torch.relu(g).mean().detach(), "g": g.detach(),
+                "valid": valid.mean(), "cost": t["cost"].mean(),
                 "plausible": (logp_cf >= logp).to(torch.float64).mean(),
                 "plausibility_term": t["plaus"].mean().detach(),
                 "hard": hard_full, "values": theta_full.detach(), "x_cf": x_cf.detach()}
