@@ -8,13 +8,16 @@ traceback.
 
 from __future__ import annotations
 
+import functools
 import re
+import types
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 __all__ = [
     "StrictModel",
@@ -43,6 +46,39 @@ class StrictModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=False, validate_default=True, strict=True,
                               allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lists_as_tuples(cls, data: Any) -> Any:
+        # YAML has lists, not tuples: a list is accepted wherever a field declares a tuple
+        # (``scale: [1, 7]``); the items are still validated strictly.
+        if not isinstance(data, dict):
+            return data
+        fields = _tuple_fields(cls)
+        if not fields.intersection(data):
+            return data
+        return {k: tuple(v) if k in fields and isinstance(v, list) else v
+                for k, v in data.items()}
+
+
+def _holds_tuple(annotation: Any) -> bool:
+    # ``tuple[...]`` itself or inside ``X | None`` / ``Annotated[...]``
+    origin = typing.get_origin(annotation)
+    if annotation is tuple or origin is tuple:
+        return True
+    if origin in (typing.Union, types.UnionType, Annotated):
+        return any(_holds_tuple(a) for a in typing.get_args(annotation))
+    return False
+
+
+@functools.cache
+def _tuple_fields(cls: type[BaseModel]) -> frozenset[str]:
+    # the keys (names and aliases) of a model's tuple-typed fields
+    names = set()
+    for name, info in cls.model_fields.items():
+        if _holds_tuple(info.annotation):
+            names.update(n for n in (name, info.alias) if n)
+    return frozenset(names)
 
 
 # Names become file names under a run directory: letters, digits, ``_ . -``, not starting with a
