@@ -243,7 +243,11 @@ ENTRIES: dict[str, list[tuple[str, str, str, str]]] = {
         ("participants", "participants (random-effect groups)", "participants", ""),
         ("edf", "effective degrees of freedom of the distance smooth", "edf", ""),
         ("ref_df", "reference degrees of freedom of the smooth test", "df", ""),
-        ("F", "F statistic of the smooth test (Wood 2013)", "F", ""),
+        ("F", "F statistic T / ref_df of the smooth test (Wood 2013); Gaussian family "
+              "only, empty for binomial / ocat (see chi_sq), as in mgcv", "F", ""),
+        ("chi_sq", "chi-square statistic T of the smooth test (Wood 2013), mgcv's Chi.sq; "
+                   "binomial / ocat families only, empty for Gaussian (see F)", "chi-square",
+         ""),
         ("p", "p-value of the smooth test", "probability", ""),
         ("intercept", "fixed intercept (log-odds or latent scale for binomial / ocat)",
          "rating points", ""),

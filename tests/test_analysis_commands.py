@@ -125,3 +125,19 @@ def test_five_point_scale_declared_as_a_yaml_list(tmp_path, capsys):
     data, spec = _write(tmp_path, table, spec_text)
     assert main(["analyze", data, spec, "--out", str(tmp_path / "p")]) == 2
     assert "act: 1 value outside the rating scale 1..5 (6)" in capsys.readouterr().err
+
+
+def test_single_rating_warning_speaks_of_a_residual_only_where_there_is_one():
+    import pandas as pd
+
+    from simstudy.analysis.inputs import check_rating_table
+
+    table = _study().sample(frac=1, random_state=0).groupby("uid").head(1)
+    table = pd.concat([table, _study().head(20)])
+    gaussian = check_rating_table(table, "uid", [("act", "sparsity", "gaussian")], (1, 7))
+    ocat = check_rating_table(table, "uid", [("act", "sparsity", "ocat")], (1, 7))
+    table["yes"] = (table["act"] >= 4).astype(int)
+    binomial = check_rating_table(table, "uid", [("yes", "sparsity", "binomial")], None)
+    assert "residual" in gaussian[0]
+    for notes in (ocat, binomial):
+        assert "single" in notes[0] and "residual" not in notes[0]

@@ -36,6 +36,10 @@ def test_agrees_with_mgcv(name):
     assert model.fit_result_.converged
     assert abs(model.edf_ - ref["edf"]) <= 0.05
     assert (model.test_.p < 0.05) == (ref["p"] < 0.05)
+    # the statistic as mgcv's summary prints it: Chi.sq (T itself), not T / ref_df
+    summary = model.summary()
+    assert np.isnan(summary["F"])
+    np.testing.assert_allclose(summary["chi_sq"], ref["stat"], rtol=0.02, atol=0.01)
     grid = np.array(ref["grid"])
     if ref["family"] == "ocat":
         np.testing.assert_allclose(model.predict_response(grid), ref["probs"], atol=0.02)
