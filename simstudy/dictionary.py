@@ -141,8 +141,11 @@ def _summary_entries(paired: bool) -> list[tuple[str, str, str, str]]:
         rows.append((name, what + meaning, unit, denominator + per_rep
                      if name != "n" else denominator))
     rows += [
-        ("*_ci_low", "lower end of the 95% Student-t interval over replications of the column "
-                     "named before `_ci_low` (empty with one replication)", "as that column",
+        ("*_ci_low", "lower end of the 95% interval of the column named before `_ci_low`, "
+                     "inside the metric's range (simstudy.intervals): for a proportion the "
+                     "Wilson score interval at its effective sample size (the audit's rule for "
+                     "the same figure), otherwise the Student-t interval over replications cut "
+                     "to the metric's range (empty with one replication)", "as that column",
          "replications"),
         ("*_ci_high", "upper end of that interval", "as that column", "replications"),
         ("*", what + "policy-specific per-applicant column, averaged (see recourse.parquet)",
@@ -285,10 +288,11 @@ ENTRIES: dict[str, list[tuple[str, str, str, str]]] = {
         ("gap_versus", "the gap under `versus`", "as the metric", ""),
         ("estimate", "the group's metric, the gap, or the difference of gaps", "as the metric",
          "the metric's own denominator (see summary.csv)"),
-        ("ci_low", "lower end of the percentile bootstrap interval", "as the metric",
-         "bootstrap resamples"),
-        ("ci_high", "upper end of the percentile bootstrap interval", "as the metric",
-         "bootstrap resamples"),
+        ("ci_low", "lower end of the interval: percentile bootstrap, except a group's "
+                   "proportion (Wilson score interval at its effective sample size, as in "
+                   "summary.csv)", "as the metric", "bootstrap resamples or people"),
+        ("ci_high", "upper end of that interval", "as the metric",
+         "bootstrap resamples or people"),
         ("p_value", "permutation p-value of the gap", "probability", "permutations"),
         ("p_adjusted", "p-value adjusted (Holm or Benjamini-Hochberg) over the family",
          "probability", ""),

@@ -54,6 +54,8 @@ COST_PLACEMENTS = ("outside", "inside")
 
 #: Who a metric's mean runs over (see :class:`Metric`).
 DENOMINATORS = ("all", "found", "valid", "finite")
+#: What a metric's per-applicant values can be (see :data:`simstudy.intervals.VALUE_RANGES`).
+VALUE_KINDS = ("proportion", "nonnegative", "real")
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,9 @@ class Metric:
         complement: report ``1 - mean`` (``no_recourse`` is the complement of ``found``).
         summarized: a column of the run summary.
         audited: audited by default.
+        values: what the per-applicant values can be: ``proportion`` (0/1, the mean is a
+            share), ``nonnegative`` or ``real``; it sets the range its intervals respect
+            (:mod:`simstudy.intervals`).
 
     Example:
         >>> import pandas as pd
@@ -92,10 +97,18 @@ class Metric:
     complement: bool = False
     summarized: bool = True
     audited: bool = False
+    values: str = "real"
 
     def __post_init__(self) -> None:
         if self.among not in DENOMINATORS:
             raise ValueError(f"unknown denominator {self.among!r}; use one of {DENOMINATORS}")
+        if self.values not in VALUE_KINDS:
+            raise ValueError(f"unknown kind of values {self.values!r}; use one of "
+                             f"{VALUE_KINDS}")
+
+    def count(self, rows: pd.DataFrame) -> int:
+        """How many rows the mean runs over."""
+        return int(self.defined(rows).sum())
 
     def defined(self, rows: pd.DataFrame) -> np.ndarray:
         """Which rows the mean runs over (bool per row)."""
@@ -125,28 +138,33 @@ class Metric:
 #: recourse. The audit compares groups on unweighted cost so that conditions with different
 #: cost profiles compare.
 METRICS: dict[str, Metric] = {
-    "validity": Metric("valid", "all", "validity", True, audited=True),
-    "plausibility": Metric("plausible", "found", "plausibility", True, audited=True),
-    "hap": Metric("hard_action", "found", "hap", False, audited=True),
-    "cost": Metric("cost", "valid", "cost", False),
+    "validity": Metric("valid", "all", "validity", True, audited=True, values="proportion"),
+    "plausibility": Metric("plausible", "found", "plausibility", True, audited=True,
+                           values="proportion"),
+    "hap": Metric("hard_action", "found", "hap", False, audited=True, values="proportion"),
+    "cost": Metric("cost", "valid", "cost", False, values="nonnegative"),
     "cost_unweighted": Metric("cost_unweighted", "valid", "cost (unweighted)", False,
-                              audited=True),
-    "sparsity": Metric("sparsity", "valid", "sparsity", False),
-    "proximity": Metric("proximity", "valid", "proximity", False),
-    "cost_found": Metric("cost", "found", "cost (among found)", False),
+                              audited=True, values="nonnegative"),
+    "sparsity": Metric("sparsity", "valid", "sparsity", False, values="nonnegative"),
+    "proximity": Metric("proximity", "valid", "proximity", False, values="nonnegative"),
+    "cost_found": Metric("cost", "found", "cost (among found)", False, values="nonnegative"),
     "cost_unweighted_found": Metric("cost_unweighted", "found",
-                                    "cost (unweighted, among found)", False),
-    "sparsity_found": Metric("sparsity", "found", "sparsity (among found)", False),
-    "proximity_found": Metric("proximity", "found", "proximity (among found)", False),
+                                    "cost (unweighted, among found)", False,
+                                    values="nonnegative"),
+    "sparsity_found": Metric("sparsity", "found", "sparsity (among found)", False,
+                             values="nonnegative"),
+    "proximity_found": Metric("proximity", "found", "proximity (among found)", False,
+                              values="nonnegative"),
     "logp_cf": Metric("logp_cf", "found", "counterfactual log-density", True, audited=True),
-    "no_recourse": Metric("found", "all", "no recourse", False, complement=True),
-    "violation": Metric("violation", "all", "violation", False),
+    "no_recourse": Metric("found", "all", "no recourse", False, complement=True,
+                          values="proportion"),
+    "violation": Metric("violation", "all", "violation", False, values="proportion"),
     "approval_rate": Metric("approved", "all", "approval rate", True, table="outcomes",
-                            audited=True),
+                            audited=True, values="proportion"),
     "time_to_approval": Metric("time_to_approval", "finite", "time to approval (days)", False,
-                               table="outcomes", audited=True),
+                               table="outcomes", audited=True, values="nonnegative"),
     "dropout_rate": Metric("dropped_out", "all", "dropout rate", False, table="outcomes",
-                           audited=True),
+                           audited=True, values="proportion"),
 }
 
 
