@@ -69,6 +69,11 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    out = getattr(args, "out", None)
+    if isinstance(out, str) and not out.strip():
+        # an empty path would write into the working directory
+        print(f"simstudy {args.command}: --out: empty; give a path", file=sys.stderr)
+        return 2
     try:
         return int(args.handler(args) or 0)
     except DocumentError as exc:

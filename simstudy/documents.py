@@ -207,6 +207,16 @@ def _field_path(loc: tuple[Any, ...], data: Any = None) -> str:
     return "".join(parts)
 
 
+def _reason(err: dict) -> str:
+    # pydantic's message, in the document's words where pydantic's would be cryptic
+    if err["type"] == "extra_forbidden":
+        return "unknown key"
+    if (err["type"] == "string_pattern_mismatch"
+            and err.get("ctx", {}).get("pattern") == SAFE_NAME_PATTERN):
+        return safe_name_problem(err.get("input")) or err["msg"]
+    return err["msg"]
+
+
 def validate_data(data: Any, model: type[M], source: str) -> M:
     """Validates already-loaded data against ``model``; raises :class:`DocumentError`."""
     if data is None:
@@ -219,9 +229,7 @@ def validate_data(data: Any, model: type[M], source: str) -> M:
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
-            reason = err["msg"]
-            if err["type"] == "extra_forbidden":
-                reason = "unknown key"
+            reason = _reason(err)
             problems.append(DocumentProblem(source, _field_path(err["loc"], data), reason))
         raise DocumentError(problems) from None
 
@@ -254,5 +262,5 @@ def with_overrides(spec: M, overrides: dict[str, tuple[str, Any]], source: str) 
             head = str(err["loc"][0]) if err["loc"] else ""
             if head in overrides:
                 field = f"{field} ({overrides[head][0]} {values.get(head)!r})"
-            problems.append(DocumentProblem(source, field, err["msg"]))
+            problems.append(DocumentProblem(source, field, _reason(err)))
         raise DocumentError(problems) from None

@@ -47,6 +47,7 @@ from .documents import (
     safe_name_problem,
     validate_data,
 )
+from .limits import MAX_APPLICANTS
 from .people.response import LogisticResponseSpec
 from .people.spec import (
     ActionabilitySpec,
@@ -121,7 +122,7 @@ class ApplicantsSpec(StrictModel):
 
     split: Literal["test", "val", "train"] = "test"
     only_rejected: bool = True
-    max_applicants: int | None = Field(None, gt=0)
+    max_applicants: int | None = Field(None, gt=0, le=MAX_APPLICANTS)
 
 
 def _union(registry: dict[str, type], what: str) -> Any:

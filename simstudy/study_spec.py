@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import Field
 
 from .documents import StrictModel
+from .limits import MAX_SIMULATIONS, Participants
 from .people.spec import ResponseSpecs
 
 __all__ = ["StudyPowerSpec", "StudySectionSpec", "study_problems"]
@@ -39,8 +40,8 @@ class StudyPowerSpec(StrictModel):
         workers: worker processes (default: all cores).
     """
 
-    participants: list[int] = Field(min_length=1)
-    simulations: int = Field(200, ge=1)
+    participants: list[Participants] = Field(min_length=1)
+    simulations: int = Field(200, ge=1, le=MAX_SIMULATIONS)
     outcome: Literal["accept", "act"] = "act"
     distance: Literal["sparsity", "proximity"] = "sparsity"
     contrast: str | None = None

@@ -14,6 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 from pydantic import AfterValidator, Discriminator, Field, Tag, model_validator
 
 from ..documents import FieldProblem, StrictModel
+from ..limits import Seed
 from ..registry import register_world_spec
 from ..schema import derive_spec
 from .base import FeatureRoles, causal_order_check
@@ -82,6 +83,10 @@ class CsvSource(StrictModel):
             unknown = set(getattr(self, group)) - set(names)
             if unknown:
                 raise ValueError(f"{group} names unknown features: {sorted(unknown)}")
+        both = sorted(set(self.immutable) & set(self.actionable))
+        if both:
+            raise ValueError(f"features both actionable and immutable: {both}; a feature "
+                             "nobody can change cannot be acted on")
         coded = {*self.codebook, *self.reference_levels} | ({self.income} - {None})
         if coded - set(names):
             raise ValueError(f"income, codebook or reference_levels name unknown features: "
@@ -158,7 +163,7 @@ class FlowSettings(derive_spec(FlowConfig, name="FlowSettings")):
     """Architecture and training of the causal flow (fields and defaults are
     :class:`~simstudy.world.config.FlowConfig`'s) and the seed of its training."""
 
-    seed: int = 0
+    seed: Seed = 0
 
     def config(self) -> FlowConfig:
         return self.build()
