@@ -225,9 +225,12 @@ ENTRIES: dict[str, list[tuple[str, str, str, str]]] = {
         ("n_replications", "replications averaged", "count", ""),
         ("mean", "mean over replications", "as the metric", "replications"),
         ("sd", "standard deviation over replications", "as the metric", "replications"),
-        ("ci_low", "lower end of the 95% Student-t interval", "as the metric", "replications"),
-        ("ci_high", "upper end of the 95% Student-t interval", "as the metric",
-         "replications")],
+        ("ci_low", "lower end of the 95% interval: Student-t over replications (an "
+                   "estimate's cut at zero); for the shares approval_rate, dropout_rate and "
+                   "active_rate the Wilson score interval at their effective sample size "
+                   "(simstudy.intervals)",
+         "as the metric", "replications"),
+        ("ci_high", "upper end of that interval", "as the metric", "replications")],
     "power.csv": [
         ("n", "participants in each simulated study", "participants", ""),
         ("simulations", "simulated studies at this N", "count", ""),

@@ -134,3 +134,18 @@ def test_summary_and_audit_give_a_proportion_the_same_interval():
             theirs = groups.loc[(metric, *audit_key), ["estimate", "ci_low", "ci_high"]]
             np.testing.assert_allclose(ours.to_numpy(float), theirs.to_numpy(float),
                                        rtol=1e-12)
+
+
+def test_event_world_shares_stay_inside_zero_one():
+    from simstudy.sim.outcomes import PROPORTION_METRICS, summarize
+
+    # two replications that disagree a lot: the Student-t interval would leave [0, 1]
+    rows = pd.DataFrame({"policy": "p", "replication": [0, 1], "group": "all", "n": [5, 6],
+                         "approval_rate": [1.0, 0.5], "dropout_rate": [0.0, 0.5],
+                         "active_rate": [0.0, 0.0], "recourses_per_person": [1.0, 3.0]})
+    table = summarize(rows).set_index("metric")
+    for m in PROPORTION_METRICS:
+        assert 0.0 <= table.loc[m, "ci_low"] <= table.loc[m, "mean"] <= table.loc[m, "ci_high"]
+        assert table.loc[m, "ci_high"] <= 1.0
+    # not a share: the Student-t interval (which would reach below zero here) cut at zero
+    assert table.loc["recourses_per_person", "ci_low"] == 0.0
