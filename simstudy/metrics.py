@@ -121,6 +121,9 @@ class Metric:
         complement: report ``1 - mean`` (``no_recourse`` is the complement of ``found``).
         summarized: a column of the run summary.
         audited: audited by default.
+        values: what the per-applicant values can be: ``proportion`` (0/1, the mean is a
+            share), ``nonnegative`` or ``real``; it sets the range its intervals respect
+            (:mod:`simstudy.core.intervals`).
 
     Example:
         >>> import pandas as pd
@@ -143,6 +146,7 @@ class Metric:
     complement: bool = False
     summarized: bool = True
     audited: bool = False
+    values: str = "real"
 
     def __post_init__(self) -> None:
         if self.among not in DENOMINATORS:

@@ -105,3 +105,39 @@ def test_binomial_and_three_valued_models_through_the_command(tmp_path, capsys):
     assert "ordinal fit: basis dimension k=2 raised" in out["warnings"][0]
     assert "raised to the minimum 3 (3 distinct values) (warning)" in capsys.readouterr().err
     assert (tmp_path / "o" / "smooth_accept_sparsity.png").exists()
+
+
+def test_five_point_scale_declared_as_a_yaml_list(tmp_path, capsys):
+    import numpy as np
+    import pandas as pd
+
+    table = _study()
+    table["act"] = np.ceil(table["act"] * 5 / 7).astype(int)       # 1..7 onto 1..5
+    assert set(table["act"]) == {1, 2, 3, 4, 5}
+    spec_text = ("models:\n  - {response: act, distance: sparsity}\n"
+                 "  - {response: act, distance: sparsity, family: ocat}\n"
+                 "scale: [1, 5]\nordinal: false\nplot: false\n")
+    data, spec = _write(tmp_path, table, spec_text)
+    assert main(["analyze", data, spec, "--out", str(tmp_path / "o")]) == 0
+    out = pd.read_csv(tmp_path / "o" / "gamm.csv")
+    assert list(out["family"]) == ["gaussian", "ocat"] and out["reml_converged"].all()
+    table.loc[0, "act"] = 6
+    data, spec = _write(tmp_path, table, spec_text)
+    assert main(["analyze", data, spec, "--out", str(tmp_path / "p")]) == 2
+    assert "act: 1 value outside the rating scale 1..5 (6)" in capsys.readouterr().err
+
+
+def test_single_rating_warning_speaks_of_a_residual_only_where_there_is_one():
+    import pandas as pd
+
+    from simstudy.analysis.inputs import check_rating_table
+
+    table = _study().sample(frac=1, random_state=0).groupby("uid").head(1)
+    table = pd.concat([table, _study().head(20)])
+    gaussian = check_rating_table(table, "uid", [("act", "sparsity", "gaussian")], (1, 7))
+    ocat = check_rating_table(table, "uid", [("act", "sparsity", "ocat")], (1, 7))
+    table["yes"] = (table["act"] >= 4).astype(int)
+    binomial = check_rating_table(table, "uid", [("yes", "sparsity", "binomial")], None)
+    assert "residual" in gaussian[0]
+    for notes in (ocat, binomial):
+        assert "single" in notes[0] and "residual" not in notes[0]

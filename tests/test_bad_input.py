@@ -38,6 +38,9 @@ CSV_WORLD = {
             "label": "y", "positive": "yes", "immutable": ["a"], "actionable": ["b"]},
     "flow": {"epochs": 1},
 }
+#: the CSV world has one actionable feature: its populations leave at most one actionable
+CSV_POPULATION = {**POPULATION, "actionability": {**POPULATION["actionability"],
+                                                  "n_actionable": 1}}
 POWER = {"seed": 0, "participants": [20, 40], "simulations": 2}
 STUDY = {"seed": 0, "participants": 20}
 ANALYSIS = {"models": [{"response": "act", "distance": "sparsity"}]}
@@ -188,6 +191,115 @@ def test_validate_refuses_a_bad_document(tmp_path, capsys, case, kind, field, va
     _refused(["validate", str(path)], capsys, str(path), named)
 
 
+def _wachter(**params):
+    return [{"kind": "wachter", **params}]
+
+
+def _hare(**params):
+    return [{"kind": "hare", **params}]
+
+
+def _icarma(**params):
+    return [{"kind": "icarma", **params}]
+
+
+_POISSON = {"kind": "poisson", "rate_per_day": 1.0}
+
+# Declared bounds of numeric parameters of every kind (simstudy.core.bounds and the documents):
+# step counts, learning rates, budgets, layer sizes, sample sizes, probabilities, seeds.
+BOUND_CASES = [
+    ("wachter-lr-zero", "scenario", "policies", _wachter(lr=0.0), "policies[0].lr"),
+    ("wachter-lr-negative", "scenario", "policies", _wachter(lr=-0.1), "policies[0].lr"),
+    ("wachter-steps-zero", "scenario", "policies", _wachter(steps=0), "policies[0].steps"),
+    ("wachter-rounds-zero", "scenario", "policies", _wachter(rounds=0), "policies[0].rounds"),
+    ("wachter-lam-negative", "scenario", "policies", _wachter(lam=-1.0), "policies[0].lam"),
+    ("wachter-growth-below-one", "scenario", "policies", _wachter(lambda_growth=0.5),
+     "policies[0].lambda_growth"),
+    ("wachter-steps-huge", "scenario", "policies", _wachter(steps=10**9), "policies[0].steps"),
+    ("gs-samples-zero", "scenario", "policies", [{"kind": "growing_spheres", "n_samples": 0}],
+     "policies[0].n_samples"),
+    ("gs-eta-zero", "scenario", "policies", [{"kind": "growing_spheres", "eta": 0.0}],
+     "policies[0].eta"),
+    ("oracle-values-one", "scenario", "policies", [{"kind": "oracle", "n_values": 1}],
+     "policies[0].n_values"),
+    ("oracle-chunk-zero", "scenario", "policies", [{"kind": "oracle", "chunk_size": 0}],
+     "policies[0].chunk_size"),
+    ("hare-budget-zero", "scenario", "policies", _hare(budget=0), "policies[0].budget"),
+    ("hare-lr-zero", "scenario", "policies", _hare(lr=0.0), "policies[0].lr"),
+    ("hare-tolerance-zero", "scenario", "policies", _hare(tolerance=0.0), "policies[0].tolerance"),
+    ("hare-steps-negative", "scenario", "policies", _hare(steps=-1), "policies[0].steps"),
+    ("hare-budget-huge", "scenario", "policies", _hare(budget=10**9), "policies[0].budget"),
+    ("icarma-epochs-zero", "scenario", "policies", _icarma(epochs=0), "policies[0].epochs"),
+    ("icarma-lr-negative", "scenario", "policies", _icarma(lr=-1e-3), "policies[0].lr"),
+    ("icarma-layer-zero", "scenario", "policies", _icarma(mask_hidden=[0]),
+     "policies[0].mask_hidden"),
+    ("icarma-prior-above-one", "scenario", "policies", _icarma(prior_high=1.5),
+     "policies[0].prior_high"),
+    ("icarma-seed-negative", "scenario", "policies", _icarma(seeds=[-1]), "policies[0].seeds"),
+    ("icarma-batch-zero", "scenario", "policies", _icarma(batch_size=0), "policies[0].batch_size"),
+    ("icarma-layer-huge", "scenario", "policies", _icarma(action_hidden=[10**7]),
+     "policies[0].action_hidden"),
+    ("dm-lr-negative", "scenario", "decision_model.lr", -0.01, "decision_model.lr"),
+    ("dm-batch-zero", "scenario", "decision_model.batch_size", 0, "decision_model.batch_size"),
+    ("dm-weight-decay-negative", "scenario", "decision_model.weight_decay", -1.0,
+     "decision_model.weight_decay"),
+    ("dm-hidden-negative", "scenario", "decision_model.hidden", [-3], "decision_model.hidden"),
+    ("dm-epochs-huge", "scenario", "decision_model.epochs", 10**9, "decision_model.epochs"),
+    ("dm-layer-huge", "scenario", "decision_model.hidden", [10**7], "decision_model.hidden"),
+    ("users-scale-negative", "scenario", "users", {"scale": -1.0}, "users.scale"),
+    ("users-samples-zero", "scenario", "users", {"n_samples": 0}, "users.n_samples"),
+    ("users-noise-p", "scenario", "users", {"noise": {"kind": "bernoulli", "p": 1.5}},
+     "users.noise.p"),
+    ("response-sd-negative", "scenario", "response", {"kind": "logistic", "act_sd": -1.0},
+     "response.act_sd"),
+    ("sim-horizon-zero", "scenario", "simulation", {"horizon_days": 0.0, "arrivals": _POISSON},
+     "simulation.horizon_days"),
+    ("sim-request-probability", "scenario",
+     "simulation", {"request_probability": 1.5, "arrivals": _POISSON},
+     "simulation.request_probability"),
+    ("sim-rate-zero", "scenario",
+     "simulation", {"arrivals": {"kind": "poisson", "rate_per_day": 0.0}},
+     "simulation.arrivals.rate_per_day"),
+    ("world-split-zero-share", "scenario", "world.split", [1.0, 0.0, 0.0], "world.split"),
+    ("world-samples-huge", "scenario", "world.n_samples", 10**9, "world.n_samples"),
+    ("applicants-huge", "scenario", "applicants.max_applicants", 10**12,
+     "applicants.max_applicants"),
+    ("bias-all-zero", "population", "actionability.bias", [0.0] * 4, "actionability.bias"),
+    ("bias-negative", "population", "actionability.bias", [-1.0, 1.0, 1.0, 1.0],
+     "actionability.bias"),
+    ("n-actionable-negative", "population", "actionability.n_actionable", -1,
+     "actionability.n_actionable"),
+    ("levels-one", "population", "actionability.levels", 1, "actionability.levels"),
+    ("cost-power-zero", "population", "cost.power", 0.0, "cost.power"),
+    ("mismatch-probability", "population", "hidden_mismatch_probability", 1.5,
+     "hidden_mismatch_probability"),
+    ("groups-majority", "population", "groups", {"rule": "random", "privileged_if_majority": 1.2},
+     "groups.privileged_if_majority"),
+    ("power-items-one", "power", "items", 1, "items"),
+    ("power-confidence-one", "power", "confidence", 1.0, "confidence"),
+    ("power-workers-zero", "power", "workers", 0, "workers"),
+    ("power-simulations-huge", "power", "simulations", 10**9, "simulations"),
+    ("study-pool-small", "study", "pool_size", 5, "pool_size"),
+    ("study-participants-huge", "study", "participants", 10**9, "participants"),
+    ("analysis-scale-equal", "analysis", "scale", [1, 1], "scale"),
+    ("analysis-scale-three", "analysis", "scale", [1, 4, 7], "scale"),
+    ("analysis-level", "analysis", "contrast", {"level": 1.5}, "contrast.level"),
+    ("analysis-k-huge", "analysis", "models[0].k", 10**6, "models[0].k"),
+    ("audit-permutations-few", "audit", "permutations", 5, "permutations"),
+    ("audit-seed-negative", "audit", "seed", -1, "seed"),
+    ("audit-bootstrap-huge", "audit", "bootstrap", 10**10, "bootstrap"),
+]
+
+
+@pytest.mark.parametrize("case,kind,field,value,named", BOUND_CASES,
+                         ids=[c[0] for c in BOUND_CASES])
+def test_validate_refuses_a_value_outside_its_declared_bounds(tmp_path, capsys, case, kind,
+                                                             field, value, named):
+    path = _write(tmp_path, kind, _set(KIND_DOCS[kind], field, value))
+    err = _refused(["validate", str(path)], capsys, str(path), named)
+    assert err.split(named, 1)[1].strip(" :]0123456789[\n"), "the rule must be stated"
+
+
 def test_a_bad_population_file_is_named_when_validating_its_scenario(tmp_path, capsys):
     bad = _set(POPULATION, "cost.alpha", float("inf"))
     path = _write(tmp_path, "scenario", SCENARIO, population=bad)
@@ -250,7 +362,8 @@ def test_validate_checks_the_data_file(tmp_path, capsys, case, frame, change, na
 
 
 def test_a_good_csv_world_validates(tmp_path, capsys):
-    path = _write(tmp_path, "scenario", _set(SCENARIO, "world", CSV_WORLD), csv=_csv())
+    path = _write(tmp_path, "scenario", _set(SCENARIO, "world", CSV_WORLD), csv=_csv(),
+                  population=CSV_POPULATION)
     assert main(["validate", str(path)]) == 0, capsys.readouterr().err
 
 
@@ -372,14 +485,15 @@ def test_validate_refuses_a_ranking_distribution_the_world_does_not_name(tmp_pat
 
 def test_validate_refuses_group_features_the_world_lacks(tmp_path, capsys):
     uniform = {"privileged": {"bias": "uniform"}, "non_privileged": {"bias": "uniform"}}
-    income_rule = {**POPULATION, "groups": {"rule": "income", **uniform}}
+    income_rule = {**CSV_POPULATION, "groups": {"rule": "income", **uniform}}
     doc = _set(SCENARIO, "world", CSV_WORLD)
     # the CSV world names no income-like feature
     path = _write(tmp_path, "scenario", doc, csv=_csv(), population=income_rule)
     _refused(["validate", str(path)], capsys, str(path),
              "conditions[0].population.groups.income_feature", "income-like")
     # a document naming a feature the world has is accepted; one it lacks is refused
-    named = {**POPULATION, "groups": {"rule": "income", "income_feature": "b", **uniform}}
+    named = {**CSV_POPULATION, "groups": {"rule": "income", "income_feature": "b",
+                                          **uniform}}
     path = _write(tmp_path, "scenario", doc, csv=_csv(), population=named)
     assert main(["validate", str(path)]) == 0
     named["groups"]["income_feature"] = "wage"
@@ -391,10 +505,79 @@ def test_validate_refuses_group_features_the_world_lacks(tmp_path, capsys):
     path = _write(tmp_path, "scenario", declared, csv=_csv(), population=income_rule)
     assert main(["validate", str(path)]) == 0
     # a stylized attribute is balanced within a sensitive feature the world must name
-    stylized = {**POPULATION, "stylized_attribute": "race"}
+    stylized = {**CSV_POPULATION, "stylized_attribute": "race"}
     path = _write(tmp_path, "scenario", doc, csv=_csv(), population=stylized)
     _refused(["validate", str(path)], capsys, str(path),
              "conditions[0].population.stylized_attribute", "sensitive")
     # the Loan world names both
     path = _write(tmp_path, "scenario", SCENARIO, population=income_rule)
     assert main(["validate", str(path)]) == 0
+
+
+# Cross-field rules: values that are each fine but do not fit together (or the world).
+def test_cross_field_population_rules_against_the_world(tmp_path, capsys):
+    field = "conditions[0].population.actionability"
+    # the Loan world has 4 actionable features
+    above = _set(POPULATION, "actionability.n_actionable", 5)
+    path = _write(tmp_path, "scenario", SCENARIO, population=above)
+    err = _refused(["validate", str(path)], capsys, str(path), f"{field}.n_actionable",
+                   "above the world's 4 actionable features")
+    assert "(in pop.yaml)" in err
+    # explicit ranking probabilities: one per ranking of the 4 features (24), not 4
+    four = _set(POPULATION, "actionability.bias", [1.0, 1.0, 1.0, 1.0])
+    path = _write(tmp_path, "scenario", SCENARIO, population=four)
+    _refused(["validate", str(path)], capsys, str(path), f"{field}.bias", "24 rankings")
+    fitting = _set(POPULATION, "actionability.bias", [1.0] * 24)
+    path = _write(tmp_path, "scenario", SCENARIO, population=fitting)
+    assert main(["validate", str(path)]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["actionability", "groups.privileged"])
+def test_all_zero_probability_vectors_are_refused(tmp_path, capsys, where):
+    if where == "actionability":
+        population = _set(POPULATION, "actionability.bias", [0.0] * 24)
+    else:
+        population = {**POPULATION, "groups": {"rule": "random",
+                                               "privileged": {"bias": [0.0] * 24}}}
+    path = _write(tmp_path, "population", population)
+    _refused(["validate", str(path)], capsys, str(path), f"{where}.bias", "all zero")
+
+
+def test_csv_world_cross_field_rules(tmp_path, capsys):
+    both = _set(SCENARIO, "world", _set(CSV_WORLD, "csv.actionable", ["a", "b"]))
+    path = _write(tmp_path, "scenario", both, csv=_csv())
+    _refused(["validate", str(path)], capsys, str(path), "world.csv",
+             "both actionable and immutable: ['a']")
+    # a label of three classes needs the positive one stated
+    three = _csv().assign(y=np.array(["yes", "no", "maybe"] * 20))
+    unstated = _set(SCENARIO, "world", _set(CSV_WORLD, "csv.positive", _DELETE))
+    path = _write(tmp_path, "scenario", unstated, csv=three)
+    _refused(["validate", str(path)], capsys, str(path), "world.csv.positive")
+    stated = _set(SCENARIO, "world", CSV_WORLD)
+    path = _write(tmp_path, "scenario", stated, csv=three, population=CSV_POPULATION)
+    assert main(["validate", str(path)]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["run", "power", "study", "analyze", "audit"])
+def test_an_empty_out_is_refused(tmp_path, capsys, command):
+    docs = {"run": ("scenario", SCENARIO), "power": ("power", POWER),
+            "study": ("study", STUDY), "analyze": ("analysis", ANALYSIS),
+            "audit": ("audit", AUDIT)}
+    path = _write(tmp_path, *docs[command])
+    argv = [command, str(path), "--out", ""]
+    if command == "analyze":
+        argv = [command, str(tmp_path / "ratings.csv"), str(path), "--out", " "]
+    _refused(argv, capsys, f"simstudy {command}", "--out", "empty")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["pop.yaml", path.name])
+
+
+def test_an_empty_audit_out_field_is_refused(tmp_path, capsys):
+    path = _write(tmp_path, "audit", _set(AUDIT, "out", ""))
+    _refused(["validate", str(path)], capsys, str(path), "out")
+
+
+@pytest.mark.parametrize("field", ["name", "policies[0].name", "conditions[0].name"])
+def test_unsafe_names_are_refused_with_the_rule(tmp_path, capsys, field):
+    path = _write(tmp_path, "scenario", _set(SCENARIO, field, "a b/../c"))
+    _refused(["validate", str(path)], capsys, str(path), field,
+             "use 1-64 letters, digits, '_', '.' or '-', not starting with '.'")

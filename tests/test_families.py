@@ -36,6 +36,10 @@ def test_agrees_with_mgcv(name):
     assert model.fit_result_.converged
     assert abs(model.edf_ - ref["edf"]) <= 0.05
     assert (model.test_.p < 0.05) == (ref["p"] < 0.05)
+    # the statistic as mgcv's summary prints it: Chi.sq (T itself), not T / ref_df
+    summary = model.summary()
+    assert np.isnan(summary["F"])
+    np.testing.assert_allclose(summary["chi_sq"], ref["stat"], rtol=0.02, atol=0.01)
     grid = np.array(ref["grid"])
     if ref["family"] == "ocat":
         np.testing.assert_allclose(model.predict_response(grid), ref["probs"], atol=0.02)
@@ -125,3 +129,28 @@ def test_binomial_refuses_other_values():
         Binomial().check(np.array([0, 1, 2]))
     with pytest.raises(ValueError, match="1..7"):
         OrderedCategorical(7).check(np.array([1, 8]))
+
+
+def test_collapsed_variance_restarts_to_the_better_criterion():
+    # Nobody answers the top category and the intercept SD is small: from the default start
+    # the criterion's flat tail towards sd = 0 stops L-BFGS-B with a zero gradient.
+    from simstudy.analysis.gamm import GAMM
+
+    ref = json.loads((DATA / "ocat_empty_top.mgcv.json").read_text())
+    data = pd.read_csv(DATA / "ocat_empty_top.csv")
+    assert not (data["y"] == 7).any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        early = GAMM(family="ocat", n_categories=7, multistart=False).fit(
+            data["sparsity"], data["y"], data["uid"])
+        model = GAMM(family="ocat", n_categories=7).fit(data["sparsity"], data["y"],
+                                                        data["uid"])
+    assert early.sd_intercept_ < 0.01 and early.laml_.converged   # the early stop
+    # the project's own criterion is lower at the restarted optimum ...
+    assert model.laml_.objective < early.laml_.objective - 1e-3
+    assert model.laml_.converged and model.laml_.starts > 2
+    # ... which is mgcv's: both variance components agree with its fit
+    assert abs(model.sd_intercept_ - ref["sd_intercept"]) < 0.01
+    assert abs(model.sd_slope_ - ref["sd_slope"]) < 0.005
+    np.testing.assert_allclose(model.summary()["chi_sq"], ref["stat"], rtol=0.01)
+    np.testing.assert_allclose(model.predict(np.array(ref["grid"])), ref["link"], atol=0.01)

@@ -190,3 +190,54 @@ def test_killing_power_leaves_no_worker_behind(tmp_path, sig):
     assert not [w for w in workers if _alive(w)]
     if sig == signal.SIGTERM:
         assert "Traceback" not in proc.stderr.read()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="sends Ctrl-C to a process group")
+def test_ctrl_c_with_workers_exits_130_in_one_line_and_the_rerun_resumes(tmp_path):
+    # Ctrl-C in a terminal sends SIGINT to every process of the foreground group: the command
+    # and its helper processes alike.
+    doc = {**SCENARIO, "replications": 6, "world": {"kind": "loan", "n_samples": 4000},
+           "decision_model": {"epochs": 300}, "applicants": {"max_applicants": 20}}
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path),
+           "SIMSTUDY_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    argv = [sys.executable, "-m", "simstudy.cli", "--quiet", "run", str(path), "--out",
+            str(out), "--workers", "2"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and not list((out / "parts").glob("[!.]*.parquet")):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    finished = {p.name: p.stat().st_mtime_ns
+                for p in (out / "parts").glob("[!.]*.parquet")}
+    assert proc.returncode == 130, err
+    assert err.splitlines() == ["interrupted; finished results are kept"]
+    assert 1 <= len(finished) < 6, "the interrupt should land mid-run"
+    assert not (out / "summary.csv").exists()
+    rerun = subprocess.run([*argv[:-1], "1"], env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    parts = sorted((out / "parts").glob("[!.]*.parquet"))
+    assert len(parts) == 6 and (out / "summary.csv").exists()
+    assert not list(out.rglob(".*.tmp*")), "an interrupted write's temporary file is left"
+    # the parts finished before Ctrl-C were kept and reused, not written again
+    assert {name: (out / "parts" / name).stat().st_mtime_ns for name in finished} == finished
+
+
+def test_a_stopped_writers_temporary_files_are_removed_on_the_next_run(scenario, tmp_path,
+                                                                       capsys):
+    out = tmp_path / "out"
+    (out / "parts").mkdir(parents=True)
+    stale = [out / "parts" / ".rep000__two__oracle.tmp99999.parquet", out / ".summary.tmp1.csv"]
+    for path in stale:
+        path.write_bytes(b"half a file")
+    kept = out / "parts" / "notes.txt"
+    kept.write_text("not ours to remove")
+    code, err = _run(scenario, out, capsys)
+    assert code == 0, err
+    assert not any(p.exists() for p in stale) and kept.exists()

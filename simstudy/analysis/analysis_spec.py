@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
+from ..core.bounds import (
+    MAX_BASIS,
+    MAX_PARTICIPANTS,
+    MAX_RESAMPLES,
+    MAX_SEED,
+    MAX_SIMULATIONS,
+    Participants,
+)
 from ..core.documents import StrictModel
 from ..metrics import METRICS
 from ..people.rating import EffectSpec, RatingResponseSpec, RatingSpec
@@ -15,8 +23,6 @@ __all__ = ["EffectSpec", "RatingSpec", "ResponseSpec", "ModelSpec", "ContrastAna
 
 #: The response model of studies and power plans: the calibrated rating model.
 ResponseSpec = RatingResponseSpec
-# A participant random effect needs at least two participants to be estimated.
-MIN_PARTICIPANTS = 2
 
 
 class ModelSpec(StrictModel):
@@ -24,7 +30,8 @@ class ModelSpec(StrictModel):
 
     response: str
     distance: str
-    k: int | None = Field(None, ge=3, description="basis size; default min(10, distinct - 1)")
+    k: int | None = Field(None, ge=3, le=MAX_BASIS,
+                          description="basis size; default min(10, distinct - 1)")
     family: Literal["gaussian", "binomial", "ocat"] = Field(
         "gaussian", description="gaussian (ratings as interval data), binomial (0/1, logit) "
         "or ocat (ordered categories of the rating scale, cumulative logit)")
@@ -65,10 +72,10 @@ class AnalysisSpec(StrictModel):
 class StudySpec(StrictModel):
     """A simulated study of the published design."""
 
-    seed: int = Field(ge=0)
-    participants: int = Field(gt=1)
-    items: int = Field(5, ge=2)
-    pool_size: int = Field(4057, gt=10)
+    seed: int = Field(ge=0, le=MAX_SEED)
+    participants: int = Field(gt=1, le=MAX_PARTICIPANTS)
+    items: int = Field(5, ge=2, le=100)
+    pool_size: int = Field(4057, gt=10, le=MAX_PARTICIPANTS)
     exclude_immutable: bool = True
     response: ResponseSpec = ResponseSpec()
 
@@ -76,10 +83,10 @@ class StudySpec(StrictModel):
 class PowerPlan(StrictModel):
     """``simstudy power``: simulate R studies per participant count and test the smooth."""
 
-    seed: int = Field(ge=0)
-    participants: list[Annotated[int, Field(ge=MIN_PARTICIPANTS)]] = Field(min_length=1)
-    simulations: int = Field(1000, ge=1)
-    items: int = Field(5, ge=2)
+    seed: int = Field(ge=0, le=MAX_SEED)
+    participants: list[Participants] = Field(min_length=1)
+    simulations: int = Field(1000, ge=1, le=MAX_SIMULATIONS)
+    items: int = Field(5, ge=2, le=100)
     outcome: Literal["accept", "act"] = "act"
     distance: Literal["sparsity", "proximity"] = "sparsity"
     alpha: float = Field(0.05, gt=0, lt=1)
@@ -98,19 +105,20 @@ class AuditSpec(StrictModel):
     """
 
     run: str = Field(min_length=1, description="run directory (simstudy run --out)")
-    out: str | None = Field(None, description="report path (default RUN/audit.html)")
+    out: str | None = Field(None, min_length=1,
+                            description="report path (default RUN/audit.html)")
     by: list[str] | None = Field(None, min_length=1,
                                  description="group columns (default: gender, race present)")
     baseline: str | None = Field(None, description="no-personalization condition (default: "
                                                    "'baseline' when the run has it)")
     metrics: list[str] | None = Field(None, description="names from the metric table "
                                       "(simstudy.metrics.METRICS); default: the audited ones")
-    bootstrap: int = Field(1000, ge=10)
-    permutations: int = Field(1000, ge=10)
+    bootstrap: int = Field(1000, ge=10, le=MAX_RESAMPLES)
+    permutations: int = Field(1000, ge=10, le=MAX_RESAMPLES)
     alpha: float = Field(0.05, gt=0, lt=1)
     correction: Literal["holm", "bh", "none"] = "holm"
     family: Literal["table", "audit"] = "table"
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, le=MAX_SEED)
     case_study: dict[Literal["baseline", "random", "income", "race"], str] = {
         "baseline": "baseline", "random": "random", "income": "income", "race": "race"}
     notes: str = ""

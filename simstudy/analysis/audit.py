@@ -21,6 +21,9 @@ Uncertainty:
   :mod:`simstudy.core.rng`, so the conditions of a run, which face the same applicants, are
   resampled
   with the same people: contrasts between conditions (does a gap widen?) get paired intervals.
+  A group's estimate of a proportion (validity, plausibility, hap, approval and dropout rates)
+  instead gets the interval ``summary.csv`` gives the same figure: the Wilson score interval at
+  its effective sample size (:mod:`simstudy.core.intervals`), inside [0, 1] by construction.
 * **Permutation p-values** (Good 2005, ch. 3): the focal / reference labels are permuted among
   the people of the two groups within each replication; ``p = (1 + #{|T*| >= |T|}) / (1 + P)``
   for the replication-averaged gap ``T``.
@@ -48,9 +51,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..core.intervals import metric_interval
 from ..metrics import Metric, metrics_of
 from .groups import Codebook, Comparison, cell_name, comparisons, groupings
-from .resampling import CellSums, accumulate, mean_over_reps, percentile_interval
+from .resampling import CellSums, accumulate, mean_over_reps, percentile_interval, ratio
 
 __all__ = ["AuditResult", "audit", "adjust_pvalues"]
 
@@ -227,15 +231,25 @@ def _audit_source(tables: _Tables, source: str, table: pd.DataFrame, defs: dict[
     for (policy, condition), per_metric in sums.items():
         for m, cs in per_metric.items():
             base = {"source": source, "policy": policy, "condition": condition, "metric": m}
-            _estimate_rows(tables, base, cs, by, levels, cells, comps, alpha, boot_gap)
+            _estimate_rows(tables, base, cs, by, levels, cells, comps, alpha, boot_gap,
+                           defs[m].values)
     _contrast_rows(tables, source, list(sums), list(defs), comps, baseline, boot_gap, alpha)
 
 
 def _estimate_rows(tables: _Tables, base: dict, cs: CellSums, by: list[str], levels: Mapping,
-                   cells: list, comps: list[Comparison], alpha: float, boot_gap: dict) -> None:
-    # Group estimates, gaps with permutation p-values, and the highest intersection cell.
+                   cells: list, comps: list[Comparison], alpha: float, boot_gap: dict,
+                   metric_kind: str = "real") -> None:
+    # Group estimates (a proportion's interval by the shared rule of simstudy.core.intervals,
+    # others by the percentile bootstrap), gaps with permutation p-values, and the highest
+    # intersection cell.
     for grouping, label, cset in groupings(by, levels, cells, tables.codebook):
-        lo, hi = percentile_interval(cs.bootstrap(cset), alpha)
+        if metric_kind == "proportion":
+            # the rule summary.csv uses for the same figure (simstudy.core.intervals)
+            counts = cs.n[:, cset].sum(1)
+            lo, hi = metric_interval("proportion", ratio(cs.s[:, cset].sum(1), counts), counts,
+                                     1 - alpha)
+        else:
+            lo, hi = percentile_interval(cs.bootstrap(cset), alpha)
         tables.groups.append({**base, "grouping": grouping, "group": label,
                               "n": float(cs.n[:, cset].sum(1).mean()),
                               "estimate": cs.estimate(cset), "ci_low": lo, "ci_high": hi})

@@ -318,12 +318,21 @@ class GAMM:
                              "upper": fit + z * se})
 
     def summary(self) -> dict:
-        """The figures the published analysis reports, as a flat dict."""
+        """The figures the published analysis reports, as a flat dict.
+
+        The smooth test's statistic is reported as mgcv's ``summary.gam`` does: ``F`` (T / r)
+        for the Gaussian family, whose scale is estimated, and ``chi_sq`` (T) for the binomial
+        and ocat families, whose scale is known; the other is NaN.
+        """
         t = self.test_
         return {
             "n": self.n_obs_, "participants": self.n_groups_,
             "edf": self.edf_, "ref_df": t.ref_df if t else float("nan"),
-            "F": t.F if t else float("nan"), "p": t.p if t else float("nan"),
+            # mgcv's summary column: F = T / ref_df with an estimated scale (Gaussian),
+            # Chi.sq = T with a known one (binomial, ocat)
+            "F": t.F if t and self.family == "gaussian" else float("nan"),
+            "chi_sq": t.stat if t and self.family != "gaussian" else float("nan"),
+            "p": t.p if t else float("nan"),
             "intercept": self.intercept_, "sd_intercept": self.sd_intercept_,
             "sd_slope": self.sd_slope_, "sd_resid": self.sd_resid_,
             "family": self.family,

@@ -123,9 +123,13 @@ def _check_model(data: pd.DataFrame, group: str, response: str, distance: str, f
         raise TableError(f"{group}: one participant; participant effects need at least 2")
     single = int((per_person == 1).sum())
     if single:
+        # only the Gaussian family has a residual to confuse the intercept with
+        why = ("the random intercept and the residual are not separately identifiable"
+               if family == "gaussian" else "the random intercept is barely identifiable: "
+               f"one {'yes/no' if family == 'binomial' else 'ordered'} answer says little "
+               "about a person's own level")
         warnings.append(f"{group}: {single} of {per_person.size} participants have a single "
-                        f"{response} rating; with one rating per person the random "
-                        "intercept and the residual are not separately identifiable")
+                        f"{response} rating; with one rating per person {why}")
     dropped = int((~rows).sum())
     if dropped:
         warnings.append(f"{response}: {dropped} rows without {response} or {distance} "

@@ -283,7 +283,9 @@ def fit_laml(design: MixedDesign, y: np.ndarray, family: Family, smooth: slice,
         smooth: the smooth's columns within ``design.fixed`` (empty slice: no smooth).
         penalty: ``(pf,)`` unscaled diagonal penalty on the fixed columns.
         rho0: starting log smoothing parameters; default: penalty comparable to the data.
-        multistart: also start from low smoothing of the smooth and keep the better criterion.
+        multistart: also start from low smoothing of the smooth, and restart every random
+            effect whose variance collapsed towards zero from interior values (see
+            :func:`_restart_collapsed_variances`); the best criterion is kept.
     """
     prob = _Problem(design, y, family, smooth, penalty)
     tau0 = family.start_theta(y)
@@ -303,6 +305,9 @@ def fit_laml(design: MixedDesign, y: np.ndarray, family: Family, smooth: slice,
             x0[0] -= 10.0
         fits.append(_minimize_from(prob, x0, bounds, max_iter))
     best = min(fits, key=lambda f: (not f[1], f[0]))
+    if multistart:
+        best, extra = _restart_collapsed_variances(prob, best, bounds, max_iter)
+        n_starts += extra
     value, converged, res, bf, u, cache = best
     family.set_theta(res.x[prob.n_rho:])
     edf_f, edf_r, edf1 = _edf(design, smooth, cache)
@@ -311,6 +316,55 @@ def fit_laml(design: MixedDesign, y: np.ndarray, family: Family, smooth: slice,
                       cov_f=cache["c"], edf_f=edf_f, edf1_smooth=edf1,
                       edf_total=float(edf_f.sum() + edf_r), weights=cache["w"],
                       starts=n_starts)
+
+
+#: A random effect whose standard deviation times the root mean square of its covariate is
+#: below this (on the linear predictor's scale) is "collapsed": the criterion is flat there,
+#: so a vanishing gradient says nothing about whether an interior optimum is better.
+COLLAPSED_EFFECT = 0.05
+#: Interior restarts of a collapsed variance: sd * rms(z) on the linear predictor's scale.
+INTERIOR_EFFECTS = (0.3, 1.0)
+
+
+def _restart_collapsed_variances(prob: _Problem, best: tuple, bounds: list, max_iter: int,
+                                 rounds: int = 2, tol: float = 1e-6) -> tuple[tuple, int]:
+    """Restarts the minimisation with each collapsed variance moved back inside.
+
+    As sd_t -> 0 (rho_t -> inf) the Laplace criterion flattens: L-BFGS-B reports a zero
+    gradient there whether or not a better interior optimum exists. For every random effect t
+    whose effect on eta, sd_t rms(z_t), is below :data:`COLLAPSED_EFFECT`, the fit restarts
+    from the current optimum with rho_t = -2 log(e / rms(z_t)) for each e in
+    :data:`INTERIOR_EFFECTS` (and once with every collapsed variance moved together); the
+    lowest criterion is kept, and the check repeats from the new optimum (``rounds`` times at
+    most). Returns the best fit and the number of extra minimisations.
+    """
+    first = 1 if prob.rank_s else 0
+    rms = np.sqrt(np.maximum(np.mean(prob.d.z ** 2, axis=0), 1e-12))
+    extra = 0
+    for _ in range(rounds):
+        x_best = best[2].x
+        sd = np.exp(-0.5 * x_best[first:first + prob.d.n_random])
+        collapsed = np.flatnonzero(sd * rms < COLLAPSED_EFFECT)
+        if not collapsed.size:
+            break
+        starts = []
+        for e in INTERIOR_EFFECTS:
+            inside = -2.0 * np.log(e / rms)
+            for t in collapsed:
+                x0 = x_best.copy()
+                x0[first + t] = inside[t]
+                starts.append(x0)
+            if collapsed.size > 1:
+                x0 = x_best.copy()
+                x0[first + collapsed] = inside[collapsed]
+                starts.append(x0)
+        fits = [_minimize_from(prob, x0, bounds, max_iter) for x0 in starts]
+        extra += len(fits)
+        challenger = min(fits, key=lambda f: (not f[1], f[0]))
+        if not (challenger[1] and challenger[0] < best[0] - tol):
+            break
+        best = challenger
+    return best, extra
 
 
 def _default_rho(prob: _Problem, design: MixedDesign, penalty: np.ndarray) -> np.ndarray:

@@ -250,7 +250,9 @@ def _method(s: dict) -> str:  # how the figures were made, for the HTML and Mark
     return ("Recourse metrics per group and intersection of groups, for every policy and "
             "condition. Estimates are means over replications of the within-replication group "
             f"means; intervals are {100 * (1 - s['alpha']):.0f}% percentile bootstrap intervals "
-            f"({s['n_bootstrap']} resamples of people within replication and cell); p-values "
+            f"({s['n_bootstrap']} resamples of people within replication and cell), except a "
+            "group's proportion, which gets the Wilson score interval at its effective sample "
+            "size (as in summary.csv); p-values "
             f"come from {s['n_permutations']} permutations of group labels within replication "
             f"and are adjusted ({s['correction']}, family: {s['family']}). Cost is unweighted "
             "so that conditions compare." + (f" Codes: {s['codes']}." if s.get("codes") else ""))

@@ -14,7 +14,9 @@ name) silences every progress display (:mod:`simstudy.core.progress`).
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -47,8 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C while the command modules load
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED
     set_quiet(args.quiet)
     if getattr(args, "handler", None) is None:
         parser.print_help()
@@ -59,9 +65,37 @@ def main(argv: list[str] | None = None) -> int:
     # and finished results kept.
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        return _handle(args)
+        code = _handle(args)
     finally:
         signal.signal(signal.SIGTERM, previous)
+    if code == INTERRUPTED and argv is None:
+        _leave_computing_threads(code)
+    return code
+
+
+#: Exit code of an interrupted command (128 + SIGINT, as a shell reports Ctrl-C).
+INTERRUPTED = 130
+
+
+def _leave_computing_threads(code: int) -> None:
+    """Ends an interrupted command-line process at once when a thread is still computing.
+
+    A unit this process computes in a thread (see
+    :class:`~simstudy.core.executors.ProcessExecutor`) cannot be stopped mid-way; finalizing the
+    interpreter around it makes the thread unwind through torch's C++ frames and abort
+    (SIGABRT, exit 134). Finished results are already on disk (written atomically), so the
+    process flushes its output and exits with ``code``. Only for the program's own command
+    line (``argv`` not given): a caller of :func:`main` keeps its process.
+    """
+    busy = [t for t in threading.enumerate()
+            if t is not threading.main_thread() and t.daemon and t.is_alive()]
+    if busy:
+        # the stopped worker pools' semaphores are released when collected; left registered,
+        # multiprocessing's resource tracker would report them as leaked
+        gc.collect()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -69,6 +103,11 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    out = getattr(args, "out", None)
+    if isinstance(out, str) and not out.strip():
+        # an empty path would write into the working directory
+        print(f"simstudy {args.command}: --out: empty; give a path", file=sys.stderr)
+        return 2
     try:
         return int(args.handler(args) or 0)
     except DocumentError as exc:
@@ -86,7 +125,7 @@ def _handle(args: argparse.Namespace) -> int:
         return 2
     except KeyboardInterrupt:
         print("interrupted; finished results are kept", file=sys.stderr)
-        return 130
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

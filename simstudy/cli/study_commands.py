@@ -52,7 +52,9 @@ def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
     ax.set_xlabel(title.split("~")[1].strip())
     ax.set_ylabel(title.split("~")[0].strip())
     t = model.test_
-    ax.set_title(f"{title}: EDF {model.edf_:.2f}, F {t.F:.2f}, p {t.p:.3g}", fontsize=9)
+    stat = (f"F {t.F:.2f}" if getattr(model, "family", "gaussian") == "gaussian"
+            else f"Chi.sq {t.stat:.2f}")
+    ax.set_title(f"{title}: EDF {model.edf_:.2f}, {stat}, p {t.p:.3g}", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     save_figure(fig, path)
@@ -153,7 +155,7 @@ def _analyze_cmd(args) -> int:
 
     write_dictionary(out)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
-        print(table[["model", "family", "n", "edf", "ref_df", "F", "p", "sd_intercept",
+        print(table[["model", "family", "n", "edf", "ref_df", "F", "chi_sq", "p", "sd_intercept",
                      "sd_slope", "sd_resid", "reml_converged"]].to_string(index=False))
     if spec.contrast.column in data.columns:
         _write_contrasts(data, spec, out)

@@ -8,13 +8,16 @@ traceback.
 
 from __future__ import annotations
 
+import functools
 import re
+import types
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 __all__ = [
     "StrictModel",
@@ -43,6 +46,39 @@ class StrictModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=False, validate_default=True, strict=True,
                               allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lists_as_tuples(cls, data: Any) -> Any:
+        # YAML has lists, not tuples: a list is accepted wherever a field declares a tuple
+        # (``scale: [1, 7]``); the items are still validated strictly.
+        if not isinstance(data, dict):
+            return data
+        fields = _tuple_fields(cls)
+        if not fields.intersection(data):
+            return data
+        return {k: tuple(v) if k in fields and isinstance(v, list) else v
+                for k, v in data.items()}
+
+
+def _holds_tuple(annotation: Any) -> bool:
+    # ``tuple[...]`` itself or inside ``X | None`` / ``Annotated[...]``
+    origin = typing.get_origin(annotation)
+    if annotation is tuple or origin is tuple:
+        return True
+    if origin in (typing.Union, types.UnionType, Annotated):
+        return any(_holds_tuple(a) for a in typing.get_args(annotation))
+    return False
+
+
+@functools.cache
+def _tuple_fields(cls: type[BaseModel]) -> frozenset[str]:
+    # the keys (names and aliases) of a model's tuple-typed fields
+    names = set()
+    for name, info in cls.model_fields.items():
+        if _holds_tuple(info.annotation):
+            names.update(n for n in (name, info.alias) if n)
+    return frozenset(names)
 
 
 # Names become file names under a run directory: letters, digits, ``_ . -``, not starting with a
@@ -171,6 +207,16 @@ def _field_path(loc: tuple[Any, ...], data: Any = None) -> str:
     return "".join(parts)
 
 
+def _reason(err: dict) -> str:
+    # pydantic's message, in the document's words where pydantic's would be cryptic
+    if err["type"] == "extra_forbidden":
+        return "unknown key"
+    if (err["type"] == "string_pattern_mismatch"
+            and err.get("ctx", {}).get("pattern") == SAFE_NAME_PATTERN):
+        return safe_name_problem(err.get("input")) or err["msg"]
+    return err["msg"]
+
+
 def validate_data(data: Any, model: type[M], source: str) -> M:
     """Validates already-loaded data against ``model``; raises :class:`DocumentError`."""
     if data is None:
@@ -183,12 +229,7 @@ def validate_data(data: Any, model: type[M], source: str) -> M:
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
-            reason = err["msg"]
-            if err["type"] == "extra_forbidden":
-                reason = "unknown key"
-            elif err["type"] == "value_error":
-                # our own validators' reasons, without pydantic's "Value error, " prefix
-                reason = str(err.get("ctx", {}).get("error", reason))
+            reason = _reason(err)
             problems.append(DocumentProblem(source, _field_path(err["loc"], data), reason))
         raise DocumentError(problems) from None
 
@@ -221,5 +262,5 @@ def with_overrides(spec: M, overrides: dict[str, tuple[str, Any]], source: str) 
             head = str(err["loc"][0]) if err["loc"] else ""
             if head in overrides:
                 field = f"{field} ({overrides[head][0]} {values.get(head)!r})"
-            problems.append(DocumentProblem(source, field, err["msg"]))
+            problems.append(DocumentProblem(source, field, _reason(err)))
         raise DocumentError(problems) from None

@@ -22,6 +22,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue
+import signal
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -234,6 +235,15 @@ class ProcessExecutor(Executor):
             # Spawned workers read the BLAS variables when numpy loads: set them before.
             saved = {v: os.environ.get(v) for v in BLAS_VARIABLES}
             os.environ.update({v: "1" for v in BLAS_VARIABLES})
+            # Ctrl-C reaches every process of the terminal's group: the helpers start with
+            # SIGINT ignored (an ignored signal stays ignored across exec, and Python then
+            # installs no KeyboardInterrupt handler), so only this process handles it, by
+            # terminating them, and no helper prints a traceback of its own. Meanwhile this
+            # process blocks SIGINT (a blocked signal stays pending, even while ignored), so a
+            # Ctrl-C during the start-up is delivered here right after.
+            main = threading.current_thread() is threading.main_thread()
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
             try:
                 # multiprocessing's Pool (not concurrent.futures) for its terminate(); one
                 # single-process pool per helper so that a task goes to the helper chosen
@@ -242,6 +252,9 @@ class ProcessExecutor(Executor):
                                             initargs=(os.getpid(),))
                                for _ in range(self.workers - 1)]
             finally:
+                if handler is not None:
+                    signal.signal(signal.SIGINT, handler)
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
                 for v, val in saved.items():
                     if val is None:
                         os.environ.pop(v, None)

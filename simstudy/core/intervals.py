@@ -1,11 +1,43 @@
-"""Intervals of replication-level figures.
+"""Confidence intervals that stay inside their metric's range: one rule for every table.
 
-Every table that reports a mean over replications (the recourse summary, the event world's
-summary) draws its interval here, so one figure gets one interval wherever it appears.
+A population metric is a mean over replications of a per-replication figure. Its interval
+follows what the metric's values can be (:attr:`simstudy.metrics.Metric.values`):
+
+* ``proportion`` (a share of 0/1 values: validity, plausibility, ...): the Wilson (1927) score
+  interval at an *effective sample size*. With replication shares p_r over n_r people and
+  their mean p, the variance of p is taken as the larger of the binomial variance and the
+  spread between replications,
+
+      v = max(p (1 - p) h, s^2 / R),   h = (1 / R^2) sum_r 1 / n_r,
+
+  (s^2 the sample variance of the p_r, R >= 2 replications), and n_eff = p (1 - p) / v (1 / h
+  when v = 0); the interval is the set of proportions pi with
+
+      |p - pi| <= z sqrt(pi (1 - pi) / n_eff),
+
+  i.e. (p + z^2 / 2n - z sqrt(p (1 - p) / n + z^2 / 4n^2)) / (1 + z^2 / n) to the same with
+  ``+``, n = n_eff. It lies in [0, 1] for every p in [0, 1] and n > 0, is never empty, and
+  a single replication gets the plain Wilson interval over its people.
+* ``nonnegative`` (costs, distances, durations) and ``real``: the Student-t interval over
+  replications, intersected with the range. The true mean lies in the range, so the
+  intersection covers it exactly as often as the t interval does.
+
+:func:`metric_interval` applies the rule; the run summary (``summary.csv``) and the fairness
+audit both call it, so the same figure gets the same interval in both.
+
+References:
+    Wilson, E. B. (1927), "Probable inference, the law of succession, and statistical
+    inference", JASA 22:209-212. Kish, L. (1965), *Survey Sampling*, Wiley (the design effect).
+    Korn, E. L. & Graubard, B. I. (1998), "Confidence intervals for proportions with small
+    expected number of positive counts estimated from survey data", Survey Methodology
+    24:193-201 (intervals for proportions at an effective sample size).
 
 Example:
-    >>> [round(float(v), 3) for v in mean_sd_ci([1.0, 2.0, 3.0])]
-    [2.0, 1.0, -0.484, 4.484]
+    >>> lo, hi = proportion_interval([0.9, 1.0, 0.6], [10, 12, 9])
+    >>> 0.0 <= lo < 0.833 < hi <= 1.0
+    True
+    >>> [round(v, 3) for v in wilson_interval(0.0, 20)]
+    [0.0, 0.161]
 """
 
 from __future__ import annotations
@@ -15,7 +47,81 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
-__all__ = ["mean_sd_ci"]
+__all__ = ["VALUE_RANGES", "wilson_interval", "proportion_interval", "t_interval",
+           "metric_interval", "mean_sd_ci"]
+
+#: The range of each kind of metric value.
+VALUE_RANGES: dict[str, tuple[float, float]] = {
+    "proportion": (0.0, 1.0), "nonnegative": (0.0, np.inf), "real": (-np.inf, np.inf)}
+
+
+def wilson_interval(p: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``p`` observed over ``n`` (possibly an
+    effective, fractional) trials; NaN when ``n <= 0`` or ``p`` is not finite."""
+    if not (np.isfinite(p) and n > 0):
+        return np.nan, np.nan
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    z2n = z * z / n
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z * np.sqrt(max(p * (1 - p), 0.0) / n + z2n / (4 * n)) / (1 + z2n)
+    # in [0, 1] in exact arithmetic; the clip only removes rounding at 0 and 1
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+def proportion_interval(shares: Sequence[float], counts: Sequence[float],
+                        level: float = 0.95) -> tuple[float, float]:
+    """Wilson interval of the mean of replication shares at their effective sample size
+    (see the module docstring). Replications with nobody counted are left out."""
+    p_r = np.asarray(shares, dtype=float)
+    n_r = np.asarray(counts, dtype=float)
+    ok = np.isfinite(p_r) & (n_r > 0)
+    if not ok.any():
+        return np.nan, np.nan
+    p_r, n_r = p_r[ok], n_r[ok]
+    r = len(p_r)
+    p = float(p_r.mean())
+    h = float(np.sum(1.0 / n_r)) / r**2
+    n_eff = 1.0 / h
+    if r >= 2:
+        between = float(p_r.var(ddof=1)) / r
+        if between > p * (1 - p) * h:
+            n_eff = p * (1 - p) / between
+    return wilson_interval(p, n_eff, level)
+
+
+def t_interval(values: Sequence[float], level: float = 0.95,
+               bounds: tuple[float, float] = (-np.inf, np.inf)) -> tuple[float, float]:
+    """Student-t interval of the mean of replication values, intersected with ``bounds``;
+    NaN with fewer than two finite values."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if len(v) < 2:
+        return np.nan, np.nan
+    m = float(v.mean())
+    half = float(stats.t.ppf(0.5 + level / 2, len(v) - 1)) * float(v.std(ddof=1)) / np.sqrt(
+        len(v))
+    return float(max(bounds[0], m - half)), float(min(bounds[1], m + half))
+
+
+def metric_interval(values_kind: str, shares: Sequence[float],
+                    counts: Sequence[float] | None = None,
+                    level: float = 0.95) -> tuple[float, float]:
+    """The interval of a metric's replication-level values by the rule of its kind.
+
+    Args:
+        values_kind: ``proportion``, ``nonnegative`` or ``real`` (:data:`VALUE_RANGES`).
+        shares: the metric per replication.
+        counts: people per replication in its denominator (needed for proportions).
+        level: confidence level.
+    """
+    if values_kind not in VALUE_RANGES:
+        raise ValueError(f"unknown kind of values {values_kind!r}; use one of "
+                         f"{sorted(VALUE_RANGES)}")
+    if values_kind == "proportion":
+        if counts is None:
+            raise ValueError("a proportion's interval needs the counts behind each share")
+        return proportion_interval(shares, counts, level)
+    return t_interval(shares, level, VALUE_RANGES[values_kind])
 
 
 def mean_sd_ci(values: Sequence[float], level: float = 0.95

@@ -19,6 +19,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import re
 import sys
 from collections.abc import Callable
 from functools import cache
@@ -69,6 +70,18 @@ def check_output_file(path: str | Path, flag: str = "--out") -> Path:
         raise UsageError(f"{flag} {path}: {path.parent} is not a directory")
     _probe(path.parent, f"{flag} {path}")
     return path
+
+
+#: Name of a temporary file :func:`atomic_write` renames into place (see :func:`_tmp`).
+_TMP_NAME = re.compile(r"^\..+\.tmp\d+(\.[A-Za-z0-9]+)?$")
+
+
+def _remove_stale_temporaries(folder: Path) -> None:
+    # Writers hold the run's lock, so once it is ours every temporary file beside the results
+    # is the unfinished write of a process that was stopped (Ctrl-C, a kill): remove it.
+    for path in folder.rglob(".*.tmp*"):
+        if path.is_file() and _TMP_NAME.match(path.name):
+            path.unlink(missing_ok=True)
 
 
 def _tmp(path: Path) -> Path:
@@ -145,6 +158,7 @@ class RunLock:
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd
+        _remove_stale_temporaries(self.path.parent)
         return self
 
     def __exit__(self, *exc: Any) -> None:

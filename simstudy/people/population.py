@@ -111,7 +111,7 @@ class RankingSampler:
             and which features are actionable are both uniform.
     """
 
-    bias: BiasName | tuple[float, ...] = "uniform"
+    bias: BiasName | tuple[Annotated[float, Ge(0)], ...] = "uniform"
     n_actionable: Annotated[int, Ge(0), Le(16)] | None = None
     rankings: Mapping[str, Sequence[str]] = field(default_factory=dict)
 

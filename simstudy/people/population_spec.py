@@ -21,9 +21,10 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -110,7 +111,7 @@ class GroupProfileSpec(StrictModel):
     """A group's ranking distribution and, optionally, its own directions and bounds of change
     (replacing the population's ``changes`` for the group's members)."""
 
-    bias: BiasName | list[float]
+    bias: BiasName | list[Annotated[float, Field(ge=0)]]
     changes: dict[str, ChangeSpec] | None = None
 
 
@@ -179,6 +180,23 @@ class PopulationSpec(StrictModel):
                                           "this population adds, e.g. {race: {0: white, 1: "
                                           "non-white}} (0 = the majority group)")
 
+    def biases(self) -> list[tuple[str, Any]]:
+        """``(field, bias)`` of every ranking distribution this population draws from."""
+        named = ([("actionability.bias", self.actionability.bias)]
+                 if self.actionability.kind == "ranking" else [])
+        if self.groups is not None:
+            named += [("groups.privileged.bias", self.groups.privileged.bias),
+                      ("groups.non_privileged.bias", self.groups.non_privileged.bias)]
+        return named
+
+    @model_validator(mode="after")
+    def _probabilities_not_all_zero(self) -> PopulationSpec:
+        for field, bias in self.biases():
+            if not isinstance(bias, str) and not any(p > 0 for p in bias):
+                raise ValueError(f"{field}: explicit ranking probabilities are all zero; at "
+                                 "least one must be positive")
+        return self
+
     @model_validator(mode="after")
     def _groups_need_rankings(self) -> PopulationSpec:
         if self.groups is not None and self.actionability.kind != "ranking":
@@ -193,15 +211,28 @@ class PopulationSpec(StrictModel):
     def ranking_problems(self, known: Sequence[str]) -> list[tuple[str, str]]:
         """``(field, reason)`` for each ranking distribution named here that the world does not
         name (``known``; ``uniform`` and explicit probability lists need no name)."""
-        named = [("actionability.bias", self.actionability.bias)
-                 if self.actionability.kind == "ranking" else ("", "uniform")]
-        if self.groups is not None:
-            named += [("groups.privileged.bias", self.groups.privileged.bias),
-                      ("groups.non_privileged.bias", self.groups.non_privileged.bias)]
         return [(field, f"the world names no ranking distribution {bias!r} (it names: "
                         f"{', '.join(['uniform', *known])})")
-                for field, bias in named
+                for field, bias in self.biases()
                 if isinstance(bias, str) and bias != "uniform" and bias not in known]
+
+    def actionable_problems(self, n_features: int) -> list[tuple[str, str]]:
+        """``(field, reason)`` for counts and probability vectors that do not fit a world with
+        ``n_features`` globally actionable features: ``n_actionable`` above it, and explicit
+        ranking probabilities not one per permutation (``n_features!`` values)."""
+        out = []
+        a = self.actionability
+        if a.kind == "ranking" and a.n_actionable is not None and a.n_actionable > n_features:
+            out.append(("actionability.n_actionable",
+                        f"{a.n_actionable} is above the world's {n_features} actionable "
+                        "features"))
+        n_perms = math.factorial(n_features)
+        for field, bias in self.biases():
+            if not isinstance(bias, str) and len(bias) != n_perms:
+                out.append((field, f"{len(bias)} explicit ranking probabilities; the world's "
+                                   f"{n_features} actionable features have {n_perms} "
+                                   "rankings, one probability each"))
+        return out
 
     def feature_problems(self, names: Sequence[str], income: str | None,
                          sensitive: Sequence[str]) -> list[tuple[str, str]]:
@@ -322,6 +353,7 @@ def population_problems(conditions: Sequence[Any], populations: Mapping[str, Pop
                                      reason if inline else f"{reason} (in {cond.population})")
                      for field, reason in [
                          *population.ranking_problems(tuple(known.rankings)),
+                         *population.actionable_problems(len(known.actionable)),
                          *population.feature_problems(known.names, known.income,
                                                       known.sensitive),
                          *population.change_problems(known.actionable)]]

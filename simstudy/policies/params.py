@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from annotated_types import Ge, Gt, Le
 
+from ..core.bounds import MAX_QUESTIONS, MAX_STEPS, LearningRate, Steps
+
 if TYPE_CHECKING:
     from .base import RecoursePolicy
 
@@ -34,11 +36,12 @@ class WachterParams:
     """Parameters of :class:`~simstudy.policies.wachter.Wachter`."""
 
     distance: Literal["l1", "l2"] = "l2"
-    lam: float = 1.0
-    lr: float = 0.01
-    steps: int = 200
-    rounds: int = 4
-    lambda_growth: float = 10.0
+    lam: Annotated[float, Ge(0.0)] = 1.0
+    lr: LearningRate = 0.01
+    steps: Steps = 200
+    rounds: Annotated[int, Ge(1), Le(100)] = 4
+    # the weight grows (or stays) between rounds without a valid counterfactual
+    lambda_growth: Annotated[float, Ge(1.0)] = 10.0
 
 
 @dataclass(eq=False)
@@ -67,12 +70,12 @@ class HAREParams:
     generator; its document entry is the base's own entry)."""
 
     base: RecoursePolicy
-    budget: Annotated[int, Gt(0)] = 30
-    iterations: Annotated[int, Gt(0)] = 1
+    budget: Annotated[int, Gt(0), Le(MAX_QUESTIONS)] = 30
+    iterations: Annotated[int, Gt(0), Le(MAX_STEPS)] = 1
     gamma: Annotated[float, Gt(0.0)] = 1.0
     lam: Annotated[float, Ge(0.0)] = 10.0
-    steps: Annotated[int, Ge(0)] = 100
-    lr: Annotated[float, Gt(0.0)] = 0.1
+    steps: Annotated[int, Ge(0), Le(MAX_STEPS)] = 100
+    lr: LearningRate = 0.1
     tolerance: Annotated[float, Gt(0.0)] = 1e-6
     early_stop: bool = True
     keep_best: bool = False

@@ -228,9 +228,12 @@ ENTRIES: dict[str, list[Entry]] = {
         ("n_replications", "replications averaged", "count", ""),
         ("mean", "mean over replications", "as the metric", "replications"),
         ("sd", "standard deviation over replications", "as the metric", "replications"),
-        ("ci_low", "lower end of the 95% Student-t interval", "as the metric", "replications"),
-        ("ci_high", "upper end of the 95% Student-t interval", "as the metric",
-         "replications")],
+        ("ci_low", "lower end of the 95% interval: Student-t over replications (an "
+                   "estimate's cut at zero); for the shares approval_rate, dropout_rate and "
+                   "active_rate the Wilson score interval at their effective sample size "
+                   "(simstudy.core.intervals)",
+         "as the metric", "replications"),
+        ("ci_high", "upper end of that interval", "as the metric", "replications")],
     "power.csv": [
         ("n", "participants in each simulated study", "participants", ""),
         ("simulations", "simulated studies at this N", "count", ""),
@@ -249,7 +252,11 @@ ENTRIES: dict[str, list[Entry]] = {
         ("participants", "participants (random-effect groups)", "participants", ""),
         ("edf", "effective degrees of freedom of the distance smooth", "edf", ""),
         ("ref_df", "reference degrees of freedom of the smooth test", "df", ""),
-        ("F", "F statistic of the smooth test (Wood 2013)", "F", ""),
+        ("F", "F statistic T / ref_df of the smooth test (Wood 2013); Gaussian family "
+              "only, empty for binomial / ocat (see chi_sq), as in mgcv", "F", ""),
+        ("chi_sq", "chi-square statistic T of the smooth test (Wood 2013), mgcv's Chi.sq; "
+                   "binomial / ocat families only, empty for Gaussian (see F)", "chi-square",
+         ""),
         ("p", "p-value of the smooth test", "probability", ""),
         ("intercept", "fixed intercept (log-odds or latent scale for binomial / ocat)",
          "rating points", ""),
@@ -287,10 +294,11 @@ ENTRIES: dict[str, list[Entry]] = {
         ("gap_versus", "the gap under `versus`", "as the metric", ""),
         ("estimate", "the group's metric, the gap, or the difference of gaps", "as the metric",
          "the metric's own denominator (see summary.csv)"),
-        ("ci_low", "lower end of the percentile bootstrap interval", "as the metric",
-         "bootstrap resamples"),
-        ("ci_high", "upper end of the percentile bootstrap interval", "as the metric",
-         "bootstrap resamples"),
+        ("ci_low", "lower end of the interval: percentile bootstrap, except a group's "
+                   "proportion (Wilson score interval at its effective sample size, as in "
+                   "summary.csv)", "as the metric", "bootstrap resamples or people"),
+        ("ci_high", "upper end of that interval", "as the metric",
+         "bootstrap resamples or people"),
         ("p_value", "permutation p-value of the gap", "probability", "permutations"),
         ("p_adjusted", "p-value adjusted (Holm or Benjamini-Hochberg) over the family",
          "probability", ""),

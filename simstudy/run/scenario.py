@@ -38,6 +38,7 @@ from pydantic import Discriminator, Field, Tag, model_validator
 
 from .. import policies as _policies  # noqa: F401 - registers the built-in policy kinds
 from .. import world as _world  # noqa: F401 - registers the built-in world kinds
+from ..core.bounds import MAX_APPLICANTS
 from ..core.documents import (
     DocumentError,
     DocumentProblem,
@@ -121,7 +122,7 @@ class ApplicantsSpec(StrictModel):
 
     split: Literal["test", "val", "train"] = "test"
     only_rejected: bool = True
-    max_applicants: int | None = Field(None, gt=0)
+    max_applicants: int | None = Field(None, gt=0, le=MAX_APPLICANTS)
 
 
 def _union(registry: dict[str, type], what: str) -> Any:

@@ -14,7 +14,11 @@ Numeric per-applicant columns that no metric reads (policy extras such as querie
 averaged over every applicant.
 
 Each metric is computed per replication and reported as the mean over replications with a
-95% Student-t confidence interval (a single replication gives no interval).
+95% interval that stays inside the metric's range (:mod:`simstudy.core.intervals`, the rule the
+fairness audit shares): a proportion gets the Wilson score interval at its effective sample
+size (replication spread included; one replication gets the Wilson interval over its people),
+other metrics the Student-t interval over replications intersected with their range (a
+single replication gives none); the policies' numeric extras keep the plain Student-t interval.
 
 A contrast compares two policies that served the same people in the same replications: the
 replication-level difference ``metric(policy) - metric(baseline)``, reported as the mean over
@@ -28,7 +32,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..core.intervals import mean_sd_ci
+from ..core.intervals import mean_sd_ci, metric_interval
 from ..metrics import RECOURSE_COLUMNS, metrics_of
 
 __all__ = ["replication_metrics", "summarize_recourse", "summarize_contrasts", "mean_ci"]
@@ -44,10 +48,17 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float,
     return m, lo, hi
 
 
-def _metrics(block: pd.DataFrame, extras: Sequence[str]) -> dict[str, float]:
+#: Prefix of the per-replication count columns behind each metric (``counts=True``).
+_COUNT = "count_of_"
+
+
+def _metrics(block: pd.DataFrame, extras: Sequence[str], counts: bool = False
+             ) -> dict[str, float]:
     out = {"n": float(len(block))}
     for name, metric in metrics_of("recourse", summarized=True).items():
         out[name] = metric.mean(block)
+        if counts:
+            out[_COUNT + name] = float(metric.count(block))
     for col in extras:
         out[col] = float(pd.to_numeric(block[col], errors="coerce").mean())
     return out
@@ -61,8 +72,10 @@ def _extra_columns(df: pd.DataFrame, group_columns: Sequence[str]) -> list[str]:
             and pd.api.types.is_numeric_dtype(df[c])]
 
 
-def replication_metrics(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> pd.DataFrame:
-    """One row per replication x policy x condition x group (``group_by = all`` included)."""
+def replication_metrics(df: pd.DataFrame, group_columns: Sequence[str] = (),
+                        counts: bool = False) -> pd.DataFrame:
+    """One row per replication x policy x condition x group (``group_by = all`` included);
+    ``counts`` adds ``count_of_<metric>``, the people in each metric's denominator."""
     extras = _extra_columns(df, group_columns)
     rows = []
     for by in ("all", *group_columns):
@@ -71,7 +84,8 @@ def replication_metrics(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> 
             key = key if isinstance(key, tuple) else (key,)
             group = "all" if by == "all" else str(key[-1])
             rows.append({"replication": key[0], "policy": key[1], "condition": key[2],
-                         "group_by": by, "group": group, **_metrics(block, extras)})
+                         "group_by": by, "group": group,
+                         **_metrics(block, extras, counts)})
     return pd.DataFrame(rows)
 
 
@@ -83,7 +97,7 @@ def summarize_recourse(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> p
 
     References:
         Individual-actionability study (2026), Section 5.1 (the population metrics);
-        Student-t intervals over replications.
+        Wilson (1927), JASA 22:209-212, and Student-t intervals (:mod:`simstudy.core.intervals`).
 
     Example:
         >>> import pandas as pd
@@ -95,15 +109,20 @@ def summarize_recourse(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> p
         >>> summarize_recourse(rows)[["validity", "cost", "no_recourse"]].round(2).values.tolist()
         [[0.5, 2.5, 0.25]]
     """
-    per_rep = replication_metrics(df, group_columns)
-    metric_cols = [c for c in per_rep.columns
-                   if c not in ("replication", "policy", "condition", "group_by", "group")]
+    per_rep = replication_metrics(df, group_columns, counts=True)
+    metric_cols = [c for c in per_rep.columns if not c.startswith(_COUNT)
+                   and c not in ("replication", "policy", "condition", "group_by", "group")]
+    kinds = {name: m.values for name, m in metrics_of("recourse", summarized=True).items()}
     rows = []
     for key, block in per_rep.groupby(["policy", "condition", "group_by", "group"], sort=False):
         row = dict(zip(("policy", "condition", "group_by", "group"), key, strict=True))
         row["replications"] = int(block["replication"].nunique())
         for col in metric_cols:
             m, lo, hi = mean_ci(block[col].to_numpy())
+            if col in kinds:
+                counts = block.get(_COUNT + col)
+                lo, hi = metric_interval(kinds[col], block[col].to_numpy(),
+                                         None if counts is None else counts.to_numpy())
             row[col] = m
             if col != "n":
                 row[f"{col}_ci_low"], row[f"{col}_ci_high"] = lo, hi

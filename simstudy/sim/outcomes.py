@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..core.intervals import mean_sd_ci
+from ..core.intervals import mean_sd_ci, metric_interval
 from .world import DROPOUT_EVENTS, EVENT_TYPES, TERMINAL_EVENTS, SimulationResult
 
 __all__ = [
@@ -40,6 +40,10 @@ WORLD_SUMMARY_METRICS = (
     "dropout_time_mean", "active_rate", "recourses_per_person", "actions_per_person",
     "action_failures_per_person", "invalidated_per_recourse", "invalidated_per_return",
 )
+
+#: Shares of the people of a replication (``n``): intervals by the proportion rule of
+#: :mod:`simstudy.core.intervals`, inside [0, 1], as in ``summary.csv`` and the audit.
+PROPORTION_METRICS = ("approval_rate", "dropout_rate", "active_rate")
 
 _CODE = {name: i for i, name in enumerate(EVENT_TYPES)}
 
@@ -197,6 +201,10 @@ def summarize(metrics: pd.DataFrame, baseline: str | None = None, level: float =
         Long table with ``kind`` (``estimate`` or ``paired_difference``), ``policy``,
         ``baseline``, ``group``, ``metric``, ``n_replications``, ``mean``, ``sd``,
         ``ci_low``, ``ci_high``. Differences are ``policy - baseline`` within a replication.
+        Estimates keep to their range by the rule of :mod:`simstudy.core.intervals`: the shares of
+        :data:`PROPORTION_METRICS` get the Wilson score interval at their effective sample
+        size, the other (non-negative) metrics the Student-t interval over replications cut
+        at zero; paired differences get the plain Student-t interval.
 
     Example:
         >>> from simstudy import people, policies, sim
@@ -223,6 +231,11 @@ def summarize(metrics: pd.DataFrame, baseline: str | None = None, level: float =
     for (policy, group), block in metrics.groupby(["policy", "group"], sort=False):
         for m in metric_cols:
             mean, sd, lo, hi = mean_sd_ci(block[m].to_numpy(), level)
+            if m in PROPORTION_METRICS and "n" in block.columns:
+                lo, hi = metric_interval("proportion", block[m].to_numpy(),
+                                         block["n"].to_numpy(), level)
+            else:  # rates, times and counts per person: never below zero
+                lo, hi = metric_interval("nonnegative", block[m].to_numpy(), level=level)
             rows.append({"kind": "estimate", "policy": policy, "baseline": "", "group": group,
                          "metric": m, "n_replications": int(block[m].notna().sum()),
                          "mean": mean, "sd": sd, "ci_low": lo, "ci_high": hi})

@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..core.bounds import MAX_SIMULATIONS, Participants
 from ..core.documents import StrictModel
 from ..people.spec import ResponseSpecs
 
@@ -39,8 +40,8 @@ class StudyPowerSpec(StrictModel):
         workers: worker processes (default: all cores).
     """
 
-    participants: list[int] = Field(min_length=1)
-    simulations: int = Field(200, ge=1)
+    participants: list[Participants] = Field(min_length=1)
+    simulations: int = Field(200, ge=1, le=MAX_SIMULATIONS)
     outcome: Literal["accept", "act"] = "act"
     distance: Literal["sparsity", "proximity"] = "sparsity"
     contrast: str | None = None

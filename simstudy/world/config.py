@@ -18,8 +18,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Annotated
 
-from annotated_types import Ge, Gt
+from annotated_types import Ge, Gt, Le
 from pydantic import AfterValidator, Field
+
+from ..core.bounds import MAX_APPLICANTS, Epochs, LayerWidth, LearningRate
 
 __all__ = ["DecisionConfig", "FlowConfig", "LoanParams"]
 
@@ -38,10 +40,10 @@ class DecisionConfig:
         {'hidden': [8], 'epochs': 3, 'batch_size': 256, 'lr': 0.001, 'weight_decay': 0.0}
     """
 
-    hidden: tuple[Annotated[int, Gt(0)], ...] = (32, 32)
-    epochs: Annotated[int, Gt(0)] = 500
-    batch_size: Annotated[int, Gt(0)] = 256
-    lr: Annotated[float, Gt(0)] = 1e-3
+    hidden: tuple[LayerWidth, ...] = (32, 32)
+    epochs: Epochs = 500
+    batch_size: Annotated[int, Gt(0), Le(MAX_APPLICANTS)] = 256
+    lr: LearningRate = 1e-3
     weight_decay: Annotated[float, Ge(0)] = 0.0
 
     def to_json(self) -> dict:
@@ -72,12 +74,12 @@ class FlowConfig:
         ((64, 64), 1, 5)
     """
 
-    hidden: tuple[int, ...] = (64, 64)
-    layers: Annotated[int, Ge(1)] = 1
-    spline_bins: Annotated[int, Ge(0)] = 8
-    epochs: Annotated[int, Ge(1)] = 300
-    batch_size: Annotated[int, Ge(1)] = 256
-    lr: Annotated[float, Gt(0)] = 3e-3
+    hidden: tuple[LayerWidth, ...] = (64, 64)
+    layers: Annotated[int, Ge(1), Le(100)] = 1
+    spline_bins: Annotated[int, Ge(0), Le(1000)] = 8
+    epochs: Epochs = 300
+    batch_size: Annotated[int, Ge(1), Le(MAX_APPLICANTS)] = 256
+    lr: LearningRate = 3e-3
     weight_decay: Annotated[float, Ge(0)] = 0.0
     patience: Annotated[int, Ge(0)] = 25
 

@@ -89,6 +89,10 @@ class CsvSource(StrictModel):
             unknown = set(getattr(self, group)) - set(names)
             if unknown:
                 raise ValueError(f"{group} names unknown features: {sorted(unknown)}")
+        both = sorted(set(self.immutable) & set(self.actionable))
+        if both:
+            raise ValueError(f"features both actionable and immutable: {both}; a feature "
+                             "nobody can change cannot be acted on")
         coded = {*self.codebook, *self.reference_levels} | ({self.income} - {None})
         if coded - set(names):
             raise ValueError(f"income, codebook or reference_levels name unknown features: "

@@ -13,6 +13,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
+from ..core.bounds import Seed
 from ..core.documents import FieldProblem, StrictModel
 from ..core.registry import load_object, register_world_spec
 from ..core.rng import generator
@@ -81,7 +82,7 @@ class FlowSettings(derive_spec(FlowConfig, name="FlowSettings")):
     """Architecture and training of the causal flow (fields and defaults are
     :class:`~simstudy.world.config.FlowConfig`'s) and the seed of its training."""
 
-    seed: int = 0
+    seed: Seed = 0
 
     def config(self) -> FlowConfig:
         return self.build()

@@ -5,14 +5,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Annotated, Any, Literal
 
-from annotated_types import Ge, Gt, Interval
+from annotated_types import Ge, Gt, Interval, Le
+
+from ...core.bounds import MAX_STEPS, Epochs, LayerWidth, LearningRate, Seed
 
 __all__ = ["ICARMAConfig", "CostShapeName", "ICARMAParams"]
 
 #: the cost profiles a model can be trained on
 #: (see :class:`simstudy.primitives.profiles.CostProfile`)
 CostShapeName = Literal["constant", "concave", "linear", "convex"]
-_Positive = Annotated[int, Gt(0)]
+_Positive = Annotated[int, Gt(0), Le(MAX_STEPS)]
 _Weight = Annotated[float, Ge(0)]
 _Probability = Annotated[float, Interval(ge=0, le=1)]
 
@@ -77,11 +79,11 @@ class ICARMAConfig:
     """
 
     preferences: Literal["ranking", "likert"] = "ranking"
-    mask_hidden: tuple[_Positive, ...] = (64, 64)
-    action_hidden: tuple[_Positive, ...] = (64, 64)
+    mask_hidden: tuple[LayerWidth, ...] = (64, 64)
+    action_hidden: tuple[LayerWidth, ...] = (64, 64)
     batch_size: _Positive = 128
-    epochs: _Positive = 450
-    lr: Annotated[float, Gt(0)] = 0.005
+    epochs: Epochs = 450
+    lr: LearningRate = 0.005
     margin: _Weight = 0.013
     tau: Annotated[float, Gt(0)] = 0.36
     cost_weight: _Weight = 1.1
@@ -143,7 +145,7 @@ class ICARMAParams:
     """
 
     config: ICARMAConfig = ICARMAConfig()
-    seeds: list[int] | None = None
+    seeds: list[Seed] | None = None
     # ``True``, ``False`` or a :class:`~simstudy.world.decision.ModelCache` (not named here:
     # its module imports torch)
     cache: Any = True

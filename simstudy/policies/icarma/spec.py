@@ -9,9 +9,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, ClassVar, Literal
-
-from annotated_types import Gt
+from typing import ClassVar, Literal
 
 from ...core.registry import register_policy_spec
 from ...core.schema import derive_spec, resolve_runtime
@@ -21,7 +19,9 @@ from .config import CostShapeName, ICARMAConfig, ICARMAParams
 __all__ = ["ICARMASpec"]
 
 
-_Hidden = list[Annotated[int, Gt(0)]] | None
+from ...core.bounds import LayerWidth
+
+_Hidden = list[LayerWidth] | None
 #: the hyperparameters as document fields: every one optional ("keep the preference set's
 #: value"), except the set itself; tuples are lists in a document
 _CONFIG_FIELDS = derive_spec(

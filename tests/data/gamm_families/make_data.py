@@ -22,17 +22,18 @@ def _design(rng, n_people, items, distance):
     return uid, x
 
 
-def _table(seed, family, distance, effect, n_people=80, items=5):
+def _table(seed, family, distance, effect, n_people=80, items=5, sd_intercept=0.8,
+           shift=0.3):
     rng = np.random.default_rng(seed)
     uid, x = _design(rng, n_people, items, distance)
     scale = 12.0 if distance == "sparsity" else 3.0
     f = {"none": 0.0 * x, "linear": -1.2 * x / scale,
          "plateau": -1.5 * np.minimum(x / scale, 0.35) / 0.35}[effect]
-    eta = f + rng.normal(0, 0.8, n_people)[uid] + rng.normal(0, 0.05, n_people)[uid] * x
+    eta = f + rng.normal(0, sd_intercept, n_people)[uid] + rng.normal(0, 0.05, n_people)[uid] * x
     if family == "binomial":
         y = (rng.uniform(size=x.size) < 1 / (1 + np.exp(-(0.4 + eta)))).astype(int)
     else:
-        latent = 0.3 + eta + rng.logistic(size=x.size)
+        latent = shift + eta + rng.logistic(size=x.size)
         y = 1 + np.searchsorted(CUTS, latent)
     col = "sparsity" if distance == "sparsity" else "proximity"
     out = pd.DataFrame({"uid": uid, col: x, "y": y})
@@ -61,6 +62,11 @@ DATASETS = {
     "ocat_three_values": (24, "ocat", "sparsity", "linear"),
 }
 
+# Nobody answers the top category and the participant intercept SD is small: the criterion is
+# flat as that SD goes to zero, where a fit can stop early (seed 7 of a search over seeds).
+EMPTY_TOP = {"ocat_empty_top": (7, "ocat", "sparsity", "linear",
+                                dict(n_people=40, sd_intercept=0.15, shift=-2.5))}
+
 
 if __name__ == "__main__":
     for name, (seed, family, distance, effect) in DATASETS.items():
@@ -68,4 +74,6 @@ if __name__ == "__main__":
         if name.endswith("three_values"):
             table["sparsity"] = np.clip(table["sparsity"], 1, 3)
         table.to_csv(HERE / f"{name}.csv", index=False)
+    for name, (seed, family, distance, effect, kw) in EMPTY_TOP.items():
+        _table(seed, family, distance, effect, **kw).to_csv(HERE / f"{name}.csv", index=False)
     _two_optima().to_csv(HERE / "two_optima.csv", index=False)

@@ -50,7 +50,8 @@ fit_one <- function(name, family) {
   cat(name, "edf", st[1, 1], "p", st[1, 4], "seconds", secs, "\n")
 }
 for (name in c("binomial_linear", "binomial_none", "binomial_plateau")) fit_one(name, "binomial")
-for (name in c("ocat_linear", "ocat_none", "ocat_plateau", "ocat_three_values"))
+for (name in c("ocat_linear", "ocat_none", "ocat_plateau", "ocat_three_values",
+               "ocat_empty_top"))
   fit_one(name, "ocat")
 fit_one("two_optima", "gaussian")
 cat("R", R.version.string, "mgcv", as.character(packageVersion("mgcv")), "\n")
