@@ -27,6 +27,7 @@ __all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError"]
 COMMAND_MODULES = [
     "simstudy.commands",
     "simstudy.analysis.commands",
+    "simstudy.study.live.commands",
 ]
 
 

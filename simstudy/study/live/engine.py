@@ -1,0 +1,293 @@
+"""Policies, profiles and recourses for one live participant, as the simulated study has them.
+
+:class:`LiveEngine` prepares the study's replication exactly as a run does (world sample,
+decision model and trained policies from the content-hash cache), then serves one participant
+at a time: their reported profile ``x`` and their stated actionability become a one-person
+:class:`~simstudy.population.ActionabilityProfiles` (weights from the condition's cost profile),
+the condition's policy recommends from them with the participant's index as person id, and the
+recourse is measured by the simulator's code (:func:`~simstudy.metrics.evaluate_recourse`,
+:func:`~simstudy.scenario_study.published_proximity`). Each participant also rates the study's
+``random_others`` random recourses (:func:`~simstudy.scenario_study.random_recourse`).
+
+A policy that asks questions (HARE) gets a :class:`ReplayFeedback`: the participant's recorded
+answers in order, and :class:`NeedAnswer` at the first question not answered yet. Every draw is
+keyed by (seed, purpose, participant index), so replaying the answers retraces the same search
+to the next question: the server keeps no search state between pages and a restart loses
+nothing.
+
+Item identity follows the simulated study: item ``i`` is the ``i``-th study policy and
+``len(policies) + j`` the ``j``-th random recourse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...rng import derive_seed, entity_uniforms
+
+__all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "LiveEngine",
+           "load_study"]
+
+
+def load_study(path: str | Path) -> tuple[Any, dict]:
+    """The scenario and populations of a study document; refuses one without ``study.live``."""
+    from ...documents import DocumentError, DocumentProblem
+    from ...scenario import load_scenario
+
+    scenario, populations = load_scenario(path)
+    if scenario.study is None or scenario.study.live is None:
+        raise DocumentError([DocumentProblem(str(path), "study.live",
+                                             "a live study needs a `study.live:` section")])
+    return scenario, populations
+
+
+@dataclass(frozen=True)
+class FeatureField:
+    """One profile item of the entry page: its range (training data) and its labels."""
+
+    name: str
+    lower: float
+    upper: float
+    labels: dict[int, str]
+    actionable: bool
+
+
+class NeedAnswer(Exception):  # noqa: N818 - a signal, not an error
+    """The policy asks question ``index`` (``kind`` ``prefer``: ``a`` over ``b``?; ``accept``:
+    is ``a`` satisfactory?), points in original units."""
+
+    def __init__(self, kind: str, index: int, a: np.ndarray, b: np.ndarray | None) -> None:
+        super().__init__(f"question {index} ({kind}) not answered yet")
+        self.kind, self.index, self.a, self.b = kind, index, a, b
+
+
+class ReplayFeedback:
+    """:class:`~simstudy.primitives.Feedback` of one live participant: recorded answers in the
+    order asked, :class:`NeedAnswer` past them.
+
+    Example:
+        >>> import numpy as np
+        >>> fb = ReplayFeedback([("prefer", True)])
+        >>> fb.prefer(np.array([0]), np.zeros((1, 2)), np.ones((1, 2))).tolist()
+        [True]
+        >>> try:
+        ...     fb.accept(np.array([0]), np.zeros((1, 2)))
+        ... except NeedAnswer as need:
+        ...     need.kind, need.index
+        ('accept', 1)
+    """
+
+    def __init__(self, answers: list[tuple[str, bool]]) -> None:
+        self.answers = list(answers)
+        self.asked = 0
+
+    def _next(self, kind: str, a: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+        i = self.asked
+        self.asked += 1
+        if i < len(self.answers):
+            recorded, answer = self.answers[i]
+            if recorded != kind:
+                raise RuntimeError(f"answer {i} was to a {recorded} question, the replay asks "
+                                   f"a {kind} question: the study file or code changed")
+            return np.array([bool(answer)])
+        raise NeedAnswer(kind, i, np.asarray(a[0], dtype=float),
+                         None if b is None else np.asarray(b[0], dtype=float))
+
+    def prefer(self, ids: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return self._next("prefer", a, b)
+
+    def accept(self, ids: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return self._next("accept", r, None)
+
+
+@dataclass
+class ShownRecourse:
+    """A recourse shown on a rating page, measured as the simulated study measures it."""
+
+    item: int
+    policy: str
+    found: bool
+    intervened: np.ndarray
+    x_cf: np.ndarray
+    sparsity: int
+    proximity: float
+    cost: float
+    cost_unweighted: float
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+class LiveEngine:
+    """The study's world, decision model and fitted policies, serving one participant at a time.
+
+    Args:
+        path: the study document (a scenario with ``study.live``).
+        cache: the model cache (default: the run's default cache folder).
+
+    Example:
+        >>> engine = LiveEngine("studies/personalization.yaml")  # doctest: +SKIP
+        >>> engine.prepare().conditions                            # doctest: +SKIP
+        ['universal-oracle', 'oracle', 'hare']
+    """
+
+    def __init__(self, path: str | Path, cache: Any = None) -> None:
+        self.path = Path(path)
+        self.scenario, self.populations = load_study(self.path)
+        self.study = self.scenario.study
+        self.live = self.study.live
+        from ...scenario import policy_name
+
+        names = [policy_name(p) for p in self.scenario.policies]
+        self.policies = self.study.study_policies(names)
+        self.conditions = self.live.live_conditions(self.policies)
+        self.population_condition = self.study.condition or self.scenario.conditions[0].name
+        self._cache = cache
+
+    # -- preparation ------------------------------------------------------------------------
+    def prepare(self) -> LiveEngine:
+        """Builds the replication and fits every condition's policy (trained models cached)."""
+        from ...scenario import policy_name
+        from ...units import prepare_replication
+        from ...world.decision import ModelCache
+
+        cache = self._cache if self._cache is not None else ModelCache()
+        self.rep_ = prepare_replication(self.scenario, self.study.replication,
+                                        self.scenario.seed, cache, base_dir=self.path.parent)
+        ctx = self.rep_.context
+        self.context_ = ctx
+        specs = {policy_name(p): p for p in self.scenario.policies}
+        self.fitted_ = {name: specs[name].policy().fit(ctx) for name in self.conditions}
+        self.policy_seed_ = derive_seed(self.rep_.seed, "policies")
+        self.study_seed_ = derive_seed(self.rep_.seed, "study")
+        self.live_seed_ = derive_seed(self.rep_.seed, "live")
+        population = self.populations[self.population_condition]
+        self.cost_profile_ = population.cost.profile()
+        roles = ctx.world.roles
+        lower, upper = ctx.lower, ctx.upper
+        self.features_ = [FeatureField(n, float(lower[j]), float(upper[j]),
+                                       dict(roles.codebook.get(n, {})), n in roles.actionable)
+                          for j, n in enumerate(roles.names)]
+        return self
+
+    @property
+    def actionable(self) -> tuple[str, ...]:
+        return tuple(self.context_.world.roles.actionable)
+
+    @property
+    def levels(self) -> int:
+        """Score levels of the elicitation scheme."""
+        scheme = self.live.elicitation
+        return {"binary": 1, "ranking": len(self.actionable),
+                "likert": self.live.likert_levels}[scheme]
+
+    def group_values(self, x: np.ndarray) -> dict[str, int]:
+        """The world's sensitive features of a reported profile (the export's group columns)."""
+        names = self.context_.feature_names
+        return {s: int(round(float(x[names.index(s)])))
+                for s in self.context_.world.roles.sensitive if s in names}
+
+    # -- one participant --------------------------------------------------------------------
+    def profiles(self, scores: np.ndarray) -> Any:
+        """A one-person profile from stated scores ``(K,)`` (0: cannot change)."""
+        from ...population import ActionabilityProfiles
+
+        s = np.asarray(scores, dtype=np.int64)[None, :]
+        kind = {"binary": "all", "ranking": "ranking", "likert": "likert"}[self.live.elicitation]
+        return ActionabilityProfiles(self.actionable, s, self.levels,
+                                     self.cost_profile_.weights(s, self.levels), kind,
+                                     self.cost_profile_.placement)
+
+    def approves(self, x: np.ndarray) -> bool:
+        """The decision model approves the profile ``x`` ``(d,)``."""
+        import torch
+
+        with torch.no_grad():
+            return bool(self.context_.model.approves(
+                torch.as_tensor(np.asarray(x, dtype=np.float64)[None, :])).numpy()[0])
+
+    def measure(self, x: np.ndarray, intervened: np.ndarray, values: np.ndarray,
+                found: bool, scores: np.ndarray) -> dict[str, Any]:
+        """A recourse ``(d,)`` measured by the simulator's code for the stated profile."""
+        from ...metrics import Recourse, evaluate_recourse
+        from ...scenario_study import published_proximity
+
+        x2 = np.asarray(x, dtype=np.float64)[None, :]
+        acted = np.asarray(intervened, dtype=bool)[None, :] & found
+        vals = np.asarray(values, dtype=np.float64)[None, :]
+        rec = Recourse(acted, vals, np.array([bool(found)]))
+        fr = np.asarray(self.context_.feature_range, dtype=float)
+        ev = evaluate_recourse(self.context_.world, self.context_.model, x2, rec,
+                               self.profiles(scores), fr)
+        ok = bool(ev["found"][0])
+        return {"found": ok, "intervened": acted[0], "x_cf": ev["x_cf"][0],
+                "sparsity": int(ev["sparsity"][0]),
+                "proximity": float(published_proximity(acted, vals, x2, fr)[0]) if ok else 0.0,
+                "cost": float(ev["cost"][0]), "cost_unweighted": float(ev["cost_unweighted"][0])}
+
+    def recourses(self, index: int, condition: str, x: np.ndarray, scores: np.ndarray,
+                  answers: list[tuple[str, bool]]) -> list[ShownRecourse]:
+        """The recourses participant ``index`` rates (the condition's, if found, then the random
+        others); raises :class:`NeedAnswer` while the condition's policy has questions."""
+        x2 = np.asarray(x, dtype=np.float64)[None, :]
+        ids = np.array([index], dtype=np.int64)
+        profiles = self.profiles(scores)
+        policy = self.fitted_[condition]
+        asks = {"feedback": ReplayFeedback(answers)} if policy.asks_questions else {}
+        rec = policy.recommend(x2, profiles, ids, self.policy_seed_, **asks)
+        shown = []
+        own = self._shown(self.policies.index(condition), condition, x2, rec, scores)
+        if own.found:
+            shown.append(own)
+        from ...scenario_study import RANDOM_POLICY, random_recourse
+
+        for j in range(self.study.random_others):
+            r = random_recourse(self.context_, x2, profiles, ids, self.study_seed_, j)
+            item = self._shown(len(self.policies) + j, RANDOM_POLICY, x2, r, scores)
+            if item.found:
+                shown.append(item)
+        return shown
+
+    def _shown(self, item: int, policy: str, x2: np.ndarray, rec: Any,
+               scores: np.ndarray) -> ShownRecourse:
+        intervened = rec.intervened[0] & bool(rec.found[0])
+        if rec.counterfactual is not None:
+            # a point-proposing policy (HARE): its point is what the person is asked to reach
+            values = np.where(intervened, rec.counterfactual[0], np.nan)
+        else:
+            values = rec.values[0]
+        m = self.measure(x2[0], intervened, values, bool(rec.found[0]), scores)
+        if rec.counterfactual is not None and m["found"]:
+            m["x_cf"] = np.where(rec.found[0], rec.counterfactual[0], x2[0])
+        return ShownRecourse(item, policy, m["found"], m["intervened"], m["x_cf"],
+                             m["sparsity"], m["proximity"], m["cost"], m["cost_unweighted"])
+
+    def item_order(self, index: int, n: int) -> list[int]:
+        """The seeded order of participant ``index``'s ``n`` rating pages."""
+        if n == 0:
+            return []
+        u = entity_uniforms(self.live_seed_, "item-order", np.array([index]), n)[0]
+        return [int(i) for i in np.argsort(u, kind="stable")]
+
+    def swap_sides(self, index: int, question: int) -> bool:
+        """Whether pairwise question ``question`` shows option ``b`` on the left (seeded)."""
+        u = entity_uniforms(self.live_seed_, f"pair-side:{question}", np.array([index]))
+        return bool(u[0, 0] < 0.5)
+
+    def assignment_draw(self, index: int) -> float:
+        """The seeded uniform breaking ties of participant ``index``'s assignment."""
+        return float(entity_uniforms(self.live_seed_, "assignment", np.array([index]))[0, 0])
+
+    def people(self) -> Any:
+        """The study condition's simulated people of the replication (the bots)."""
+        from ...primitives.space import ScaledSpace
+        from ...scenario import people_specs
+
+        rep, ctx = self.rep_, self.context_
+        spec = people_specs(self.scenario, self.populations)[self.population_condition]
+        return spec.build(rep.x, rep.ids, rep.seed, ctx.feature_names, ctx.world.roles.actionable,
+                          ScaledSpace.from_context(ctx), preference_seed=self.policy_seed_,
+                          immutable=ctx.world.roles.immutable, rankings=ctx.world.roles.rankings,
+                          income=ctx.world.roles.income, sensitive=ctx.world.roles.sensitive)
