@@ -221,13 +221,14 @@ def _kind(key: str) -> str:
 
 
 async def _run(crowd: BotCrowd, url: str, participants: int, concurrency: int,
-               start: int) -> BotReport:
+               start: int, transport: Any = None) -> BotReport:
     import httpx
 
     report = BotReport()
     sem = asyncio.Semaphore(concurrency)
     limits = httpx.Limits(max_connections=concurrency + 4)
-    async with httpx.AsyncClient(base_url=url, timeout=120.0, limits=limits) as client:
+    async with httpx.AsyncClient(base_url=url, timeout=120.0, limits=limits,
+                                 transport=transport) as client:
         events = [asyncio.Event() for _ in range(participants)]
 
         async def one(i: int) -> None:
@@ -240,7 +241,9 @@ async def _run(crowd: BotCrowd, url: str, participants: int, concurrency: int,
 
 
 def run_bots(engine: LiveEngine, url: str, participants: int, concurrency: int = 10,
-             seed: int = 0, start: int = 0) -> BotReport:
-    """Runs bots ``start .. start + participants - 1`` against the server at ``url``."""
+             seed: int = 0, start: int = 0, transport: Any = None) -> BotReport:
+    """Runs bots ``start .. start + participants - 1`` against the server at ``url``
+    (``transport``: an httpx transport, e.g. ``httpx.ASGITransport(app)`` in tests)."""
     crowd = BotCrowd(engine, seed)
-    return asyncio.run(_run(crowd, url.rstrip("/"), participants, concurrency, start))
+    return asyncio.run(_run(crowd, url.rstrip("/"), participants, concurrency, start,
+                            transport))

@@ -29,7 +29,8 @@ import numpy as np
 
 from ...rng import derive_seed, entity_uniforms
 
-__all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "LiveEngine",
+__all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "MemoBase",
+           "LiveEngine",
            "load_study"]
 
 
@@ -120,6 +121,38 @@ class ShownRecourse:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
+class MemoBase:
+    """A fitted base policy whose recommendations are remembered (keyed by every input), so
+    replaying a refining policy's questions does not recompute its deterministic base."""
+
+    def __init__(self, policy: Any, size: int = 1024) -> None:
+        import threading
+        from collections import OrderedDict
+
+        self.policy, self.size = policy, size
+        self._memo: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.policy, name)
+
+    def recommend(self, x: np.ndarray, profiles: Any, ids: np.ndarray, seed: int = 0,
+                  **kwargs: Any) -> Any:
+        key = (np.asarray(x, dtype=np.float64).tobytes(), profiles.scores.tobytes(),
+               profiles.weights.tobytes(), np.asarray(ids).tobytes(), int(seed),
+               tuple(sorted(kwargs)))
+        with self._lock:
+            if key in self._memo:
+                self._memo.move_to_end(key)
+                return self._memo[key]
+        rec = self.policy.recommend(x, profiles, ids, seed, **kwargs)
+        with self._lock:
+            self._memo[key] = rec
+            while len(self._memo) > self.size:
+                self._memo.popitem(last=False)
+        return rec
+
+
 class LiveEngine:
     """The study's world, decision model and fitted policies, serving one participant at a time.
 
@@ -160,6 +193,10 @@ class LiveEngine:
         self.context_ = ctx
         specs = {policy_name(p): p for p in self.scenario.policies}
         self.fitted_ = {name: specs[name].policy().fit(ctx) for name in self.conditions}
+        for policy in self.fitted_.values():
+            if getattr(policy, "base_", None) is not None:
+                # a refining policy re-runs its base on every replayed page: remember it
+                policy.base_ = MemoBase(policy.base_)
         self.policy_seed_ = derive_seed(self.rep_.seed, "policies")
         self.study_seed_ = derive_seed(self.rep_.seed, "study")
         self.live_seed_ = derive_seed(self.rep_.seed, "live")
