@@ -33,10 +33,13 @@ from .engine import LiveEngine
 
 __all__ = ["BotCrowd", "BotReport", "run_bots"]
 
-_PAGE = re.compile(r"name='page' value='([^']*)'")
-_ROW = re.compile(r"<tr[^>]*data-feature='([^']*)' data-current='([^']*)'"
-                  r"(?: data-suggested='([^']*)' data-acted='([01])')?")
-_CODE = re.compile(r"id='code'>([^<]*)<")
+# quotes either way: the server writes ', a browser's serialization "
+_PAGE = re.compile(r"""name=['"]page['"] value=['"]([^'"]*)['"]""")
+_ROW = re.compile(r"""<tr[^>]*data-feature=['"]([^'"]*)['"] data-current=['"]([^'"]*)['"]"""
+                  r"""(?: data-suggested=['"]([^'"]*)['"] data-acted=['"]([01])['"])?""")
+_CODE = re.compile(r"""id=['"]code['"]>([^<]*)<""")
+_ITEM = re.compile(r"""data-item=['"](\d+)['"]""")
+_KIND = re.compile(r"""data-kind=['"](\w+)['"]""")
 
 
 @dataclass
@@ -99,7 +102,9 @@ class BotCrowd:
         if key == "consent":
             return {"consent": "yes"}
         if key == "profile":
-            return {f"x_{f.name}": repr(float(self.people.x[row, j]))
+            # coded features by their option (the code), numbers in full precision
+            return {f"x_{f.name}": str(int(round(self.people.x[row, j]))) if f.labels
+                    else repr(float(self.people.x[row, j]))
                     for j, f in enumerate(self.engine.features_)}
         if key.startswith("check:"):
             return {"choice": live.attention_checks[int(key[6:])].correct}
@@ -134,14 +139,14 @@ class BotCrowd:
         pid = self.people.ids[row:row + 1]
         self.feedback.queries[row] = q  # the luck of the q-th answer, wherever the walk resumed
         plans = self._plans(text)
-        if "data-kind='prefer'" in text:
+        if _KIND.search(text).group(1) == "prefer":
             left = bool(self.feedback.prefer(pid, plans[0][None, :], plans[1][None, :])[0])
             return {"choice": "left" if left else "right"}
         yes = bool(self.feedback.accept(pid, plans[0][None, :])[0])
         return {"choice": "yes" if yes else "no"}
 
     def _rating(self, row: int, text: str) -> dict[str, str]:
-        item = int(re.search(r"data-item='(\d+)'", text).group(1))
+        item = int(_ITEM.search(text).group(1))
         rows = _ROW.findall(text)
         names = [r[0] for r in rows]
         x = np.array([float(r[1]) for r in rows])
