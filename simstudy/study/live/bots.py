@@ -50,6 +50,7 @@ class BotReport:
     codes: dict[int, str] = field(default_factory=dict)
     errors: dict[int, str] = field(default_factory=dict)
     latencies: list[tuple[str, float]] = field(default_factory=list)
+    submitted: list[tuple[int, str]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {"bots": len(self.statuses) + len(self.errors),
@@ -202,6 +203,8 @@ class BotCrowd:
                 report.latencies.append((_kind(key), time.perf_counter() - t))
                 if r.status_code == 422:
                     raise RuntimeError(f"page {key} refused the bot's answer")
+                r.raise_for_status()
+                report.submitted.append((n, key))
                 if key == "consent" and not entered.is_set():
                     entered.set()
             raise RuntimeError("more than 200 pages")
@@ -218,15 +221,16 @@ class BotCrowd:
 
 
 def _kind(key: str) -> str:
-    """The latency class of a page: the answer to ``actionability`` computes the recourse, a
-    ``hare:`` answer the next question."""
-    if key.startswith("hare:") or key == "actionability":
+    """The latency class of an answer (its POST and the next page): the answer to
+    ``actionability`` computes the recourse (or a questioning policy's first question), a
+    ``hare:`` answer the next question or the final recourse."""
+    if key == "actionability":
         return "recourse"
     return key.split(":")[0]
 
 
 async def _run(crowd: BotCrowd, url: str, participants: int, concurrency: int,
-               start: int, transport: Any = None) -> BotReport:
+               start: int, transport: Any = None, ordered: bool = True) -> BotReport:
     import httpx
 
     report = BotReport()
@@ -239,16 +243,19 @@ async def _run(crowd: BotCrowd, url: str, participants: int, concurrency: int,
         async def one(i: int) -> None:
             async with sem:
                 await crowd.walk(client, start + i, report, events[i],
-                                 events[i - 1] if i else None)
+                                 events[i - 1] if i and ordered else None)
 
         await asyncio.gather(*(one(i) for i in range(participants)))
     return report
 
 
 def run_bots(engine: LiveEngine, url: str, participants: int, concurrency: int = 10,
-             seed: int = 0, start: int = 0, transport: Any = None) -> BotReport:
+             seed: int = 0, start: int = 0, transport: Any = None,
+             ordered: bool = True) -> BotReport:
     """Runs bots ``start .. start + participants - 1`` against the server at ``url``
-    (``transport``: an httpx transport, e.g. ``httpx.ASGITransport(app)`` in tests)."""
+    (``transport``: an httpx transport, e.g. ``httpx.ASGITransport(app)`` in tests;
+    ``ordered: false`` lets bots enter at once, for load tests: arrival order, hence the
+    assignment and the export, then depend on timing)."""
     crowd = BotCrowd(engine, seed)
     return asyncio.run(_run(crowd, url.rstrip("/"), participants, concurrency, start,
-                            transport))
+                            transport, ordered))
