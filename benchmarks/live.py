@@ -3,7 +3,7 @@
 Starts ``simstudy serve`` on the study file (a copy with ``target_per_condition`` raised so that
 every bot is admitted) on a free port with a fresh database, runs ``--participants`` bots with
 ``--concurrency`` at once (every bot walks the real pages without pauses, a far heavier load
-than people answering every 20-60 s), and prints JSON:
+than people answering every 20-60 s; ``--think LOW HIGH`` adds pauses), and prints JSON:
 
 - ``latency_ms``: median and p95 per page class, with ``rating`` (a rating answer and the next
   page), ``recourse`` (the stated actionability and the page that computes the recourse or the
@@ -48,6 +48,9 @@ def main() -> None:
     ap.add_argument("--ordered", action="store_true",
                     help="bots enter one after another (as `simstudy bots` does for a "
                          "reproducible export); default: all at once, the heavier load")
+    ap.add_argument("--think", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
+                    help="seconds each bot pauses before an answer (default: none, the "
+                         "heaviest load)")
     args = ap.parse_args()
 
     import torch
@@ -77,7 +80,8 @@ def main() -> None:
         _wait_ready(f"http://127.0.0.1:{port}", 600)
         t0 = time.time()
         report = run_bots(engine, f"http://127.0.0.1:{port}", args.participants,
-                          args.concurrency, args.seed, ordered=args.ordered)
+                          args.concurrency, args.seed, ordered=args.ordered,
+                          think=tuple(args.think) if args.think else None)
         seconds = time.time() - t0
     finally:
         server.terminate()
@@ -92,7 +96,7 @@ def main() -> None:
     summary = report.summary()
     out = {
         "participants": args.participants, "concurrency": args.concurrency,
-        "ordered_entry": args.ordered,
+        "ordered_entry": args.ordered, "think_seconds": args.think,
         "cores": os.cpu_count(), "completed": summary.get("completed", 0),
         "errors": summary["errors"], "seconds": round(seconds, 1),
         "answers_submitted": len(report.submitted), "answers_lost": lost,

@@ -74,10 +74,14 @@ class BotCrowd:
     Args:
         engine: the prepared engine of the study file.
         seed: the bots' seed (their order and rating luck).
+        think: seconds a bot pauses before each answer, uniform in ``(low, high)`` (keyed by
+            bot and page; default: no pause). Timing only: the answers do not depend on it.
     """
 
-    def __init__(self, engine: LiveEngine, seed: int = 0) -> None:
+    def __init__(self, engine: LiveEngine, seed: int = 0,
+                 think: tuple[float, float] | None = None) -> None:
         self.engine = engine
+        self.think = think
         self.people = engine.people()
         self.response = engine.study.response.build()
         self.seed = derive_seed(engine.rep_.seed, "bots", seed)
@@ -198,6 +202,10 @@ class BotCrowd:
                     return
                 key = html.unescape(m.group(1))
                 form = {"page": key, **self.answer(n, key, text)}
+                if self.think is not None:
+                    lo, hi = self.think
+                    u = entity_uniforms(self.seed, f"bot-think:{key}", np.array([n]))[0, 0]
+                    await asyncio.sleep(lo + u * (hi - lo))
                 t = time.perf_counter()
                 r = await client.post(str(r.url), data=form, follow_redirects=True)
                 report.latencies.append((_kind(key), time.perf_counter() - t))
@@ -251,11 +259,11 @@ async def _run(crowd: BotCrowd, url: str, participants: int, concurrency: int,
 
 def run_bots(engine: LiveEngine, url: str, participants: int, concurrency: int = 10,
              seed: int = 0, start: int = 0, transport: Any = None,
-             ordered: bool = True) -> BotReport:
+             ordered: bool = True, think: tuple[float, float] | None = None) -> BotReport:
     """Runs bots ``start .. start + participants - 1`` against the server at ``url``
     (``transport``: an httpx transport, e.g. ``httpx.ASGITransport(app)`` in tests;
     ``ordered: false`` lets bots enter at once, for load tests: arrival order, hence the
-    assignment and the export, then depend on timing)."""
-    crowd = BotCrowd(engine, seed)
+    assignment and the export, then depend on timing; ``think``: see :class:`BotCrowd`)."""
+    crowd = BotCrowd(engine, seed, think)
     return asyncio.run(_run(crowd, url.rstrip("/"), participants, concurrency, start,
                             transport, ordered))

@@ -45,17 +45,21 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .app import create_app
-    from .engine import LiveEngine
+    from .engine import ComputePool, LiveEngine
     from .flow import StudyFlow
     from .store import Store
 
+    if args.compute_workers < 0:
+        raise UsageError(f"--compute-workers must be at least 0, got {args.compute_workers}")
     torch.set_num_threads(1)
     db = Path(args.db)
     db.parent.mkdir(parents=True, exist_ok=True)
     store = Store(db)
 
     def prepare() -> StudyFlow:
-        return StudyFlow(LiveEngine(args.study).prepare(), store, key)
+        engine = LiveEngine(args.study).prepare()
+        compute = ComputePool(args.study, args.compute_workers) if args.compute_workers else None
+        return StudyFlow(engine, store, key, compute)
 
     print(f"serving {args.study} on http://{args.host}:{args.port} (database {db}); "
           "GET /healthz answers 200 when the policies are ready", file=sys.stderr)
@@ -95,8 +99,15 @@ def _bots(args: argparse.Namespace) -> int:
     torch.set_num_threads(1)
     engine = LiveEngine(args.study).prepare()
     _wait_ready(args.url, args.wait)
+    think = None
+    if args.think is not None:
+        lo, _, hi = args.think.partition(",")
+        try:
+            think = (float(lo), float(hi or lo))
+        except ValueError as exc:
+            raise UsageError(f"--think {args.think}: expected LOW,HIGH seconds") from exc
     report = run_bots(engine, args.url, args.participants, args.concurrency, args.seed,
-                      args.start)
+                      args.start, think=think)
     summary = report.summary()
     print(json.dumps(summary, indent=2))
     return 0 if not report.errors else 1
@@ -134,6 +145,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--prereg", default=None, metavar="FILE",
                    help="refuse to start unless this preregistration records the study "
                         "file's sha256")
+    p.add_argument("--compute-workers", type=int, default=1, metavar="N",
+                   help="processes computing recourses and questions (default 1; 0: in the "
+                        "server process)")
     p.set_defaults(handler=_serve)
 
     p = subparsers.add_parser("bots", help="simulated participants walking a live study's "
@@ -145,6 +159,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="the bots' seed")
     p.add_argument("--start", type=int, default=0, metavar="K",
                    help="first bot number (BOT-PID-K)")
+    p.add_argument("--think", default=None, metavar="LOW,HIGH",
+                   help="seconds each bot pauses before an answer, uniform in LOW..HIGH "
+                        "(default: none)")
     p.add_argument("--wait", type=float, default=300.0, metavar="SECONDS",
                    help="how long to wait for the server's /healthz")
     p.set_defaults(handler=_bots)

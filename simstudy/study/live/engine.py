@@ -30,7 +30,7 @@ import numpy as np
 from ...rng import derive_seed, entity_uniforms
 
 __all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "MemoBase",
-           "LiveEngine",
+           "ComputePool", "LiveEngine",
            "load_study"]
 
 
@@ -151,6 +151,65 @@ class MemoBase:
             while len(self._memo) > self.size:
                 self._memo.popitem(last=False)
         return rec
+
+
+class ComputePool:
+    """Recourse steps in separate processes (each with its own prepared engine), so that the
+    server's threads answer light pages while a policy computes: the numerical work of small
+    tensors holds the interpreter lock, a process does not share it.
+
+    Args:
+        path: the study document.
+        workers: compute processes.
+    """
+
+    def __init__(self, path: str | Path, workers: int = 1) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self._pool = ProcessPoolExecutor(max_workers=workers,
+                                         mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_init_compute, initargs=(str(path),))
+        # every worker prepares its engine now, not on a participant's first recourse
+        for f in [self._pool.submit(_compute_ready) for _ in range(workers)]:
+            f.result()
+
+    def __call__(self, *args: Any) -> dict[str, Any]:
+        return self._pool.submit(_compute_step, *args).result()
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+
+_WORKER_ENGINE: list[Any] = []
+
+
+def _init_compute(path: str) -> None:
+    import os
+    import threading
+    import time
+
+    import torch
+
+    parent = os.getppid()
+
+    def _orphaned() -> None:
+        # a server killed outright (SIGKILL) cannot stop its workers: they stop themselves
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=_orphaned, daemon=True).start()
+    torch.set_num_threads(1)
+    _WORKER_ENGINE.append(LiveEngine(path).prepare())
+
+
+def _compute_ready() -> bool:
+    return bool(_WORKER_ENGINE)
+
+
+def _compute_step(*args: Any) -> dict[str, Any]:
+    return _WORKER_ENGINE[0].recourse_step(*args)
 
 
 class LiveEngine:
@@ -300,6 +359,31 @@ class LiveEngine:
             m["x_cf"] = np.where(rec.found[0], rec.counterfactual[0], x2[0])
         return ShownRecourse(item, policy, m["found"], m["intervened"], m["x_cf"],
                              m["sparsity"], m["proximity"], m["cost"], m["cost_unweighted"])
+
+    def recourse_step(self, index: int, condition: str, x: list[float], scores: list[int],
+                      answers: list[tuple[str, bool]]) -> dict[str, Any]:
+        """The next step of participant ``index``'s recourse page as plain data:
+        ``{"question": payload}`` while the condition's policy asks (the question, its number
+        and its seeded left / right sides), else ``{"items": [...]}`` (the rated recourses in
+        their seeded display order). Plain data, so a separate compute process can answer."""
+        x_arr = np.asarray(x, dtype=float)
+        try:
+            shown = self.recourses(index, condition, x_arr, np.asarray(scores, dtype=np.int64),
+                                   [(str(k), bool(a)) for k, a in answers])
+        except NeedAnswer as need:
+            return {"question": {"kind": need.kind, "q": need.index,
+                                 "swapped": self.swap_sides(index, need.index),
+                                 "x": x_arr.tolist(), "a": need.a.tolist(),
+                                 "b": None if need.b is None else need.b.tolist()}}
+        items = []
+        for i in self.item_order(index, len(shown)):
+            s = shown[i]
+            items.append({"item": s.item, "policy": s.policy,
+                          "intervened": [bool(v) for v in s.intervened],
+                          "x_cf": [float(v) for v in s.x_cf], "sparsity": s.sparsity,
+                          "proximity": s.proximity, "cost": s.cost,
+                          "cost_unweighted": s.cost_unweighted})
+        return {"items": items}
 
     def item_order(self, index: int, n: int) -> list[int]:
         """The seeded order of participant ``index``'s ``n`` rating pages."""

@@ -24,12 +24,13 @@ from __future__ import annotations
 import json
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .engine import LiveEngine, NeedAnswer
+from .engine import LiveEngine
 from .store import Store
 
 __all__ = ["Page", "StudyFlow"]
@@ -51,10 +52,14 @@ class StudyFlow:
         engine: the prepared :class:`~simstudy.study.live.engine.LiveEngine`.
         store: the study's :class:`~simstudy.study.live.store.Store`.
         key: the key of the participants' pseudonyms.
+        compute: what computes a recourse step (default: ``engine.recourse_step`` in this
+            process; :class:`~simstudy.study.live.engine.ComputePool` in others).
     """
 
-    def __init__(self, engine: LiveEngine, store: Store, key: bytes) -> None:
+    def __init__(self, engine: LiveEngine, store: Store, key: bytes,
+                 compute: Callable[..., dict[str, Any]] | None = None) -> None:
         self.engine, self.store, self.key = engine, store, key
+        self.compute = engine.recourse_step if compute is None else compute
         self.live = engine.live
         self._locks: dict[str, threading.Lock] = {}
         self._locks_lock = threading.Lock()
@@ -146,27 +151,14 @@ class StudyFlow:
         if stored is not None:
             return Page(f"hare:{len(replay)}", "question",
                         {**stored, "features": self.engine.features_})
-        x = np.asarray(answers["profile"]["x"], dtype=float)
-        scores = np.asarray(answers["actionability"]["scores"], dtype=np.int64)
-        try:
-            shown = self.engine.recourses(p["idx"], p["condition"], x, scores, replay)
-        except NeedAnswer as need:
-            swapped = self.engine.swap_sides(p["idx"], need.index)
-            payload = {"kind": need.kind, "q": need.index, "swapped": swapped,
-                       "x": x.tolist(), "a": need.a.tolist(),
-                       "b": None if need.b is None else need.b.tolist()}
-            self.store.save_question(p["uid"], need.index, payload)
-            return Page(f"hare:{need.index}", "question",
+        step = self.compute(p["idx"], p["condition"], answers["profile"]["x"],
+                            answers["actionability"]["scores"], replay)
+        if "question" in step:
+            payload = step["question"]
+            self.store.save_question(p["uid"], payload["q"], payload)
+            return Page(f"hare:{payload['q']}", "question",
                         {**payload, "features": self.engine.features_})
-        order = self.engine.item_order(p["idx"], len(shown))
-        items = []
-        for i in order:
-            s = shown[i]
-            items.append({"item": s.item, "policy": s.policy,
-                          "intervened": [bool(v) for v in s.intervened],
-                          "x_cf": [float(v) for v in s.x_cf], "sparsity": s.sparsity,
-                          "proximity": s.proximity, "cost": s.cost,
-                          "cost_unweighted": s.cost_unweighted})
+        items = step["items"]
         self.store.save_items(p["uid"], items)
         return None
 
