@@ -18,7 +18,11 @@ server (one torch thread each).
 from __future__ import annotations
 
 import threading
+from contextlib import asynccontextmanager
 from typing import Any
+
+from .flow import Page
+from .pages import render
 
 __all__ = ["create_app"]
 
@@ -36,7 +40,6 @@ def create_app(prepare: Any) -> Any:
     from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse
     from starlette.routing import Route
 
-    from .pages import render
 
     state: dict[str, Any] = {"flow": None, "error": None}
 
@@ -72,7 +75,6 @@ def create_app(prepare: Any) -> Any:
         q = request.query_params
         pid = (q.get("PROLIFIC_PID") or "").strip()
         if not pid:
-            from .flow import Page
 
             return HTMLResponse(render(Page("unknown", "unknown"), "/"))
         uid = await run_in_threadpool(flow.enter, pid, q.get("STUDY_ID"), q.get("SESSION_ID"))
@@ -104,7 +106,6 @@ def create_app(prepare: Any) -> Any:
         if starter is not None:
             starter.start()
 
-    from contextlib import asynccontextmanager
 
     @asynccontextmanager
     async def lifespan(app: Any):

@@ -63,7 +63,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     print(f"serving {args.study} on http://{args.host}:{args.port} (database {db}); "
           "GET /healthz answers 200 when the policies are ready", file=sys.stderr)
-    uvicorn.run(create_app(prepare), host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(create_app(prepare), host=args.host, port=args.port, log_level="warning",
+                timeout_graceful_shutdown=5)
     return 0
 
 

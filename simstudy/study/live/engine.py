@@ -21,13 +21,27 @@ Item identity follows the simulated study: item ``i`` is the ``i``-th study poli
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ...documents import DocumentError, DocumentProblem
+from ...metrics import Recourse, evaluate_recourse
+from ...population import ActionabilityProfiles
+from ...primitives.space import ScaledSpace
 from ...rng import derive_seed, entity_uniforms
+from ...scenario import load_scenario, people_specs, policy_name
+from ...scenario_study import RANDOM_POLICY, published_proximity, random_recourse
+from ...units import prepare_replication
+from ...world.decision import ModelCache
 
 __all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "MemoBase",
            "ComputePool", "LiveEngine",
@@ -36,9 +50,6 @@ __all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "Mem
 
 def load_study(path: str | Path) -> tuple[Any, dict]:
     """The scenario and populations of a study document; refuses one without ``study.live``."""
-    from ...documents import DocumentError, DocumentProblem
-    from ...scenario import load_scenario
-
     scenario, populations = load_scenario(path)
     if scenario.study is None or scenario.study.live is None:
         raise DocumentError([DocumentProblem(str(path), "study.live",
@@ -49,7 +60,6 @@ def load_study(path: str | Path) -> tuple[Any, dict]:
 @dataclass(frozen=True)
 class FeatureField:
     """One profile item of the entry page: its range (training data) and its labels."""
-
     name: str
     lower: float
     upper: float
@@ -60,7 +70,6 @@ class FeatureField:
 class NeedAnswer(Exception):  # noqa: N818 - a signal, not an error
     """The policy asks question ``index`` (``kind`` ``prefer``: ``a`` over ``b``?; ``accept``:
     is ``a`` satisfactory?), points in original units."""
-
     def __init__(self, kind: str, index: int, a: np.ndarray, b: np.ndarray | None) -> None:
         super().__init__(f"question {index} ({kind}) not answered yet")
         self.kind, self.index, self.a, self.b = kind, index, a, b
@@ -81,7 +90,6 @@ class ReplayFeedback:
         ...     need.kind, need.index
         ('accept', 1)
     """
-
     def __init__(self, answers: list[tuple[str, bool]]) -> None:
         self.answers = list(answers)
         self.asked = 0
@@ -108,7 +116,6 @@ class ReplayFeedback:
 @dataclass
 class ShownRecourse:
     """A recourse shown on a rating page, measured as the simulated study measures it."""
-
     item: int
     policy: str
     found: bool
@@ -124,11 +131,7 @@ class ShownRecourse:
 class MemoBase:
     """A fitted base policy whose recommendations are remembered (keyed by every input), so
     replaying a refining policy's questions does not recompute its deterministic base."""
-
     def __init__(self, policy: Any, size: int = 1024) -> None:
-        import threading
-        from collections import OrderedDict
-
         self.policy, self.size = policy, size
         self._memo: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
@@ -162,11 +165,7 @@ class ComputePool:
         path: the study document.
         workers: compute processes.
     """
-
     def __init__(self, path: str | Path, workers: int = 1) -> None:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         self._pool = ProcessPoolExecutor(max_workers=workers,
                                          mp_context=multiprocessing.get_context("spawn"),
                                          initializer=_init_compute, initargs=(str(path),))
@@ -185,10 +184,6 @@ _WORKER_ENGINE: list[Any] = []
 
 
 def _init_compute(path: str) -> None:
-    import os
-    import threading
-    import time
-
     import torch
 
     parent = os.getppid()
@@ -224,13 +219,11 @@ class LiveEngine:
         >>> engine.prepare().conditions                            # doctest: +SKIP
         ['universal-oracle', 'oracle', 'hare']
     """
-
     def __init__(self, path: str | Path, cache: Any = None) -> None:
         self.path = Path(path)
         self.scenario, self.populations = load_study(self.path)
         self.study = self.scenario.study
         self.live = self.study.live
-        from ...scenario import policy_name
 
         names = [policy_name(p) for p in self.scenario.policies]
         self.policies = self.study.study_policies(names)
@@ -241,10 +234,6 @@ class LiveEngine:
     # -- preparation ------------------------------------------------------------------------
     def prepare(self) -> LiveEngine:
         """Builds the replication and fits every condition's policy (trained models cached)."""
-        from ...scenario import policy_name
-        from ...units import prepare_replication
-        from ...world.decision import ModelCache
-
         cache = self._cache if self._cache is not None else ModelCache()
         self.rep_ = prepare_replication(self.scenario, self.study.replication,
                                         self.scenario.seed, cache, base_dir=self.path.parent)
@@ -288,8 +277,6 @@ class LiveEngine:
     # -- one participant --------------------------------------------------------------------
     def profiles(self, scores: np.ndarray) -> Any:
         """A one-person profile from stated scores ``(K,)`` (0: cannot change)."""
-        from ...population import ActionabilityProfiles
-
         s = np.asarray(scores, dtype=np.int64)[None, :]
         kind = {"binary": "all", "ranking": "ranking", "likert": "likert"}[self.live.elicitation]
         return ActionabilityProfiles(self.actionable, s, self.levels,
@@ -307,9 +294,6 @@ class LiveEngine:
     def measure(self, x: np.ndarray, intervened: np.ndarray, values: np.ndarray,
                 found: bool, scores: np.ndarray) -> dict[str, Any]:
         """A recourse ``(d,)`` measured by the simulator's code for the stated profile."""
-        from ...metrics import Recourse, evaluate_recourse
-        from ...scenario_study import published_proximity
-
         x2 = np.asarray(x, dtype=np.float64)[None, :]
         acted = np.asarray(intervened, dtype=bool)[None, :] & found
         vals = np.asarray(values, dtype=np.float64)[None, :]
@@ -337,7 +321,6 @@ class LiveEngine:
         own = self._shown(self.policies.index(condition), condition, x2, rec, scores)
         if own.found:
             shown.append(own)
-        from ...scenario_study import RANDOM_POLICY, random_recourse
 
         for j in range(self.study.random_others):
             r = random_recourse(self.context_, x2, profiles, ids, self.study_seed_, j)
@@ -403,9 +386,6 @@ class LiveEngine:
 
     def people(self) -> Any:
         """The study condition's simulated people of the replication (the bots)."""
-        from ...primitives.space import ScaledSpace
-        from ...scenario import people_specs
-
         rep, ctx = self.rep_, self.context_
         spec = people_specs(self.scenario, self.populations)[self.population_condition]
         return spec.build(rep.x, rep.ids, rep.seed, ctx.feature_names, ctx.world.roles.actionable,

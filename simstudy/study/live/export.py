@@ -21,6 +21,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ...dictionary import dictionary_table
+from ...documents import UsageError
+from ...store import write_csv
+from .store import Store
+
 __all__ = ["live_tables", "export_study"]
 
 
@@ -71,11 +76,6 @@ def export_study(db: str | Path, out: str | Path, drop_linkage: bool = False) ->
     Returns:
         ``participants`` (distinct uids), ``rows``, ``paths`` and ``linkage_rows_dropped``.
     """
-    from ...dictionary import dictionary_table
-    from ...documents import UsageError
-    from ...store import write_csv
-    from .store import Store
-
     if not Path(db).exists():
         raise UsageError(f"{db}: no such study database")
     store = Store(db)

@@ -17,6 +17,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ...scenario import policy_name
+from .engine import load_study
+
 __all__ = ["study_sha256", "write_prereg", "check_prereg", "file_sha256_line"]
 
 _SHA = re.compile(r"Study file sha256: `([0-9a-f]{64})`")
@@ -53,9 +56,6 @@ def write_prereg(path: str | Path, out: str | Path, power: Any = None) -> Path:
         power: the result of :func:`simstudy.study_power.run_study_power` (optional: its table
             and smallest N are quoted).
     """
-    from ...scenario import policy_name
-    from .engine import load_study
-
     scenario, _ = load_study(path)
     study = scenario.study
     live = study.live
@@ -104,13 +104,16 @@ def write_prereg(path: str | Path, out: str | Path, power: Any = None) -> Path:
         f"{n} participants per condition, {n * len(conditions)} in all.",
     ]
     if power is not None:
-        lines += ["", "Power analysis (`simstudy power` on the same file):", "",
-                  power["table"].to_markdown(index=False) if hasattr(power["table"],
-                                                                     "to_markdown")
-                  else power["table"].to_string(index=False),
+        lines += ["", "Power analysis (`simstudy power` on the same file):", "", "```",
+                  power["table"].to_string(index=False), "```",
                   "", *[f"- {t}: smallest N reaching the target: {v}"
                         for t, v in power["smallest_n"].items()]]
-    elif study.power is not None:
+    if power is not None or study.power is not None:
+        lines += ["", "Note: `simstudy power` simulates the simulated study's within-participant "
+                      "design (every participant rates every policy); the live study serves "
+                      "one policy per participant (participant effects no longer cancel "
+                      "within a person), so for the policy contrast it is likely optimistic."]
+    if power is None and study.power is not None:
         lines += ["", f"Power is simulated with `simstudy power {path}` over N in "
                       f"{study.power.participants} ({study.power.simulations} simulations, "
                       f"alpha {study.power.alpha}, target {study.power.target_power})."]
