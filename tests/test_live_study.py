@@ -247,3 +247,23 @@ def test_serve_refuses_a_bad_document_in_one_line(tmp_path, capsys):
     code = main(["serve", str(path), "--db", str(tmp_path / "x.sqlite")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "study.live.elicitation" in err[0]
+
+
+def test_healthz_answers_503_until_the_study_is_prepared(tmp_path):
+    import threading
+
+    go = threading.Event()
+
+    def prepare():
+        go.wait(30)
+        return _flow(tmp_path)
+
+    with TestClient(create_app(prepare)) as client:
+        assert client.get("/healthz").status_code == 503
+        assert client.get("/?PROLIFIC_PID=P").status_code == 503
+        go.set()
+        for _ in range(100):
+            if client.get("/healthz").status_code == 200:
+                break
+            threading.Event().wait(0.05)
+        assert client.get("/healthz").status_code == 200

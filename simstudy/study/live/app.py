@@ -111,6 +111,9 @@ def create_app(prepare: Any) -> Any:
     async def lifespan(app: Any):
         await startup()
         yield
+        close = getattr(getattr(state["flow"], "compute", None), "close", None)
+        if close is not None:  # the compute processes stop with the server
+            close()
 
     app = Starlette(routes=[
         Route("/", entry, methods=["GET"]),
