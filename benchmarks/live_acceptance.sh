@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# acceptance: uninterrupted run (A) vs a run whose server is SIGKILLed mid-way (B)
+# The live study's acceptance: an uninterrupted run (A, /tmp/accA) against a run whose server
+# is SIGKILLed after about 300 answers, restarted on the same database and given the same bots
+# again (B, /tmp/accB): both exports must be identical, with 60 uids, every shown plan rated,
+# no platform ID, and `simstudy analyze` must fit the policy contrast. Needs sqlite3 and ports
+# 8811 / 8812.
 set -u
-cd /work/wt-live
-export OMP_NUM_THREADS=1 PYTHONPATH=/work/wt-live
+cd "$(dirname "$0")/.."
+export OMP_NUM_THREADS=1 PYTHONPATH=$PWD
 S=studies/personalization.yaml
 for D in /tmp/accA /tmp/accB; do rm -rf $D; mkdir -p $D; done
 # A: uninterrupted
 python -m simstudy.cli serve $S --db /tmp/accA/s.sqlite --port 8811 > /tmp/accA/serve.log 2>&1 & echo $! > /tmp/accA/pid
-python -m simstudy.cli bots $S --url http://127.0.0.1:8811 --participants 60 --concurrency 20 > /tmp/accA/bots.json 2>/tmp/accA/bots.err; echo "A bots rc=$?"
+T0=$(date +%s); python -m simstudy.cli bots $S --url http://127.0.0.1:8811 --participants 60 --concurrency 20 > /tmp/accA/bots.json 2>/tmp/accA/bots.err; echo "A bots rc=$? seconds=$(( $(date +%s) - T0 ))"
 kill $(cat /tmp/accA/pid)
 python -m simstudy.cli export /tmp/accA/s.sqlite --out /tmp/accA/export/study.csv
 # B: killed in the middle
