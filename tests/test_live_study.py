@@ -267,3 +267,28 @@ def test_healthz_answers_503_until_the_study_is_prepared(tmp_path):
                 break
             threading.Event().wait(0.05)
         assert client.get("/healthz").status_code == 200
+
+
+def test_a_full_study_turns_newcomers_away_and_counts_those_in_progress(tmp_path):
+    flow = _flow(tmp_path)
+    flow.live = flow.live.model_copy(update={"target_per_condition": 1})
+    client = TestClient(create_app(flow))
+    crowd = BotCrowd(flow.engine, seed=0)
+    for n in range(3):  # in progress (stopped at the profile page) still count
+        _walk(client, crowd, n, f"PID-{n}", stop_at="profile")
+    r = client.get("/", params={"PROLIFIC_PID": "PID-late"})
+    url = str(r.url).replace("http://testserver", "")
+    r = client.post(url, data={"page": "consent", "consent": "yes"})
+    assert "all the participants it needs" in r.text
+    assert flow.store.participant(url[3:])["status"] == "full"
+
+
+@pytest.mark.parametrize("live, field", [
+    ({"conditions": ["oracle", "nobody"]}, "study.live.conditions[1]"),
+    ({"completion": {"completed": "A", "failed_attention": "A", "no_consent": "C"}},
+     "study.live.completion"),
+    ({"reject_after_failures": 3}, "study.live"),
+])
+def test_live_section_names_and_codes_are_checked(tmp_path, live, field):
+    problems = validate_files([str(small_study_file(tmp_path, **live))])
+    assert len(problems) == 1 and field in problems[0], problems

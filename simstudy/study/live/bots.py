@@ -15,6 +15,11 @@ Bots enter one after another (bot ``n`` consents after bot ``n - 1``), then walk
 so arrival indices, assignments and therefore the export do not depend on timing: the same
 seeds give the same export, also when the server or the bots are stopped and started again
 (a bot resumes wherever the server says it is).
+
+Example:
+    >>> report = BotReport(statuses={0: "completed"}, latencies=[("rating", 0.02)])
+    >>> report.summary()["latency_ms"]["rating"]["median"]
+    20.0
 """
 
 from __future__ import annotations

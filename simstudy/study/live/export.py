@@ -13,6 +13,14 @@ changeable for them (the published study's exclusion criterion; the rows are kep
 answers go to ``study_open.csv`` (free text can hold personal data: review before sharing), and
 ``data_dictionary.csv`` describes both tables. ``--drop-linkage`` deletes the linkage table, the
 only place platform IDs are stored.
+
+Example:
+    >>> import os, tempfile
+    >>> study, answers = live_tables(Store(os.path.join(tempfile.mkdtemp(), "s.sqlite")))
+    >>> list(study.columns[:6]), len(study)
+    (['uid', 'item', 'sparsity', 'proximity', 'accept', 'act'], 0)
+    >>> list(answers.columns)
+    ['uid', 'item', 'why', 'needs_review']
 """
 
 from __future__ import annotations

@@ -17,6 +17,10 @@ Consistency check: a rating page asks, for each item the plan changes, whether i
 changeable; an answer contradicting the stated actionability (stated changeable but "no", or
 stated not changeable but "yes") is recorded with the answer (``inconsistent``) and exported,
 never dropped. Failed attention checks likewise.
+
+Example:
+    >>> Page("rating:0", "rating").key
+    'rating:0'
 """
 
 from __future__ import annotations

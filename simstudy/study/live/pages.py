@@ -5,6 +5,14 @@ it answers (the idempotency token of :mod:`simstudy.study.live.flow`). Rating an
 pages show the current profile beside the suggested one, changed items highlighted (colour and
 a marker, so the highlight does not depend on colour vision); each row carries its values as
 ``data-`` attributes, read by the bots as a screen reader reads the text.
+
+Example:
+    >>> from simstudy.study.live.flow import Page
+    >>> html = render(Page("consent", "consent", {"text": "About this study."}), "/p/abc")
+    >>> "name='page' value='consent'" in html, "<script" in html
+    (True, False)
+    >>> label("loan_amount"), fmt(1234.5678)
+    ('Loan amount', '1235')
 """
 
 from __future__ import annotations
