@@ -292,3 +292,39 @@ def test_a_full_study_turns_newcomers_away_and_counts_those_in_progress(tmp_path
 def test_live_section_names_and_codes_are_checked(tmp_path, live, field):
     problems = validate_files([str(small_study_file(tmp_path, **live))])
     assert len(problems) == 1 and field in problems[0], problems
+
+
+def test_a_running_question_session_asks_what_a_replay_asks():
+    import numpy as np
+
+    from simstudy.study.live.questions import NeedAnswer
+
+    engine = prepared_engine()
+    people = engine.people()
+    fb = people.feedback()
+    checked = 0
+    for row in range(4):
+        x, scores = people.x[row].tolist(), people.reported.scores[row].tolist()
+        index = 1000 + row
+        answers: list[tuple[str, bool]] = []
+        for _ in range(20):
+            step = engine.recourse_step(index, "hare", x, scores, answers)
+            try:
+                shown = engine.recourses(index, "hare", np.array(x), np.array(scores), answers)
+                replay = engine._items(index, shown)
+            except NeedAnswer as need:
+                replay = {"question": {"kind": need.kind, "q": need.index,
+                                       "a": need.a.tolist(),
+                                       "b": None if need.b is None else need.b.tolist()}}
+            if "items" in step:
+                assert step == replay
+                break
+            q = step["question"]
+            assert {k: q[k] for k in ("kind", "q", "a", "b")} == replay["question"]
+            ids = people.ids[row:row + 1]
+            a = np.array([q["a"]])
+            yes = fb.prefer(ids, a, np.array([q["b"]])) if q["kind"] == "prefer" else \
+                fb.accept(ids, a)
+            answers.append((q["kind"], bool(yes[0])))
+            checked += 1
+    assert checked >= 4

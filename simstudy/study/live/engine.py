@@ -9,11 +9,11 @@ recourse is measured by the simulator's code (:func:`~simstudy.metrics.evaluate_
 :func:`~simstudy.scenario_study.published_proximity`). Each participant also rates the study's
 ``random_others`` random recourses (:func:`~simstudy.scenario_study.random_recourse`).
 
-A policy that asks questions (HARE) gets a :class:`ReplayFeedback`: the participant's recorded
-answers in order, and :class:`NeedAnswer` at the first question not answered yet. Every draw is
+A policy that asks questions (HARE) answers through the participant's recorded answers and
+stops at the first question not answered yet (:mod:`~simstudy.study.live.questions`: a replay,
+or a search kept running between pages when it stands at that question). Every draw is
 keyed by (seed, purpose, participant index), so replaying the answers retraces the same search
-to the next question: the server keeps no search state between pages and a restart loses
-nothing.
+to the next question: a running search is only a cache, and a restart loses nothing.
 
 Item identity follows the simulated study: item ``i`` is the ``i``-th study policy and
 ``len(policies) + j`` the ``j``-th random recourse.
@@ -42,6 +42,7 @@ from ...scenario import load_scenario, people_specs, policy_name
 from ...scenario_study import RANDOM_POLICY, published_proximity, random_recourse
 from ...units import prepare_replication
 from ...world.decision import ModelCache
+from .questions import NeedAnswer, QuestionSessions, ReplayFeedback
 
 __all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "MemoBase",
            "ComputePool", "LiveEngine",
@@ -67,52 +68,6 @@ class FeatureField:
     actionable: bool
 
 
-class NeedAnswer(Exception):  # noqa: N818 - a signal, not an error
-    """The policy asks question ``index`` (``kind`` ``prefer``: ``a`` over ``b``?; ``accept``:
-    is ``a`` satisfactory?), points in original units."""
-    def __init__(self, kind: str, index: int, a: np.ndarray, b: np.ndarray | None) -> None:
-        super().__init__(f"question {index} ({kind}) not answered yet")
-        self.kind, self.index, self.a, self.b = kind, index, a, b
-
-
-class ReplayFeedback:
-    """:class:`~simstudy.primitives.Feedback` of one live participant: recorded answers in the
-    order asked, :class:`NeedAnswer` past them.
-
-    Example:
-        >>> import numpy as np
-        >>> fb = ReplayFeedback([("prefer", True)])
-        >>> fb.prefer(np.array([0]), np.zeros((1, 2)), np.ones((1, 2))).tolist()
-        [True]
-        >>> try:
-        ...     fb.accept(np.array([0]), np.zeros((1, 2)))
-        ... except NeedAnswer as need:
-        ...     need.kind, need.index
-        ('accept', 1)
-    """
-    def __init__(self, answers: list[tuple[str, bool]]) -> None:
-        self.answers = list(answers)
-        self.asked = 0
-
-    def _next(self, kind: str, a: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-        i = self.asked
-        self.asked += 1
-        if i < len(self.answers):
-            recorded, answer = self.answers[i]
-            if recorded != kind:
-                raise RuntimeError(f"answer {i} was to a {recorded} question, the replay asks "
-                                   f"a {kind} question: the study file or code changed")
-            return np.array([bool(answer)])
-        raise NeedAnswer(kind, i, np.asarray(a[0], dtype=float),
-                         None if b is None else np.asarray(b[0], dtype=float))
-
-    def prefer(self, ids: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return self._next("prefer", a, b)
-
-    def accept(self, ids: np.ndarray, r: np.ndarray) -> np.ndarray:
-        return self._next("accept", r, None)
-
-
 @dataclass
 class ShownRecourse:
     """A recourse shown on a rating page, measured as the simulated study measures it."""
@@ -130,7 +85,19 @@ class ShownRecourse:
 
 class MemoBase:
     """A fitted base policy whose recommendations are remembered (keyed by every input), so
-    replaying a refining policy's questions does not recompute its deterministic base."""
+    replaying a refining policy's questions does not recompute its deterministic base.
+
+    Example:
+        >>> class Counting:
+        ...     calls = 0
+        ...     def recommend(self, x, profiles, ids, seed=0):
+        ...         Counting.calls += 1
+        ...         return "recourse"
+        >>> profiles = ActionabilityProfiles(("a",), np.ones((1, 1)), 1, np.ones((1, 1)))
+        >>> memo, x = MemoBase(Counting()), np.zeros((1, 1))
+        >>> [memo.recommend(x, profiles, np.array([0])) for _ in range(2)], Counting.calls
+        (['recourse', 'recourse'], 1)
+    """
     def __init__(self, policy: Any, size: int = 1024) -> None:
         self.policy, self.size = policy, size
         self._memo: OrderedDict = OrderedDict()
@@ -241,6 +208,7 @@ class LiveEngine:
         self.context_ = ctx
         specs = {policy_name(p): p for p in self.scenario.policies}
         self.fitted_ = {name: specs[name].policy().fit(ctx) for name in self.conditions}
+        self.sessions_ = QuestionSessions()
         for policy in self.fitted_.values():
             if getattr(policy, "base_", None) is not None:
                 # a refining policy re-runs its base on every replayed page: remember it
@@ -308,14 +276,16 @@ class LiveEngine:
                 "cost": float(ev["cost"][0]), "cost_unweighted": float(ev["cost_unweighted"][0])}
 
     def recourses(self, index: int, condition: str, x: np.ndarray, scores: np.ndarray,
-                  answers: list[tuple[str, bool]]) -> list[ShownRecourse]:
+                  answers: list[tuple[str, bool]], feedback: Any = None) -> list[ShownRecourse]:
         """The recourses participant ``index`` rates (the condition's, if found, then the random
-        others); raises :class:`NeedAnswer` while the condition's policy has questions."""
+        others); raises :class:`NeedAnswer` while the condition's policy has questions
+        (``feedback``: answers them instead of a replay of ``answers``)."""
         x2 = np.asarray(x, dtype=np.float64)[None, :]
         ids = np.array([index], dtype=np.int64)
         profiles = self.profiles(scores)
         policy = self.fitted_[condition]
-        asks = {"feedback": ReplayFeedback(answers)} if policy.asks_questions else {}
+        asks = {"feedback": feedback if feedback is not None else ReplayFeedback(answers)
+                } if policy.asks_questions else {}
         rec = policy.recommend(x2, profiles, ids, self.policy_seed_, **asks)
         shown = []
         own = self._shown(self.policies.index(condition), condition, x2, rec, scores)
@@ -350,14 +320,22 @@ class LiveEngine:
         and its seeded left / right sides), else ``{"items": [...]}`` (the rated recourses in
         their seeded display order). Plain data, so a separate compute process can answer."""
         x_arr = np.asarray(x, dtype=float)
-        try:
-            shown = self.recourses(index, condition, x_arr, np.asarray(scores, dtype=np.int64),
-                                   [(str(k), bool(a)) for k, a in answers])
-        except NeedAnswer as need:
-            return {"question": {"kind": need.kind, "q": need.index,
-                                 "swapped": self.swap_sides(index, need.index),
-                                 "x": x_arr.tolist(), "a": need.a.tolist(),
-                                 "b": None if need.b is None else need.b.tolist()}}
+        s_arr = np.asarray(scores, dtype=np.int64)
+        replay = [(str(k), bool(a)) for k, a in answers]
+        if not self.fitted_[condition].asks_questions:
+            return self._items(index, self.recourses(index, condition, x_arr, s_arr, replay))
+        # a questioning policy keeps running between pages (replaying only when it must)
+        key = (condition, x_arr.tobytes(), s_arr.tobytes())
+        kind, value = self.sessions_.step(index, key, replay, lambda fb: self._items(
+            index, self.recourses(index, condition, x_arr, s_arr, replay, feedback=fb)))
+        if kind == "done":
+            return value
+        return {"question": {"kind": value.kind, "q": value.index,
+                             "swapped": self.swap_sides(index, value.index),
+                             "x": x_arr.tolist(), "a": value.a.tolist(),
+                             "b": None if value.b is None else value.b.tolist()}}
+
+    def _items(self, index: int, shown: list[ShownRecourse]) -> dict[str, Any]:
         items = []
         for i in self.item_order(index, len(shown)):
             s = shown[i]
