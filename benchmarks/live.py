@@ -10,7 +10,10 @@ than people answering every 20-60 s; ``--think LOW HIGH`` adds pauses), and prin
   first HARE question) and ``hare`` (a HARE answer and the next question or the final recourse);
 - ``answers_lost``: answers the server confirmed (redirect to the next page) that are not in the
   database;
-- ``assignment_imbalance``: largest minus smallest number of participants per condition.
+- ``assignment_imbalance``: largest minus smallest number of participants per condition;
+- ``cpu_ms_per_step``: CPU time (``time.process_time``, one thread, in this process) of one
+  recourse step per condition, HARE's first step and its later ones, over 20 simulated people:
+  the work a page costs, apart from the machine's load.
 
     python benchmarks/live.py --participants 100 --concurrency 100
 """
@@ -37,6 +40,36 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def cpu_per_step(engine, people: int = 20) -> dict:
+    """Median and p95 CPU milliseconds of the recourse steps (see the module docstring)."""
+    import numpy as np
+
+    crowd = engine.people()
+    feedback = crowd.feedback()
+    times: dict[str, list[float]] = {}
+    for row in range(people):
+        x, scores = crowd.x[row].tolist(), crowd.reported.scores[row].tolist()
+        index = 10_000 + row
+        for condition in engine.conditions:
+            answers: list = []
+            for k in range(64):
+                t = time.process_time()
+                step = engine.recourse_step(index, condition, x, scores, answers)
+                name = condition if not engine.fitted_[condition].asks_questions else (
+                    f"{condition}_first" if k == 0 else f"{condition}_next")
+                times.setdefault(name, []).append(time.process_time() - t)
+                if "items" in step:
+                    break
+                q = step["question"]
+                ids = crowd.ids[row:row + 1]
+                a = np.array([q["a"]])
+                yes = (feedback.prefer(ids, a, np.array([q["b"]])) if q["kind"] == "prefer"
+                       else feedback.accept(ids, a))
+                answers.append((q["kind"], bool(yes[0])))
+    return {k: {"n": len(v), "median": round(1000 * float(np.median(v)), 1),
+                "p95": round(1000 * float(np.percentile(v, 95)), 1)} for k, v in times.items()}
 
 
 def main() -> None:
@@ -75,6 +108,7 @@ def main() -> None:
                               stderr=subprocess.DEVNULL)
     try:
         engine = LiveEngine(study).prepare()
+        cpu = cpu_per_step(engine)
         from simstudy.study.live.commands import _wait_ready
 
         _wait_ready(f"http://127.0.0.1:{port}", 600)
@@ -103,6 +137,8 @@ def main() -> None:
         "assignment": counts,
         "assignment_imbalance": max(counts.values()) - min(counts.values()) if counts else None,
         "latency_ms": summary["latency_ms"],
+        "cpu_ms_per_step": cpu,
+        "load_average": [round(v, 1) for v in os.getloadavg()],
         "goal_ms": {"rating_p95": 300, "recourse_and_hare_p95": 1000},
     }
     print(json.dumps(out, indent=2))
