@@ -202,11 +202,11 @@ class StudyFlow:
                 self.store.answer(uid, "consent", value)
                 if value["consent"]:
                     p = self.store.participant(uid)
-                    chosen = self.store.assign(uid, self.engine.conditions,
-                                               self.engine.assignment_draw(p["idx"]),
-                                               self.live.target_per_condition,
-                                               60.0 * self.live.abandon_after_minutes)
-                    del chosen  # None: the study is full (status recorded)
+                    # a full study records the status ``full``; the end page then says so
+                    self.store.assign(uid, self.engine.conditions,
+                                      self.engine.assignment_draw(p["idx"]),
+                                      self.live.target_per_condition,
+                                      60.0 * self.live.abandon_after_minutes)
                 else:
                     self.store.set_status(uid, "no_consent", finished=True)
                 return None
