@@ -22,10 +22,11 @@ ROOT = Path(simstudy.__file__).parent
 SUBPACKAGES = sorted(f"simstudy.{m.name}" for m in pkgutil.iter_modules([str(ROOT)])
                      if m.ispkg)
 #: command-line entry points, whose handlers import what they need when they run
-LAZY_ENTRY_POINTS = {"cli/main.py", "cli/run_commands.py", "cli/study_commands.py"}
-#: optional extras (``pip install simstudy[models]``, ``simstudy[ray]``), imported only when a
-#: model file or the Ray executor needs them
-OPTIONAL_EXTRAS = {"skops", "onnxruntime", "ray"}
+LAZY_ENTRY_POINTS = {"cli/main.py", "cli/run_commands.py", "cli/study_commands.py",
+                     "cli/live_commands.py"}
+#: optional extras (``pip install simstudy[models]``, ``simstudy[ray]``, ``simstudy[live]``),
+#: imported only when a model file, the Ray executor or the live study's server needs them
+OPTIONAL_EXTRAS = {"skops", "onnxruntime", "ray", "starlette", "uvicorn", "httpx"}
 #: libraries slow to import (torch alone takes seconds): imported where the work starts
 HEAVY_LIBRARIES = {"torch", "pandas", "scipy", "statsmodels", "matplotlib", "pyarrow", "zuko",
                    "simpy", "pygam"}

@@ -246,6 +246,43 @@ ENTRIES: dict[str, list[Entry]] = {
         ("median_edf", "median effective degrees of freedom of the fitted smooth", "edf",
          "simulations"),
         ("median_F", "median F statistic of the smooth test", "F", "simulations")],
+    "study.csv": [
+        ("uid", "participant (pseudonymous: simulated person id, or a live study's arrival "
+                "index; never a platform ID)", "", ""),
+        ("item", "recourse rated: the i-th study policy, or len(policies) + j for the j-th "
+                 "random recourse", "", ""),
+        ("sparsity", "features the recourse changes", "features", "one rating"),
+        ("proximity", "sum over changed features of |change| / feature range",
+         "range-scaled distance", "one rating"),
+        ("accept", "rating: is the plan a reasonable explanation of the rejection",
+         "7-point scale", "one rating"),
+        ("act", "rating: would the participant carry out the plan", "7-point scale",
+         "one rating"),
+        ("policy", "policy that produced the recourse (`random`: a random recourse)", "", ""),
+        ("blocked", "the recourse changes a feature the participant cannot change (simulated: "
+                    "hidden truth; live: their own answer)", "0/1", "one rating"),
+        ("condition", "live study: the policy serving the participant (their condition)", "",
+         ""),
+        ("cost", "weighted cost of the recourse under the participant's stated profile",
+         "range-scaled distance", "one rating"),
+        ("cost_unweighted", "unweighted cost of the recourse", "range-scaled distance",
+         "one rating"),
+        ("applicant_id", "applicant's row in the replication's applicant split", "", ""),
+        ("position", "live study: display position of the rating page (seeded order)", "", ""),
+        ("status", "live study: completed, failed_attention or in_progress", "", ""),
+        ("attention_failures", "live study: attention checks the participant failed", "checks",
+         "one participant"),
+        ("inconsistent", "live study: 'changeable?' answers contradicting the stated "
+                         "actionability", "answers", "one participant"),
+        ("gender", "gender feature (Loan coding: 0 female, 1 male)", "code", ""),
+        ("privileged", "group assignment of the population's `groups` (1 privileged)", "code",
+         ""),
+        ("race", "stylized attribute (1 non-white, 0 white)", "code", "")],
+    "study_open.csv": [
+        ("uid", "participant (as in study.csv)", "", ""),
+        ("item", "recourse rated (as in study.csv)", "", ""),
+        ("why", "the participant's open answer (free text: review before sharing)", "", ""),
+        ("needs_review", "1 when the answer holds text to review", "0/1", "")],
     "gamm.csv": [
         ("model", "`response ~ distance` of the analysis document", "", ""),
         ("n", "ratings fitted", "ratings", ""),

@@ -1,2 +1,5 @@
 """Everything "study": the scenario's ``study:`` section, study tables from a scenario's people,
-simulated rating studies of the published design, policy contrasts and power."""
+simulated rating studies of the published design, policy contrasts and power, and studies run
+live with real participants (:mod:`simstudy.study.live`)."""
+
+__all__: list[str] = []

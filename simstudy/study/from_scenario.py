@@ -64,12 +64,14 @@ from .section import StudyPowerSpec, StudySectionSpec
 __all__ = [
     "POOL_COLUMNS",
     "POWER_COLUMNS",
+    "published_proximity",
     "write_study_files",
     "study_pool",
     "eligible",
     "choose_participants",
     "study_table",
     "RANDOM_POLICY",
+    "random_recourse",
     "random_recourse_pool",
     "StudyPowerTask",
     "simulate_power_study",
@@ -100,7 +102,7 @@ def study_pool(recourse: pd.DataFrame, features: tuple[str, ...], feature_range:
         :data:`POOL_COLUMNS` plus ``group_columns``, one row per found recourse.
     """
     found = recourse[recourse["found"].astype(bool)].reset_index(drop=True)
-    proximity = _proximity(
+    proximity = published_proximity(
         np.column_stack([found[f"act_{f}"].to_numpy(bool) for f in features]),
         np.column_stack([found[f"theta_{f}"].to_numpy(float) for f in features]),
         np.column_stack([found[f"x_{f}"].to_numpy(float) for f in features]),
@@ -120,8 +122,8 @@ def study_pool(recourse: pd.DataFrame, features: tuple[str, ...], feature_range:
     return pool
 
 
-def _proximity(acted: np.ndarray, values: np.ndarray, x: np.ndarray,
-               feature_range: np.ndarray) -> np.ndarray:
+def published_proximity(acted: np.ndarray, values: np.ndarray, x: np.ndarray,
+                        feature_range: np.ndarray) -> np.ndarray:
     """The published proximity: ``sum |change| / feature range`` over the acted features."""
     change = np.abs(np.where(acted, values, x) - x) / feature_range[None, :]
     return np.where(acted, change, 0.0).sum(axis=1)
@@ -147,33 +149,17 @@ def random_recourse_pool(people: Any, context: Any, ids: np.ndarray, k: int, see
     rows = people.rows(ids)
     x = people.x[rows]
     profiles = people.reported.subset(rows)
-    names = context.feature_names
-    act_idx = profiles.columns_in(names)
-    lower, upper = context.lower[act_idx], context.upper[act_idx]
     feature_range = np.asarray(context.feature_range, dtype=float)
-    can = profiles.actionable
-    n_act = len(act_idx)
     parts = []
     for j in range(k):
-        u = entity_uniforms(seed, f"study-random:{j}", ids, 2 * n_act + 1)
-        pick = can & (u[:, :n_act] < 0.5)
-        # nobody draws an empty action: who would pick none takes one of their features
-        first = np.minimum((u[:, -1] * can.sum(axis=1)).astype(np.int64),
-                           np.maximum(can.sum(axis=1) - 1, 0))
-        fallback = can & ((np.cumsum(can, axis=1) - 1) == first[:, None])
-        pick = np.where(pick.any(axis=1)[:, None], pick, fallback)
-        intervened = np.zeros(x.shape, dtype=bool)
-        intervened[:, act_idx] = pick
-        values = np.full(x.shape, np.nan)
-        values[:, act_idx] = np.where(pick, lower + u[:, n_act:2 * n_act] * (upper - lower),
-                                      np.nan)
-        rec = Recourse(intervened, values, intervened.any(axis=1))
+        rec = random_recourse(context, x, profiles, ids, seed, j)
+        intervened = rec.intervened
         ev = evaluate_recourse(context.world, context.model, x, rec, profiles, feature_range)
         acted = intervened & rec.found[:, None]
         part = pd.DataFrame({
             "applicant_id": ids, "policy": RANDOM_POLICY,
             "sparsity": ev["sparsity"].astype(np.int64),
-            "proximity": _proximity(acted, rec.values, x, feature_range),
+            "proximity": published_proximity(acted, rec.values, x, feature_range),
             "cost": ev["cost"], "cost_unweighted": ev["cost_unweighted"],
             "blocked": people.truth_columns(ev["x_cf"], ev["found"], acted, rows)["blocked"],
             "item_offset": j})
@@ -183,6 +169,40 @@ def random_recourse_pool(people: Any, context: Any, ids: np.ndarray, k: int, see
         for col in groups.columns:
             out[col] = groups[col].reindex(out["applicant_id"]).to_numpy()
     return out
+
+
+def random_recourse(context: Any, x: np.ndarray, profiles: Any, ids: np.ndarray, seed: int,
+                    j: int) -> Recourse:
+    """The ``j``-th random recourse of each person (see the module docstring): a random
+    non-empty subset of their reported-actionable features, each set uniformly over its training
+    range, drawn from ``entity_uniforms(seed, "study-random:j", id)``.
+
+    Example:
+        >>> from simstudy.examples import rejected_applicants, small_context
+        >>> context = small_context()
+        >>> ids, x, profiles = rejected_applicants(context)
+        >>> rec = random_recourse(context, x, profiles, ids, 0, 0)
+        >>> bool(rec.found.all()), bool((rec.intervened.sum(axis=1) >= 1).all())
+        (True, True)
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    names = context.feature_names
+    act_idx = profiles.columns_in(names)
+    lower, upper = context.lower[act_idx], context.upper[act_idx]
+    can = profiles.actionable
+    n_act = len(act_idx)
+    u = entity_uniforms(seed, f"study-random:{j}", ids, 2 * n_act + 1)
+    pick = can & (u[:, :n_act] < 0.5)
+    # nobody draws an empty action: who would pick none takes one of their features
+    first = np.minimum((u[:, -1] * can.sum(axis=1)).astype(np.int64),
+                       np.maximum(can.sum(axis=1) - 1, 0))
+    fallback = can & ((np.cumsum(can, axis=1) - 1) == first[:, None])
+    pick = np.where(pick.any(axis=1)[:, None], pick, fallback)
+    intervened = np.zeros(x.shape, dtype=bool)
+    intervened[:, act_idx] = pick
+    values = np.full(x.shape, np.nan)
+    values[:, act_idx] = np.where(pick, lower + u[:, n_act:2 * n_act] * (upper - lower), np.nan)
+    return Recourse(intervened, values, intervened.any(axis=1))
 
 
 def eligible(pool: pd.DataFrame, policies: list[str] | tuple[str, ...]) -> pd.DataFrame:

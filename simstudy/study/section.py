@@ -18,6 +18,7 @@ from pydantic import Field
 from ..core.bounds import MAX_SIMULATIONS, Participants
 from ..core.documents import StrictModel
 from ..people.spec import ResponseSpecs
+from .live.spec import LiveSpec, live_problems
 
 __all__ = ["StudyPowerSpec", "StudySectionSpec", "study_problems"]
 
@@ -72,6 +73,7 @@ class StudySectionSpec(StrictModel):
             a value uniform over its training range, every draw keyed by (seed, purpose,
             person id).
         power: the power analysis of ``simstudy power SCENARIO``.
+        live: how the study runs with participants (:mod:`simstudy.study.live`).
     """
 
     participants: int = Field(200, ge=2)
@@ -84,6 +86,7 @@ class StudySectionSpec(StrictModel):
     exclude_blocked: bool = False
     random_others: int = Field(0, ge=0)
     power: StudyPowerSpec | None = None
+    live: LiveSpec | None = None
 
     def study_policies(self, scenario_policies: list[str]) -> list[str]:
         return list(self.policies) if self.policies is not None else list(scenario_policies)
@@ -121,4 +124,6 @@ def study_problems(study: StudySectionSpec, policies: list[str], conditions: lis
                                             "than the baseline"))
     if power is not None and min(power.participants) < 2:
         out.append(("study.power.participants", "a study needs at least 2 participants"))
+    if study.live is not None:
+        out += live_problems(study.live, chosen)
     return out

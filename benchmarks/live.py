@@ -1,0 +1,148 @@
+"""Live-study load: page latency with many concurrent bot participants, answers lost, balance.
+
+Starts ``simstudy serve`` on the study file (a copy with ``target_per_condition`` raised so that
+every bot is admitted) on a free port with a fresh database, runs ``--participants`` bots with
+``--concurrency`` at once (every bot walks the real pages without pauses, a far heavier load
+than people answering every 20-60 s; ``--think LOW HIGH`` adds pauses), and prints JSON:
+
+- ``latency_ms``: median and p95 per page class, with ``rating`` (a rating answer and the next
+  page), ``recourse`` (the stated actionability and the page that computes the recourse or the
+  first HARE question) and ``hare`` (a HARE answer and the next question or the final recourse);
+- ``answers_lost``: answers the server confirmed (redirect to the next page) that are not in the
+  database;
+- ``assignment_imbalance``: largest minus smallest number of participants per condition;
+- ``cpu_ms_per_step``: CPU time (``time.process_time``, one thread, in this process) of one
+  recourse step per condition, HARE's first step and its later ones, over 20 simulated people:
+  the work a page costs, apart from the machine's load.
+
+    python benchmarks/live.py --participants 100 --concurrency 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_per_step(engine, people: int = 20) -> dict:
+    """Median and p95 CPU milliseconds of the recourse steps (see the module docstring)."""
+    import numpy as np
+
+    crowd = engine.people()
+    feedback = crowd.feedback()
+    times: dict[str, list[float]] = {}
+    for row in range(people):
+        x, scores = crowd.x[row].tolist(), crowd.reported.scores[row].tolist()
+        index = 10_000 + row
+        for condition in engine.conditions:
+            answers: list = []
+            for k in range(64):
+                t = time.process_time()
+                step = engine.recourse_step(index, condition, x, scores, answers)
+                name = condition if not engine.fitted_[condition].asks_questions else (
+                    f"{condition}_first" if k == 0 else f"{condition}_next")
+                times.setdefault(name, []).append(time.process_time() - t)
+                if "items" in step:
+                    break
+                q = step["question"]
+                ids = crowd.ids[row:row + 1]
+                a = np.array([q["a"]])
+                yes = (feedback.prefer(ids, a, np.array([q["b"]])) if q["kind"] == "prefer"
+                       else feedback.accept(ids, a))
+                answers.append((q["kind"], bool(yes[0])))
+    return {k: {"n": len(v), "median": round(1000 * float(np.median(v)), 1),
+                "p95": round(1000 * float(np.percentile(v, 95)), 1)} for k, v in times.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--study", default=str(ROOT / "studies" / "personalization.yaml"))
+    ap.add_argument("--participants", type=int, default=100)
+    ap.add_argument("--concurrency", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ordered", action="store_true",
+                    help="bots enter one after another (as `simstudy bots` does for a "
+                         "reproducible export); default: all at once, the heavier load")
+    ap.add_argument("--think", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
+                    help="seconds each bot pauses before an answer (default: none, the "
+                         "heaviest load)")
+    args = ap.parse_args()
+
+    import torch
+
+    from simstudy.cli.live_commands import pseudonym_key
+    from simstudy.study.live.bots import run_bots
+    from simstudy.study.live.database import pseudonym
+    from simstudy.study.live.engine import LiveEngine
+
+    torch.set_num_threads(1)
+    work = Path(tempfile.mkdtemp(prefix="simstudy-live-bench-"))
+    doc = yaml.safe_load(Path(args.study).read_text())
+    n_cond = len(doc["study"]["live"].get("conditions") or doc["study"].get("policies")
+                 or doc["policies"])
+    doc["study"]["live"]["target_per_condition"] = -(-args.participants // n_cond)
+    study = work / "study.yaml"
+    study.write_text(yaml.safe_dump(doc, sort_keys=False))
+    port = _free_port()
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen([sys.executable, "-m", "simstudy.cli", "serve", str(study), "--db",
+                               str(work / "s.sqlite"), "--port", str(port)], env=env,
+                              stderr=subprocess.DEVNULL)
+    try:
+        engine = LiveEngine(study).prepare()
+        cpu = cpu_per_step(engine)
+        from simstudy.cli.live_commands import _wait_ready
+
+        _wait_ready(f"http://127.0.0.1:{port}", 600)
+        t0 = time.time()
+        report = run_bots(engine, f"http://127.0.0.1:{port}", args.participants,
+                          args.concurrency, args.seed, ordered=args.ordered,
+                          think=tuple(args.think) if args.think else None)
+        seconds = time.time() - t0
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    key, _ = pseudonym_key(engine.scenario.seed)
+    db = sqlite3.connect(work / "s.sqlite")
+    stored = set(db.execute("SELECT uid, page FROM answers").fetchall())
+    lost = sum((pseudonym(f"BOT-PID-{n}", key), page) not in stored
+               for n, page in report.submitted)
+    counts = dict(db.execute("SELECT condition, COUNT(*) FROM participants WHERE condition IS "
+                             "NOT NULL GROUP BY condition").fetchall())
+    summary = report.summary()
+    out = {
+        "participants": args.participants, "concurrency": args.concurrency,
+        "ordered_entry": args.ordered, "think_seconds": args.think,
+        "cores": os.cpu_count(), "completed": summary.get("completed", 0),
+        "errors": summary["errors"], "seconds": round(seconds, 1),
+        "answers_submitted": len(report.submitted), "answers_lost": lost,
+        "assignment": counts,
+        "assignment_imbalance": max(counts.values()) - min(counts.values()) if counts else None,
+        "latency_ms": summary["latency_ms"],
+        "cpu_ms_per_step": cpu,
+        "load_average": [round(v, 1) for v in os.getloadavg()],
+        "goal_ms": {"rating_p95": 300, "recourse_and_hare_p95": 1000},
+    }
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

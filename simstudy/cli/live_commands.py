@@ -1,0 +1,183 @@
+"""Live-study subcommands: ``serve``, ``bots``, ``export`` and ``preregister``.
+
+Heavy imports (starlette, uvicorn, httpx, torch) happen inside the handlers, so ``simstudy
+--help`` stays fast. The pseudonym key comes from the environment (``SIMSTUDY_LIVE_KEY``);
+without it the key is derived from the study's seed, which is reproducible (bots, pilots) but
+lets anyone with the study file recompute uids from platform IDs: set it for a real study.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+__all__ = ["register", "pseudonym_key"]
+
+
+def pseudonym_key(scenario_seed: int) -> tuple[bytes, bool]:
+    """The key of the participants' pseudonyms and whether it came from the environment."""
+    env = os.environ.get("SIMSTUDY_LIVE_KEY")
+    if env:
+        return env.encode(), True
+    return f"simstudy-live-{scenario_seed}".encode(), False
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from ..core.documents import UsageError
+    from ..study.live.engine import load_study
+
+    scenario, _ = load_study(args.study)  # a bad document stops here: FILE: field: reason
+    if args.prereg is not None:
+        from ..study.live.prereg import check_prereg
+
+        reason = check_prereg(args.study, args.prereg)
+        if reason is not None:
+            raise UsageError(f"--prereg {args.prereg}: {reason}")
+    key, from_env = pseudonym_key(scenario.seed)
+    if not from_env:
+        print("note: SIMSTUDY_LIVE_KEY is not set; pseudonyms use a key derived from the "
+              "study's seed (fine for pilots and bots, set it for a real study)",
+              file=sys.stderr)
+    import torch
+    import uvicorn
+
+    from ..study.live.app import create_app
+    from ..study.live.database import Store
+    from ..study.live.engine import ComputePool, LiveEngine
+    from ..study.live.flow import StudyFlow
+
+    if args.compute_workers < 0:
+        raise UsageError(f"--compute-workers must be at least 0, got {args.compute_workers}")
+    torch.set_num_threads(1)
+    db = Path(args.db)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    store = Store(db)
+
+    def prepare() -> StudyFlow:
+        engine = LiveEngine(args.study).prepare()
+        compute = ComputePool(args.study, args.compute_workers) if args.compute_workers else None
+        return StudyFlow(engine, store, key, compute)
+
+    print(f"serving {args.study} on http://{args.host}:{args.port} (database {db}); "
+          "GET /healthz answers 200 when the policies are ready", file=sys.stderr)
+    uvicorn.run(create_app(prepare), host=args.host, port=args.port, log_level="warning",
+                timeout_graceful_shutdown=5)
+    return 0
+
+
+def _wait_ready(url: str, timeout: float) -> None:
+    import time
+
+    import httpx
+
+    from ..core.documents import UsageError
+
+    end = time.time() + timeout
+    while True:
+        try:
+            if httpx.get(f"{url.rstrip('/')}/healthz", timeout=5.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.time() > end:
+            raise UsageError(f"--url {url}: the server is not ready after {timeout:.0f} s")
+        time.sleep(0.5)
+
+
+def _bots(args: argparse.Namespace) -> int:
+    from ..core.documents import UsageError
+
+    if args.participants < 1 or args.concurrency < 1:
+        raise UsageError("--participants and --concurrency must be at least 1")
+    import torch
+
+    from ..study.live.bots import run_bots
+    from ..study.live.engine import LiveEngine
+
+    torch.set_num_threads(1)
+    engine = LiveEngine(args.study).prepare()
+    _wait_ready(args.url, args.wait)
+    think = None
+    if args.think is not None:
+        lo, _, hi = args.think.partition(",")
+        try:
+            think = (float(lo), float(hi or lo))
+        except ValueError as exc:
+            raise UsageError(f"--think {args.think}: expected LOW,HIGH seconds") from exc
+    report = run_bots(engine, args.url, args.participants, args.concurrency, args.seed,
+                      args.start, think=think)
+    summary = report.summary()
+    print(json.dumps(summary, indent=2))
+    return 0 if not report.errors else 1
+
+
+def _export(args: argparse.Namespace) -> int:
+    from ..study.live.export import export_study
+
+    res = export_study(args.db, args.out, drop_linkage=args.drop_linkage)
+    print(f"wrote {', '.join(res['paths'])}: {res['participants']} participants, "
+          f"{res['rows']} ratings" + (f"; linkage table deleted ({res['linkage_rows_dropped']} "
+                                      "rows)" if args.drop_linkage else ""))
+    return 0
+
+
+def _preregister(args: argparse.Namespace) -> int:
+    from ..study.live.prereg import write_prereg
+
+    power = None
+    if args.power_out is not None:
+        from ..run.study_power import run_study_power
+
+        power = run_study_power(args.study, args.power_out)
+    out = write_prereg(args.study, args.out, power)
+    print(f"wrote {out}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("serve", help="run a study file's live study in the browser")
+    p.add_argument("study", metavar="STUDY")
+    p.add_argument("--db", required=True, metavar="FILE", help="SQLite database of the answers")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--prereg", default=None, metavar="FILE",
+                   help="refuse to start unless this preregistration records the study "
+                        "file's sha256")
+    p.add_argument("--compute-workers", type=int, default=1, metavar="N",
+                   help="processes computing recourses and questions (default 1; 0: in the "
+                        "server process)")
+    p.set_defaults(handler=_serve)
+
+    p = subparsers.add_parser("bots", help="simulated participants walking a live study's "
+                                           "pages")
+    p.add_argument("study", metavar="STUDY")
+    p.add_argument("--url", required=True, help="the server (e.g. http://127.0.0.1:8000)")
+    p.add_argument("--participants", type=int, default=10, metavar="N")
+    p.add_argument("--concurrency", type=int, default=10, metavar="C")
+    p.add_argument("--seed", type=int, default=0, help="the bots' seed")
+    p.add_argument("--start", type=int, default=0, metavar="K",
+                   help="first bot number (BOT-PID-K)")
+    p.add_argument("--think", default=None, metavar="LOW,HIGH",
+                   help="seconds each bot pauses before an answer, uniform in LOW..HIGH "
+                        "(default: none)")
+    p.add_argument("--wait", type=float, default=300.0, metavar="SECONDS",
+                   help="how long to wait for the server's /healthz")
+    p.set_defaults(handler=_bots)
+
+    p = subparsers.add_parser("export", help="a live study's database as the table "
+                                             "`simstudy analyze` reads")
+    p.add_argument("db", metavar="FILE.sqlite")
+    p.add_argument("--out", required=True, metavar="CSV")
+    p.add_argument("--drop-linkage", action="store_true",
+                   help="delete the table linking uids to platform IDs")
+    p.set_defaults(handler=_export)
+
+    p = subparsers.add_parser("preregister", help="a preregistration page from a study file")
+    p.add_argument("study", metavar="STUDY")
+    p.add_argument("--out", required=True, metavar="FILE.md")
+    p.add_argument("--power-out", default=None, metavar="DIR",
+                   help="also run the study's power analysis into DIR and quote it")
+    p.set_defaults(handler=_preregister)

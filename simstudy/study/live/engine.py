@@ -1,0 +1,373 @@
+"""Policies, profiles and recourses for one live participant, as the simulated study has them.
+
+:class:`LiveEngine` prepares the study's replication exactly as a run does (world sample,
+decision model and trained policies from the content-hash cache), then serves one participant
+at a time: their reported profile ``x`` and their stated actionability become a one-person
+:class:`~simstudy.primitives.profiles.ActionabilityProfiles` (weights from the condition's cost
+profile),
+the condition's policy recommends from them with the participant's index as person id, and the
+recourse is measured by the simulator's code (:func:`~simstudy.metrics.evaluate_recourse`,
+:func:`~simstudy.study.from_scenario.published_proximity`). Each participant also rates the study's
+``random_others`` random recourses (:func:`~simstudy.study.from_scenario.random_recourse`).
+
+A policy that asks questions (HARE) answers through the participant's recorded answers and
+stops at the first question not answered yet (:mod:`~simstudy.study.live.questions`: a replay,
+or a search kept running between pages when it stands at that question). Every draw is
+keyed by (seed, purpose, participant index), so replaying the answers retraces the same search
+to the next question: a running search is only a cache, and a restart loses nothing.
+
+Item identity follows the simulated study: item ``i`` is the ``i``-th study policy and
+``len(policies) + j`` the ``j``-th random recourse.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...core.documents import DocumentError, DocumentProblem
+from ...core.rng import derive_seed, entity_uniforms
+from ...metrics import Recourse, evaluate_recourse
+from ...primitives.profiles import ActionabilityProfiles
+from ...primitives.space import ScaledSpace
+from ...run.scenario import load_scenario, people_specs, policy_name
+from ...run.units import prepare_replication
+from ...world.decision import ModelCache
+from ..from_scenario import RANDOM_POLICY, published_proximity, random_recourse
+from .questions import NeedAnswer, QuestionSessions, ReplayFeedback
+
+__all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "MemoBase",
+           "ComputePool", "LiveEngine",
+           "load_study"]
+
+
+def load_study(path: str | Path) -> tuple[Any, dict]:
+    """The scenario and populations of a study document; refuses one without ``study.live``."""
+    scenario, populations = load_scenario(path)
+    if scenario.study is None or scenario.study.live is None:
+        raise DocumentError([DocumentProblem(str(path), "study.live",
+                                             "a live study needs a `study.live:` section")])
+    return scenario, populations
+
+
+@dataclass(frozen=True)
+class FeatureField:
+    """One profile item of the entry page: its range (training data) and its labels."""
+    name: str
+    lower: float
+    upper: float
+    labels: dict[int, str]
+    actionable: bool
+
+
+@dataclass
+class ShownRecourse:
+    """A recourse shown on a rating page, measured as the simulated study measures it."""
+    item: int
+    policy: str
+    found: bool
+    intervened: np.ndarray
+    x_cf: np.ndarray
+    sparsity: int
+    proximity: float
+    cost: float
+    cost_unweighted: float
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+class MemoBase:
+    """A fitted base policy whose recommendations are remembered (keyed by every input), so
+    replaying a refining policy's questions does not recompute its deterministic base.
+
+    Example:
+        >>> class Counting:
+        ...     calls = 0
+        ...     def recommend(self, x, profiles, ids, seed=0):
+        ...         Counting.calls += 1
+        ...         return "recourse"
+        >>> profiles = ActionabilityProfiles(("a",), np.ones((1, 1)), 1, np.ones((1, 1)))
+        >>> memo, x = MemoBase(Counting()), np.zeros((1, 1))
+        >>> [memo.recommend(x, profiles, np.array([0])) for _ in range(2)], Counting.calls
+        (['recourse', 'recourse'], 1)
+    """
+    def __init__(self, policy: Any, size: int = 1024) -> None:
+        self.policy, self.size = policy, size
+        self._memo: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.policy, name)
+
+    def recommend(self, x: np.ndarray, profiles: Any, ids: np.ndarray, seed: int = 0,
+                  **kwargs: Any) -> Any:
+        key = (np.asarray(x, dtype=np.float64).tobytes(), profiles.scores.tobytes(),
+               profiles.weights.tobytes(), np.asarray(ids).tobytes(), int(seed),
+               tuple(sorted(kwargs)))
+        with self._lock:
+            if key in self._memo:
+                self._memo.move_to_end(key)
+                return self._memo[key]
+        rec = self.policy.recommend(x, profiles, ids, seed, **kwargs)
+        with self._lock:
+            self._memo[key] = rec
+            while len(self._memo) > self.size:
+                self._memo.popitem(last=False)
+        return rec
+
+
+class ComputePool:
+    """Recourse steps in separate processes (each with its own prepared engine), so that the
+    server's threads answer light pages while a policy computes: the numerical work of small
+    tensors holds the interpreter lock, a process does not share it.
+
+    Args:
+        path: the study document.
+        workers: compute processes.
+    """
+    def __init__(self, path: str | Path, workers: int = 1) -> None:
+        self._pool = ProcessPoolExecutor(max_workers=workers,
+                                         mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_init_compute, initargs=(str(path),))
+        # every worker prepares its engine now, not on a participant's first recourse
+        for f in [self._pool.submit(_compute_ready) for _ in range(workers)]:
+            f.result()
+
+    def __call__(self, *args: Any) -> dict[str, Any]:
+        return self._pool.submit(_compute_step, *args).result()
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+
+_WORKER_ENGINE: list[Any] = []
+
+
+def _init_compute(path: str) -> None:
+    import torch
+
+    parent = os.getppid()
+
+    def _orphaned() -> None:
+        # a server killed outright (SIGKILL) cannot stop its workers: they stop themselves
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=_orphaned, daemon=True).start()
+    torch.set_num_threads(1)
+    _WORKER_ENGINE.append(LiveEngine(path).prepare())
+
+
+def _compute_ready() -> bool:
+    return bool(_WORKER_ENGINE)
+
+
+def _compute_step(*args: Any) -> dict[str, Any]:
+    return _WORKER_ENGINE[0].recourse_step(*args)
+
+
+class LiveEngine:
+    """The study's world, decision model and fitted policies, serving one participant at a time.
+
+    Args:
+        path: the study document (a scenario with ``study.live``).
+        cache: the model cache (default: the run's default cache folder).
+
+    Example:
+        >>> engine = LiveEngine("studies/personalization.yaml")  # doctest: +SKIP
+        >>> engine.prepare().conditions                            # doctest: +SKIP
+        ['universal-oracle', 'oracle', 'hare']
+    """
+    def __init__(self, path: str | Path, cache: Any = None) -> None:
+        self.path = Path(path)
+        self.scenario, self.populations = load_study(self.path)
+        self.study = self.scenario.study
+        self.live = self.study.live
+
+        names = [policy_name(p) for p in self.scenario.policies]
+        self.policies = self.study.study_policies(names)
+        self.conditions = self.live.live_conditions(self.policies)
+        self.population_condition = self.study.condition or self.scenario.conditions[0].name
+        self._cache = cache
+
+    # -- preparation ------------------------------------------------------------------------
+    def prepare(self) -> LiveEngine:
+        """Builds the replication and fits every condition's policy (trained models cached)."""
+        cache = self._cache if self._cache is not None else ModelCache()
+        self.rep_ = prepare_replication(self.scenario, self.study.replication,
+                                        self.scenario.seed, cache, base_dir=self.path.parent)
+        ctx = self.rep_.context
+        self.context_ = ctx
+        specs = {policy_name(p): p for p in self.scenario.policies}
+        self.fitted_ = {name: specs[name].policy().fit(ctx) for name in self.conditions}
+        self.sessions_ = QuestionSessions()
+        for policy in self.fitted_.values():
+            if getattr(policy, "base_", None) is not None:
+                # a refining policy re-runs its base on every replayed page: remember it
+                policy.base_ = MemoBase(policy.base_)
+        self.policy_seed_ = derive_seed(self.rep_.seed, "policies")
+        self.study_seed_ = derive_seed(self.rep_.seed, "study")
+        self.live_seed_ = derive_seed(self.rep_.seed, "live")
+        population = self.populations[self.population_condition]
+        self.cost_profile_ = population.cost.profile()
+        roles = ctx.world.roles
+        lower, upper = ctx.lower, ctx.upper
+        self.features_ = [FeatureField(n, float(lower[j]), float(upper[j]),
+                                       dict(roles.codebook.get(n, {})), n in roles.actionable)
+                          for j, n in enumerate(roles.names)]
+        return self
+
+    @property
+    def actionable(self) -> tuple[str, ...]:
+        return tuple(self.context_.world.roles.actionable)
+
+    @property
+    def levels(self) -> int:
+        """Score levels of the elicitation scheme."""
+        scheme = self.live.elicitation
+        return {"binary": 1, "ranking": len(self.actionable),
+                "likert": self.live.likert_levels}[scheme]
+
+    def group_values(self, x: np.ndarray) -> dict[str, int]:
+        """The world's sensitive features of a reported profile (the export's group columns)."""
+        names = self.context_.feature_names
+        return {s: int(round(float(x[names.index(s)])))
+                for s in self.context_.world.roles.sensitive if s in names}
+
+    # -- one participant --------------------------------------------------------------------
+    def profiles(self, scores: np.ndarray) -> Any:
+        """A one-person profile from stated scores ``(K,)`` (0: cannot change)."""
+        s = np.asarray(scores, dtype=np.int64)[None, :]
+        kind = {"binary": "all", "ranking": "ranking", "likert": "likert"}[self.live.elicitation]
+        return ActionabilityProfiles(self.actionable, s, self.levels,
+                                     self.cost_profile_.weights(s, self.levels), kind,
+                                     self.cost_profile_.placement)
+
+    def approves(self, x: np.ndarray) -> bool:
+        """The decision model approves the profile ``x`` ``(d,)``."""
+        import torch
+
+        with torch.no_grad():
+            return bool(self.context_.model.approves(
+                torch.as_tensor(np.asarray(x, dtype=np.float64)[None, :])).numpy()[0])
+
+    def measure(self, x: np.ndarray, intervened: np.ndarray, values: np.ndarray,
+                found: bool, scores: np.ndarray) -> dict[str, Any]:
+        """A recourse ``(d,)`` measured by the simulator's code for the stated profile."""
+        x2 = np.asarray(x, dtype=np.float64)[None, :]
+        acted = np.asarray(intervened, dtype=bool)[None, :] & found
+        vals = np.asarray(values, dtype=np.float64)[None, :]
+        rec = Recourse(acted, vals, np.array([bool(found)]))
+        fr = np.asarray(self.context_.feature_range, dtype=float)
+        ev = evaluate_recourse(self.context_.world, self.context_.model, x2, rec,
+                               self.profiles(scores), fr)
+        ok = bool(ev["found"][0])
+        return {"found": ok, "intervened": acted[0], "x_cf": ev["x_cf"][0],
+                "sparsity": int(ev["sparsity"][0]),
+                "proximity": float(published_proximity(acted, vals, x2, fr)[0]) if ok else 0.0,
+                "cost": float(ev["cost"][0]), "cost_unweighted": float(ev["cost_unweighted"][0])}
+
+    def recourses(self, index: int, condition: str, x: np.ndarray, scores: np.ndarray,
+                  answers: list[tuple[str, bool]], feedback: Any = None) -> list[ShownRecourse]:
+        """The recourses participant ``index`` rates (the condition's, if found, then the random
+        others); raises :class:`NeedAnswer` while the condition's policy has questions
+        (``feedback``: answers them instead of a replay of ``answers``)."""
+        x2 = np.asarray(x, dtype=np.float64)[None, :]
+        ids = np.array([index], dtype=np.int64)
+        profiles = self.profiles(scores)
+        policy = self.fitted_[condition]
+        asks = {"feedback": feedback if feedback is not None else ReplayFeedback(answers)
+                } if policy.asks_questions else {}
+        rec = policy.recommend(x2, profiles, ids, self.policy_seed_, **asks)
+        shown = []
+        own = self._shown(self.policies.index(condition), condition, x2, rec, scores)
+        if own.found:
+            shown.append(own)
+
+        for j in range(self.study.random_others):
+            r = random_recourse(self.context_, x2, profiles, ids, self.study_seed_, j)
+            item = self._shown(len(self.policies) + j, RANDOM_POLICY, x2, r, scores)
+            if item.found:
+                shown.append(item)
+        return shown
+
+    def _shown(self, item: int, policy: str, x2: np.ndarray, rec: Any,
+               scores: np.ndarray) -> ShownRecourse:
+        intervened = rec.intervened[0] & bool(rec.found[0])
+        if rec.counterfactual is not None:
+            # a point-proposing policy (HARE): its point is what the person is asked to reach
+            values = np.where(intervened, rec.counterfactual[0], np.nan)
+        else:
+            values = rec.values[0]
+        m = self.measure(x2[0], intervened, values, bool(rec.found[0]), scores)
+        if rec.counterfactual is not None and m["found"]:
+            m["x_cf"] = np.where(rec.found[0], rec.counterfactual[0], x2[0])
+        return ShownRecourse(item, policy, m["found"], m["intervened"], m["x_cf"],
+                             m["sparsity"], m["proximity"], m["cost"], m["cost_unweighted"])
+
+    def recourse_step(self, index: int, condition: str, x: list[float], scores: list[int],
+                      answers: list[tuple[str, bool]]) -> dict[str, Any]:
+        """The next step of participant ``index``'s recourse page as plain data:
+        ``{"question": payload}`` while the condition's policy asks (the question, its number
+        and its seeded left / right sides), else ``{"items": [...]}`` (the rated recourses in
+        their seeded display order). Plain data, so a separate compute process can answer."""
+        x_arr = np.asarray(x, dtype=float)
+        s_arr = np.asarray(scores, dtype=np.int64)
+        replay = [(str(k), bool(a)) for k, a in answers]
+        if not self.fitted_[condition].asks_questions:
+            return self._items(index, self.recourses(index, condition, x_arr, s_arr, replay))
+        # a questioning policy keeps running between pages (replaying only when it must)
+        key = (condition, x_arr.tobytes(), s_arr.tobytes())
+        kind, value = self.sessions_.step(index, key, replay, lambda fb: self._items(
+            index, self.recourses(index, condition, x_arr, s_arr, replay, feedback=fb)))
+        if kind == "done":
+            return value
+        return {"question": {"kind": value.kind, "q": value.index,
+                             "swapped": self.swap_sides(index, value.index),
+                             "x": x_arr.tolist(), "a": value.a.tolist(),
+                             "b": None if value.b is None else value.b.tolist()}}
+
+    def _items(self, index: int, shown: list[ShownRecourse]) -> dict[str, Any]:
+        items = []
+        for i in self.item_order(index, len(shown)):
+            s = shown[i]
+            items.append({"item": s.item, "policy": s.policy,
+                          "intervened": [bool(v) for v in s.intervened],
+                          "x_cf": [float(v) for v in s.x_cf], "sparsity": s.sparsity,
+                          "proximity": s.proximity, "cost": s.cost,
+                          "cost_unweighted": s.cost_unweighted})
+        return {"items": items}
+
+    def item_order(self, index: int, n: int) -> list[int]:
+        """The seeded order of participant ``index``'s ``n`` rating pages."""
+        if n == 0:
+            return []
+        u = entity_uniforms(self.live_seed_, "item-order", np.array([index]), n)[0]
+        return [int(i) for i in np.argsort(u, kind="stable")]
+
+    def swap_sides(self, index: int, question: int) -> bool:
+        """Whether pairwise question ``question`` shows option ``b`` on the left (seeded)."""
+        u = entity_uniforms(self.live_seed_, f"pair-side:{question}", np.array([index]))
+        return bool(u[0, 0] < 0.5)
+
+    def assignment_draw(self, index: int) -> float:
+        """The seeded uniform breaking ties of participant ``index``'s assignment."""
+        return float(entity_uniforms(self.live_seed_, "assignment", np.array([index]))[0, 0])
+
+    def people(self) -> Any:
+        """The study condition's simulated people of the replication (the bots)."""
+        rep, ctx = self.rep_, self.context_
+        spec = people_specs(self.scenario, self.populations)[self.population_condition]
+        return spec.build(rep.x, rep.ids, rep.seed, ctx.feature_names, ctx.world.roles.actionable,
+                          ScaledSpace.from_context(ctx), preference_seed=self.policy_seed_,
+                          immutable=ctx.world.roles.immutable, rankings=ctx.world.roles.rankings,
+                          income=ctx.world.roles.income, sensitive=ctx.world.roles.sensitive)

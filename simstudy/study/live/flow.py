@@ -1,0 +1,334 @@
+"""The participant's path through a live study, page by page, with no state outside the store.
+
+Path: consent (no consent: the ``no_consent`` code) -> balanced assignment to a condition ->
+profile (every world feature within its training range; coded features by their labels; a
+profile the decision model approves is refused, as the study is about rejections) ->
+actionability (binary, ranking or Likert) -> the condition's recourse from the stated profile
+(a questioning policy's pairwise and accept questions one page each) -> one rating page per
+recourse in a seeded order -> completion code. Attention checks stand where the document puts
+them.
+
+The current page is always derived from the recorded answers (:meth:`StudyFlow.current`), so a
+refresh, the back button, a restart or re-entry through the recruitment URL shows the page the
+participant is on; a form carries the key of its page and a submission for any other page is a
+no-op (a double submit changes nothing).
+
+Consistency check: a rating page asks, for each item the plan changes, whether it is in fact
+changeable; an answer contradicting the stated actionability (stated changeable but "no", or
+stated not changeable but "yes") is recorded with the answer (``inconsistent``) and exported,
+never dropped. Failed attention checks likewise.
+
+Example:
+    >>> Page("rating:0", "rating").key
+    'rating:0'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .database import Store
+from .engine import LiveEngine
+
+__all__ = ["Page", "StudyFlow"]
+
+
+@dataclass
+class Page:
+    """What to show: ``key`` (the form's page token), ``kind`` and its data."""
+
+    key: str
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class StudyFlow:
+    """The path of a live study over an engine (prepared) and a store.
+
+    Args:
+        engine: the prepared :class:`~simstudy.study.live.engine.LiveEngine`.
+        store: the study's :class:`~simstudy.study.live.database.Store`.
+        key: the key of the participants' pseudonyms.
+        compute: what computes a recourse step (default: ``engine.recourse_step`` in this
+            process; :class:`~simstudy.study.live.engine.ComputePool` in others).
+    """
+
+    def __init__(self, engine: LiveEngine, store: Store, key: bytes,
+                 compute: Callable[..., dict[str, Any]] | None = None) -> None:
+        self.engine, self.store, self.key = engine, store, key
+        self.compute = engine.recourse_step if compute is None else compute
+        self.live = engine.live
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
+        roles = engine.context_.world.roles
+        store.set_meta("study", json.dumps({
+            "name": engine.scenario.name, "features": list(roles.names),
+            "sensitive": list(roles.sensitive), "policies": engine.policies,
+            "conditions": engine.conditions}, sort_keys=True))
+
+    def _lock(self, uid: str) -> threading.Lock:
+        with self._locks_lock:
+            return self._locks.setdefault(uid, threading.Lock())
+
+    def checks(self, place: str) -> list[str]:
+        return [f"check:{i}" for i, c in enumerate(self.live.attention_checks)
+                if c.after == place]
+
+    # -- entry ------------------------------------------------------------------------------
+    def enter(self, platform_pid: str, study_id: str | None, session_id: str | None) -> str:
+        return self.store.enter(platform_pid, study_id, session_id, self.key)["uid"]
+
+    # -- where the participant is -----------------------------------------------------------
+    def current(self, uid: str) -> Page:
+        with self._lock(uid):
+            return self._current(uid)
+
+    def _current(self, uid: str) -> Page:
+        p = self.store.participant(uid)
+        if p is None:
+            return Page("unknown", "unknown")
+        answers = self.store.answers(uid)
+        if p["status"] in ("no_consent", "full"):
+            return self._end(p, answers)
+        if "consent" not in answers:
+            return Page("consent", "consent", {"text": self.live.consent})
+        for key in ["profile", *self.checks("profile"), "actionability",
+                    *self.checks("actionability")]:
+            if key not in answers:
+                return self._page(key, p, answers)
+        if "recourse" not in answers:
+            asked = self._recourse(p, answers)
+            if asked is not None:
+                return asked
+            answers = self.store.answers(uid)
+        items = self.store.items(uid)
+        after = []
+        for pos in range(len(items)):
+            after.append(f"rating:{pos}")
+            if pos == 0:
+                after += self.checks("first_rating")
+        if not items:
+            after += self.checks("first_rating")
+        after += self.checks("ratings")
+        for key in after:
+            if key not in answers:
+                return self._page(key, p, answers, items)
+        return self._finish(p, answers)
+
+    def _page(self, key: str, p: dict, answers: dict, items: list | None = None) -> Page:
+        if key == "profile":
+            return Page(key, "profile", {"features": self.engine.features_})
+        if key == "actionability":
+            return Page(key, "actionability", {"features": self.engine.actionable,
+                                               "scheme": self.live.elicitation,
+                                               "levels": self.engine.levels})
+        if key.startswith("check:"):
+            return Page(key, "check", {"check": self.live.attention_checks[int(key[6:])]})
+        pos = int(key.split(":")[1])
+        item = (items or [])[pos]
+        return Page(key, "rating", {"item": item, "position": pos, "of": len(items or []),
+                                    "x": answers["profile"]["x"],
+                                    "features": self.engine.features_,
+                                    "questionnaire": self.live.questionnaire})
+
+    def _hare_answers(self, answers: dict) -> list[tuple[str, bool]]:
+        out = []
+        q = 0
+        while f"hare:{q}" in answers:
+            a = answers[f"hare:{q}"]
+            out.append((a["kind"], bool(a["answer"])))
+            q += 1
+        return out
+
+    def _recourse(self, p: dict, answers: dict) -> Page | None:
+        """The next question of the condition's policy, or ``None`` once the recourses are
+        stored."""
+        replay = self._hare_answers(answers)
+        stored = self.store.question(p["uid"], len(replay))
+        if stored is not None:
+            return Page(f"hare:{len(replay)}", "question",
+                        {**stored, "features": self.engine.features_})
+        step = self.compute(p["idx"], p["condition"], answers["profile"]["x"],
+                            answers["actionability"]["scores"], replay)
+        if "question" in step:
+            payload = step["question"]
+            self.store.save_question(p["uid"], payload["q"], payload)
+            return Page(f"hare:{payload['q']}", "question",
+                        {**payload, "features": self.engine.features_})
+        items = step["items"]
+        self.store.save_items(p["uid"], items)
+        return None
+
+    def failures(self, answers: dict) -> int:
+        return sum(1 for k, v in answers.items() if k.startswith("check:") and not v["correct"])
+
+    def _finish(self, p: dict, answers: dict) -> Page:
+        if p["status"] == "in_progress":
+            failed = self.failures(answers) >= self.live.reject_after_failures
+            self.store.set_status(p["uid"], "failed_attention" if failed else "completed",
+                                  finished=True)
+            p = self.store.participant(p["uid"])
+        return self._end(p, answers)
+
+    def _end(self, p: dict, answers: dict) -> Page:
+        c = self.live.completion
+        status = p["status"]
+        code = {"completed": c.completed, "failed_attention": c.failed_attention,
+                "no_consent": c.no_consent}.get(status)
+        return Page("end", "end", {"status": status, "code": code,
+                                   "redirect": None if code is None
+                                   else c.redirect.format(code=code)})
+
+    # -- answers ----------------------------------------------------------------------------
+    def submit(self, uid: str, form: dict[str, str]) -> Page | None:
+        """Records the answer to the page the form names; the page again with ``errors`` when
+        the answer is refused, else ``None`` (a form for another page is ignored)."""
+        with self._lock(uid):
+            page = self._current(uid)
+            if form.get("page") != page.key:
+                return None
+            errors, value = self._parse(page, form, uid)
+            if errors:
+                page.data = {**page.data, "errors": errors, "form": form}
+                return page
+            if page.key == "consent":
+                self.store.answer(uid, "consent", value)
+                if value["consent"]:
+                    p = self.store.participant(uid)
+                    # a full study records the status ``full``; the end page then says so
+                    self.store.assign(uid, self.engine.conditions,
+                                      self.engine.assignment_draw(p["idx"]),
+                                      self.live.target_per_condition,
+                                      60.0 * self.live.abandon_after_minutes)
+                else:
+                    self.store.set_status(uid, "no_consent", finished=True)
+                return None
+            self.store.answer(uid, page.key, value)
+            return None
+
+    def _parse(self, page: Page, form: dict[str, str], uid: str) -> tuple[dict, Any]:
+        kind = page.kind
+        if kind == "consent":
+            v = form.get("consent")
+            if v not in ("yes", "no"):
+                return {"consent": "Please choose whether you take part."}, None
+            return {}, {"consent": v == "yes"}
+        if kind == "profile":
+            return self._parse_profile(form)
+        if kind == "check":
+            check = page.data["check"]
+            v = form.get("choice")
+            if v not in check.options:
+                return {"choice": "Please choose one of the options."}, None
+            return {}, {"choice": v, "correct": v == check.correct}
+        if kind == "actionability":
+            return self._parse_actionability(form)
+        if kind == "question":
+            return self._parse_question(page, form)
+        if kind == "rating":
+            return self._parse_rating(page, form, uid)
+        return {"page": "This page takes no answer."}, None
+
+    def _parse_profile(self, form: dict[str, str]) -> tuple[dict, Any]:
+        errors, x = {}, []
+        for f in self.engine.features_:
+            raw = (form.get(f"x_{f.name}") or "").strip()
+            try:
+                v = float(raw)
+            except ValueError:
+                errors[f.name] = "Please enter a number." if not f.labels else \
+                    "Please choose one of the options."
+                continue
+            if not math.isfinite(v):
+                errors[f.name] = "Please enter a number."
+            elif f.labels and int(v) not in f.labels:
+                errors[f.name] = "Please choose one of the options."
+            elif not f.lower <= v <= f.upper:
+                errors[f.name] = (f"Please enter a value between {f.lower:.4g} and "
+                                  f"{f.upper:.4g}.")
+            x.append(v)
+        if not errors and self.engine.approves(np.array(x)):
+            errors["profile"] = ("The AI system approves this profile; this study is about "
+                                 "rejected applications. Please check the values you entered.")
+        return errors, {"x": x}
+
+    def _parse_actionability(self, form: dict[str, str]) -> tuple[dict, Any]:
+        scheme, feats, levels = self.live.elicitation, self.engine.actionable, self.engine.levels
+        errors, scores = {}, []
+        for f in feats:
+            raw = form.get(f"a_{f}", "")
+            try:
+                s = int(raw)
+            except ValueError:
+                errors[f] = "Please answer for this item."
+                scores.append(0)
+                continue
+            top = 1 if scheme == "binary" else levels
+            if not 0 <= s <= top:
+                errors[f] = "Please answer for this item."
+            scores.append(s)
+        if errors:
+            return errors, None
+        if not any(scores):
+            return {"actionability": "Please say which items you could change: at least one."
+                    }, None
+        if scheme == "ranking":
+            ranked = sorted(s for s in scores if s > 0)
+            if ranked != list(range(1, len(ranked) + 1)):
+                return {"actionability": "Please rank the items you can change 1, 2, 3, ... "
+                                         "(each rank once, no gaps)."}, None
+        return {}, {"scores": scores}
+
+    def _parse_question(self, page: Page, form: dict[str, str]) -> tuple[dict, Any]:
+        q = page.data
+        v = form.get("choice")
+        if q["kind"] == "prefer":
+            if v not in ("left", "right"):
+                return {"choice": "Please choose one of the two plans."}, None
+            left_is_a = not q["swapped"]
+            return {}, {"kind": "prefer", "answer": (v == "left") == left_is_a, "choice": v}
+        if v not in ("yes", "no"):
+            return {"choice": "Please answer yes or no."}, None
+        return {}, {"kind": "accept", "answer": v == "yes", "choice": v}
+
+    def _parse_rating(self, page: Page, form: dict[str, str], uid: str) -> tuple[dict, Any]:
+        errors: dict[str, str] = {}
+        value: dict[str, Any] = {}
+        points = self.live.questionnaire.scale_points
+        for q in ("accept", "act"):
+            try:
+                v = int(form.get(q, ""))
+            except ValueError:
+                v = 0
+            if not 1 <= v <= points:
+                errors[q] = "Please choose a point on the scale."
+            value[q] = v
+        value["why"] = (form.get("why") or "").strip()[:4000]
+        item = page.data["item"]
+        names = self.engine.context_.feature_names
+        stated = self.store.answers(uid)["actionability"]["scores"]
+        act = list(self.engine.actionable)
+        changeable, inconsistent = {}, []
+        for j, moved in enumerate(item["intervened"]):
+            if not moved:
+                continue
+            f = names[j]
+            v = form.get(f"c_{f}")
+            if v not in ("yes", "no"):
+                errors[f"c_{f}"] = "Please answer for this item."
+                continue
+            changeable[f] = v == "yes"
+            said = f in act and stated[act.index(f)] > 0
+            if said != changeable[f]:
+                inconsistent.append(f)
+        value["changeable"] = changeable
+        value["inconsistent"] = inconsistent
+        value["item"] = item["item"]
+        return errors, value

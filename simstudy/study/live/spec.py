@@ -1,0 +1,177 @@
+"""The ``study.live:`` section: how a scenario's study is run with participants.
+
+A study document is a scenario whose ``study:`` section gains ``live:``: the conditions (the
+study's policies, one per participant, ``personalized: false`` ones included), how actionability
+is elicited (``binary``: can / cannot change; ``ranking``: rank the features one can change;
+``likert``: how easily, ``1..levels``, or cannot), the questionnaire of the published design,
+the attention checks, the target number of participants per condition and the completion codes
+of the recruitment platform::
+
+    study:
+      live:
+        elicitation: ranking
+        target_per_condition: 20
+        attention_checks:
+          - {after: profile, prompt: "Please select 'Rarely'.",
+             options: [Never, Rarely, Often, Always], correct: Rarely}
+          - {after: ratings, prompt: "Please select 'Agree'.",
+             options: [Disagree, Agree], correct: Agree}
+        completion: {completed: C1, failed_attention: C2, no_consent: C3}
+
+Attention checks follow the rules recruitment platforms accept as grounds for rejection: at
+least two; instructed-response items (the prompt names the option to choose, so they test
+attention to the question itself, never memory); no scale with a neutral option (an odd-length
+scale has a middle; options such as "neutral" or "not sure" are refused).
+
+Example:
+    >>> spec = LiveSpec.model_validate({"attention_checks": [
+    ...     {"after": "profile", "prompt": "Select 'No'.", "options": ["Yes", "No"],
+    ...      "correct": "No"},
+    ...     {"after": "ratings", "prompt": "Select 'Yes'.", "options": ["Yes", "No"],
+    ...      "correct": "Yes"}]})
+    >>> spec.elicitation, spec.questionnaire.scale_points
+    ('ranking', 7)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from ...core.documents import StrictModel
+
+__all__ = ["AttentionCheckSpec", "QuestionnaireSpec", "CompletionSpec", "LiveSpec",
+           "ATTENTION_PLACES", "NEUTRAL_WORDS", "live_problems"]
+
+#: Where an attention check may stand: after the profile page, after the actionability page,
+#: after the first rating page, or after the last one.
+ATTENTION_PLACES = ("profile", "actionability", "first_rating", "ratings")
+#: Option labels read as a neutral middle (refused in attention checks).
+NEUTRAL_WORDS = ("neutral", "neither", "undecided", "not sure", "no opinion", "don't know",
+                 "unsure", "indifferent")
+
+
+class AttentionCheckSpec(StrictModel):
+    """One instructed-response item: ``prompt`` asks for ``correct`` among ``options``."""
+
+    after: Literal["profile", "actionability", "first_rating", "ratings"]
+    prompt: str = Field(min_length=1)
+    options: list[str] = Field(min_length=2)
+    correct: str
+
+    @model_validator(mode="after")
+    def _rules(self) -> AttentionCheckSpec:
+        if self.correct not in self.options:
+            raise ValueError(f"correct {self.correct!r} is not one of the options {self.options}")
+        if len(set(self.options)) != len(self.options):
+            raise ValueError("options repeat")
+        if self.correct.lower() not in self.prompt.lower():
+            raise ValueError("an instructed-response item names the option to choose in its "
+                             f"prompt; {self.correct!r} is not in it (no memory recall items)")
+        neutral = [o for o in self.options if any(w in o.lower() for w in NEUTRAL_WORDS)]
+        if neutral:
+            raise ValueError(f"option {neutral[0]!r} is a neutral option; attention checks use "
+                             "scales without one")
+        if len(self.options) >= 3 and len(self.options) % 2 == 1:
+            raise ValueError(f"{len(self.options)} options make a scale with a neutral middle; "
+                             "use an even number")
+        return self
+
+
+class QuestionnaireSpec(StrictModel):
+    """The rating page of the published design: two ``scale_points``-point questions, an open
+    "why", and per changed item whether it is in fact changeable for the participant."""
+
+    accept: str = "Is the AI system's plan a reasonable explanation for the rejection?"
+    act: str = "Would you carry out the plan to obtain approval?"
+    why: str = "Why? Please explain your answers in a sentence or two."
+    changeable: str = "Is this item in fact changeable for you?"
+    scale_points: Literal[7] = 7
+    low_label: str = "Not at all"
+    high_label: str = "Completely"
+
+
+class CompletionSpec(StrictModel):
+    """The platform's completion codes per outcome and the redirect (``{code}`` in it)."""
+
+    completed: str = Field(min_length=1)
+    failed_attention: str = Field(min_length=1)
+    no_consent: str = Field(min_length=1)
+    redirect: str = "https://app.prolific.com/submissions/complete?cc={code}"
+
+    @model_validator(mode="after")
+    def _codes(self) -> CompletionSpec:
+        codes = [self.completed, self.failed_attention, self.no_consent]
+        if len(set(codes)) != 3:
+            raise ValueError("the three completion codes must differ (one per outcome)")
+        if "{code}" not in self.redirect:
+            raise ValueError("redirect must contain {code}")
+        return self
+
+
+_DEFAULT_CONSENT = (
+    "This study asks you to enter a loan applicant's profile, to say which of its items you "
+    "could change, and to rate plans an AI system suggests for obtaining approval. It takes "
+    "about 10 minutes. Your answers are stored under a pseudonymous code; your platform ID is "
+    "kept apart, only for payment, and deleted after payment. You may stop at any time.")
+
+
+class LiveSpec(StrictModel):
+    """A scenario study's ``live:`` part (see the module docstring).
+
+    Attributes:
+        conditions: the policies serving participants, one per participant (default: the
+            study's policies).
+        elicitation: how participants state what they can change.
+        likert_levels: levels of the ``likert`` scheme.
+        target_per_condition: participants wanted per condition.
+        questionnaire: the rating page's questions.
+        attention_checks: instructed-response items (at least two).
+        reject_after_failures: failed checks that give the ``failed_attention`` code.
+        completion: completion codes and redirect.
+        consent: the consent text.
+        abandon_after_minutes: an unfinished participant stops counting towards their
+            condition's balance after this long.
+    """
+
+    conditions: list[str] | None = Field(None, min_length=2)
+    elicitation: Literal["binary", "ranking", "likert"] = "ranking"
+    likert_levels: int = Field(4, ge=2, le=10)
+    target_per_condition: int = Field(20, ge=1)
+    questionnaire: QuestionnaireSpec = Field(default_factory=QuestionnaireSpec)
+    attention_checks: list[AttentionCheckSpec] = Field(min_length=2)
+    reject_after_failures: int = Field(2, ge=1)
+    completion: CompletionSpec = Field(default_factory=lambda: CompletionSpec(
+        completed="COMPLETED", failed_attention="FAILEDCHECK", no_consent="NOCONSENT"))
+    consent: str = _DEFAULT_CONSENT
+    abandon_after_minutes: float = Field(90.0, gt=0)
+
+    @model_validator(mode="after")
+    def _failures(self) -> LiveSpec:
+        if self.reject_after_failures > len(self.attention_checks):
+            raise ValueError(f"reject_after_failures {self.reject_after_failures} exceeds the "
+                             f"{len(self.attention_checks)} attention checks")
+        return self
+
+    def live_conditions(self, study_policies: list[str]) -> list[str]:
+        return list(self.conditions) if self.conditions is not None else list(study_policies)
+
+
+_CODE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def live_problems(live: LiveSpec, study_policies: list[str]) -> list[tuple[str, str]]:
+    """``(field, reason)`` for every name or code in ``study.live`` the scenario refuses."""
+    out = []
+    for i, name in enumerate(live.conditions or []):
+        if name not in study_policies:
+            out.append((f"study.live.conditions[{i}]", f"{name!r} is not a study policy "
+                                                       f"({study_policies})"))
+    if live.conditions is not None and len(set(live.conditions)) != len(live.conditions):
+        out.append(("study.live.conditions", "a condition is named twice"))
+    for field in ("completed", "failed_attention", "no_consent"):
+        if not _CODE.match(getattr(live.completion, field)):
+            out.append((f"study.live.completion.{field}", "a code is letters, digits, _ and -"))
+    return out

@@ -1,0 +1,38 @@
+"""A small live study shared by the live-study tests (prepared once per test process)."""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+from pathlib import Path
+
+import yaml
+
+STUDY = Path(__file__).resolve().parent.parent / "studies" / "personalization.yaml"
+
+
+def small_study_file(folder: Path, **live: object) -> Path:
+    """studies/personalization.yaml on a smaller world (seconds to prepare)."""
+    doc = yaml.safe_load(STUDY.read_text())
+    doc["world"]["n_samples"] = 3000
+    doc["applicants"]["max_applicants"] = 150
+    hare = next(p for p in doc["policies"] if p["kind"] == "hare")
+    hare.update({"budget": 4, "iterations": 2, "steps": 20})
+    doc["study"]["live"].update(live)
+    path = Path(folder) / "study.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+@functools.cache
+def prepared_engine():
+    """The prepared engine of the small study (its models in a private cache)."""
+    import torch
+
+    from simstudy.study.live.engine import LiveEngine
+    from simstudy.world.decision import ModelCache
+
+    torch.set_num_threads(1)
+    folder = Path(tempfile.mkdtemp(prefix="simstudy-live-"))
+    path = small_study_file(folder, target_per_condition=2)
+    return LiveEngine(path, cache=ModelCache(folder / "cache")).prepare()
