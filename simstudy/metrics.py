@@ -27,13 +27,13 @@ Definitions (``Δ = θ - x`` on the intervened features ``I``, ``r`` = training 
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from .core.bounds import VALUE_RANGES
 from .primitives.profiles import ActionabilityProfiles
 from .primitives.recourse import Recourse
 from .world.base import CausalWorld
@@ -87,10 +87,6 @@ DENOMINATORS: dict[str, dict[str, str]] = {
     "finite": {"recourse": "applicants asking for recourse whose value is finite",
                "outcomes": "applicants of the event world whose value is finite"},
 }
-
-#: What a metric's per-applicant values can be, and so the range of its mean.
-VALUE_RANGES: dict[str, tuple[float, float]] = {
-    "proportion": (0.0, 1.0), "nonnegative": (0.0, math.inf), "real": (-math.inf, math.inf)}
 
 _DIRECTIONS = ("higher", "lower", None)
 
@@ -173,6 +169,10 @@ class Metric:
         """The values the metric can take (``(0, 1)`` for a proportion); a difference of two
         such figures lies in ``(lo - hi, hi - lo)``."""
         return VALUE_RANGES[self.values]
+
+    def count(self, rows: pd.DataFrame) -> int:
+        """How many rows the mean runs over."""
+        return int(self.defined(rows).sum())
 
     def defined(self, rows: pd.DataFrame) -> np.ndarray:
         """Which rows the mean runs over (bool per row)."""

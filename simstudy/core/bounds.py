@@ -19,14 +19,21 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 from annotated_types import Ge, Gt, Le
 
-__all__ = ["MAX_EPOCHS", "MAX_STEPS", "MAX_LAYER_WIDTH", "MAX_LEARNING_RATE", "MAX_SEED",
+__all__ = ["VALUE_RANGES", "MAX_EPOCHS", "MAX_STEPS", "MAX_LAYER_WIDTH", "MAX_LEARNING_RATE",
+           "MAX_SEED",
            "MAX_SIMULATIONS", "MAX_PARTICIPANTS", "MAX_RESAMPLES", "MAX_APPLICANTS",
            "MAX_QUESTIONS", "MAX_BASIS", "Epochs", "Steps", "LayerWidth", "LearningRate", "Seed",
            "Participants", "Resamples"]
+
+#: The values a metric can take, by the kind of its per-applicant values: a proportion's mean
+#: lies in [0, 1]; intervals are kept inside (:mod:`simstudy.core.intervals`).
+VALUE_RANGES: dict[str, tuple[float, float]] = {
+    "proportion": (0.0, 1.0), "nonnegative": (0.0, math.inf), "real": (-math.inf, math.inf)}
 
 MAX_EPOCHS = 100_000
 MAX_STEPS = 1_000_000

@@ -47,12 +47,11 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
+from .bounds import VALUE_RANGES
+
 __all__ = ["VALUE_RANGES", "wilson_interval", "proportion_interval", "t_interval",
            "metric_interval", "mean_sd_ci"]
 
-#: The range of each kind of metric value.
-VALUE_RANGES: dict[str, tuple[float, float]] = {
-    "proportion": (0.0, 1.0), "nonnegative": (0.0, np.inf), "real": (-np.inf, np.inf)}
 
 
 def wilson_interval(p: float, n: float, level: float = 0.95) -> tuple[float, float]:
