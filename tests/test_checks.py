@@ -148,6 +148,24 @@ def test_no_policy_moves_a_forbidden_feature_off_the_worlds_counterfactual(
         assert (rec.extras["violations"] == 0).all()
 
 
+def test_hare_over_the_oracle_follows_a_learned_flow_world(cache):
+    """In a world that is a learned causal flow, the points HARE shows over a causal base are
+    the flow's counterfactuals of its actions, for people beyond the training range too."""
+    world, data, _ = example_spec("world", "causal_flow").build(0, cache, base_dir=".")
+    model = train_decision_model(data, DecisionConfig(epochs=20), seed=0)
+    context = RecourseContext(world, model, data, 0)
+    with torch.no_grad():
+        idx = (~model.approves(data.x_test)).nonzero().squeeze(1)[:12]
+    x, ids = data.x_test[idx].numpy(), idx.numpy()
+    profiles = check_profiles(world.roles.actionable, ids)
+    x = beyond_range(x, action_mask(world.roles.names, profiles), context.lower, context.upper)
+    spec = _hare_over("oracle")
+    extra = _feedback(context, x, ids, profiles, spec)
+    rec = spec.policy().fit(context).recommend(x, profiles, ids, 3, **extra(np.arange(12)))
+    assert rec.found.sum() >= 3 and (rec.extras["violations"] == 0).all()
+    check_recourse_values(world, x, rec, context.feature_range, "hare/oracle (flow)")
+
+
 def test_the_value_check_catches_interpolated_counterfactual_coordinates(lin_ctx, lin_people):
     """HARE's earlier boundary search over a causal base interpolated every coordinate of the
     base's counterfactual, descendants included; the value check refuses such points."""

@@ -303,7 +303,8 @@ class HARE(HAREParams, ScaledSpacePolicy):
 
                 # bisection of the intervention values; descendants follow the world
                 z, shown = boundary_point_search(space, xs[idx], z, self.tolerance, judged)
-                c = judged(z)
+                with torch.no_grad():
+                    c = judged(z)
             state.unapproved[idx] += (~shown).sum(dim=1)
         if incumbent:
             c = torch.cat([r[idx, None, :], c], dim=1)

@@ -46,7 +46,16 @@ __all__ = ["world_counterfactual", "inconsistent_features"]
 def world_counterfactual(world, x: np.ndarray, intervened: np.ndarray,
                          values: np.ndarray) -> np.ndarray:
     """The world's counterfactual ``CF(x, I, θ)`` in original units, ``(n, d)`` (values where
-    not intervened are ignored)."""
+    not intervened are ignored).
+
+    Example:
+        >>> from simstudy.world import LoanSCM
+        >>> x = np.array([[1.0, 30.0, 0.1, 1.0, 2.0, 1.0, 0.5]])
+        >>> acts = np.array([[False] * 5 + [True, False]])  # income := 3
+        >>> cf = world_counterfactual(LoanSCM(), x, acts, np.where(acts, 3.0, np.nan))
+        >>> float(cf[0, 5]), round(float(cf[0, 6] - x[0, 6]), 6)  # savings follows: 1.5 x 2
+        (3.0, 3.0)
+    """
     xt = torch.as_tensor(np.asarray(x, dtype=np.float64))
     inter = np.asarray(intervened, dtype=bool)
     theta = np.where(inter, np.asarray(values, dtype=np.float64), xt.numpy())
@@ -70,6 +79,18 @@ def inconsistent_features(world, x: np.ndarray, intervened: np.ndarray, values: 
         counterfactual: ``(n, d)`` the points shown.
         feature_range: ``(d,)`` units of the tolerance (default: 1 for every feature).
         tolerance: largest difference counted as equal, in units of ``feature_range``.
+
+    Example:
+        >>> from simstudy.world import LoanSCM
+        >>> x = np.array([[1.0, 30.0, 0.1, 1.0, 2.0, 1.0, 0.5]])
+        >>> acts = np.array([[False] * 5 + [True, False]])  # income := 3
+        >>> values = np.where(acts, 3.0, np.nan)
+        >>> as_point = np.where(acts, 3.0, x)  # savings kept: a point proposed without the SCM
+        >>> stale = as_point.copy()
+        >>> stale[0, 6] += 1.0  # savings neither kept nor following income
+        >>> [inconsistent_features(LoanSCM(), x, acts, values, p).nonzero()[1].tolist()
+        ...  for p in (as_point, stale)]
+        [[], [6]]
     """
     x = np.asarray(x, dtype=np.float64)
     point = np.asarray(counterfactual, dtype=np.float64)
