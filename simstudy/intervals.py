@@ -11,10 +11,10 @@ follows what the metric's values can be (:attr:`simstudy.metrics.Metric.values`)
       v = max(p (1 - p) h, s^2 / R),   h = (1 / R^2) sum_r 1 / n_r,
 
   (s^2 the sample variance of the p_r, R >= 2 replications), and n_eff = p (1 - p) / v (1 / h
-  when v = 0). When the spread between replications governs, only R replications inform it:
-  n_eff is scaled by (z / t_{R-1})^2 (Korn & Graubard's degrees-of-freedom adjustment, which
-  matches the Student-t interval's width near p = 1/2). The interval is the set of proportions
-  pi with
+  when v = 0). The replications are the independent units (each its own world and people),
+  so with R >= 2 n_eff is scaled by (z / t_{R-1})^2, Korn & Graubard's degrees-of-freedom
+  adjustment (near p = 1/2 the interval is then as wide as the Student-t interval). The
+  interval is the set of proportions pi with
 
       |p - pi| <= z sqrt(pi (1 - pi) / n_eff),
 
@@ -88,8 +88,9 @@ def proportion_interval(shares: Sequence[float], counts: Sequence[float],
     if r >= 2:
         between = float(p_r.var(ddof=1)) / r
         if between > p * (1 - p) * h:
-            z = float(stats.norm.ppf(0.5 + level / 2))
-            n_eff = p * (1 - p) / between * (z / float(stats.t.ppf(0.5 + level / 2, r - 1)))**2
+            n_eff = p * (1 - p) / between
+        z = float(stats.norm.ppf(0.5 + level / 2))
+        n_eff *= (z / float(stats.t.ppf(0.5 + level / 2, r - 1))) ** 2
     return wilson_interval(p, n_eff, level)
 
 
