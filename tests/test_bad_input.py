@@ -581,3 +581,10 @@ def test_unsafe_names_are_refused_with_the_rule(tmp_path, capsys, field):
     path = _write(tmp_path, "scenario", _set(SCENARIO, field, "a b/../c"))
     _refused(["validate", str(path)], capsys, str(path), field,
              "use 1-64 letters, digits, '_', '.' or '-', not starting with '.'")
+
+
+def test_a_value_no_union_member_accepts_is_one_line_naming_the_field(tmp_path, capsys):
+    path = _write(tmp_path, "scenario", _set(SCENARIO, "users", {"scale": -1.0}))
+    err = _refused(["validate", str(path)], capsys, str(path))
+    assert err.splitlines() == [f"{path}: users.scale: Input should be 'near', 'intermediate' "
+                                "or 'far', or input should be greater than 0"]

@@ -26,11 +26,23 @@ def test_wilson_matches_statsmodels():
                                    atol=1e-12)
 
 
+def test_between_replication_spread_reads_like_the_t_interval_near_one_half():
+    # shares 0.4 / 0.6 over many people each: the spread governs; near p = 1/2 the interval
+    # is the Student-t interval over the two replications (df 1), as wide
+    shares, counts = [0.4, 0.6], [10_000, 10_000]
+    lo, hi = proportion_interval(shares, counts)
+    t_lo, t_hi = t_interval(shares)
+    t_lo, t_hi = max(t_lo, 0.0), min(t_hi, 1.0)
+    assert 0.0 <= lo and hi <= 1.0 and lo < 0.5 < hi
+    assert (hi - lo) == pytest.approx(t_hi - t_lo, rel=0.15)
+
+
 def test_replication_spread_widens_the_interval():
     # same mean and people, but replications that disagree: the interval must be wider
     alike = proportion_interval([0.5, 0.5, 0.5], [20, 20, 20])
     apart = proportion_interval([0.1, 0.5, 0.9], [20, 20, 20])
     assert apart[1] - apart[0] > alike[1] - alike[0]
+    # replications agreeing: the binomial variance over all 60 people
     assert alike == pytest.approx(wilson_interval(0.5, 60))
 
 

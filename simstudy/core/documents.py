@@ -199,12 +199,27 @@ def _field_path(loc: tuple[Any, ...], data: Any = None) -> str:
         # function name); it is not a user field.
         is_kind_tag = (isinstance(node, dict) and item not in node
                        and node.get("kind") == item)
+        # ... or the type of a plain union member (``literal[...]``, ``constrained-float``)
+        # below a value that has no keys
+        is_type_tag = node is not None and not isinstance(node, (dict, list))
         if parts and isinstance(item, str) and (item.startswith("function-")
-                                                or item in _UNION_TAGS or is_kind_tag):
+                                                or item in _UNION_TAGS or is_kind_tag
+                                                or is_type_tag):
             continue
         parts.append(("." if parts else "") + str(item))
         node = node.get(item) if isinstance(node, dict) else None
     return "".join(parts)
+
+
+def _merge_union_members(problems: list[DocumentProblem]) -> list[DocumentProblem]:
+    # A value refused by every member of a union (``scale: -1`` is neither a name nor a
+    # positive number) gives one error per member on the same field: one line, "... or ...".
+    merged: dict[str, DocumentProblem] = {}
+    for p in problems:
+        first = merged.get(p.field)
+        merged[p.field] = p if first is None else DocumentProblem(
+            p.file, p.field, f"{first.reason}, or {p.reason[:1].lower()}{p.reason[1:]}")
+    return list(merged.values())
 
 
 def _reason(err: dict) -> str:
@@ -229,9 +244,8 @@ def validate_data(data: Any, model: type[M], source: str) -> M:
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
-            reason = _reason(err)
-            problems.append(DocumentProblem(source, _field_path(err["loc"], data), reason))
-        raise DocumentError(problems) from None
+            problems.append(DocumentProblem(source, _field_path(err["loc"], data), _reason(err)))
+        raise DocumentError(_merge_union_members(problems)) from None
 
 
 def load_document(path: str | Path, model: type[M]) -> M:

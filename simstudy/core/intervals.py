@@ -8,10 +8,12 @@ follows what the metric's values can be (:attr:`simstudy.metrics.Metric.values`)
   their mean p, the variance of p is taken as the larger of the binomial variance and the
   spread between replications,
 
-      v = max(p (1 - p) h, s^2 / R),   h = (1 / R^2) sum_r 1 / n_r,
+      v = max(p (1 - p) h, (t_{R-1} / z)^2 s^2 / R),   h = (1 / R^2) sum_r 1 / n_r,
 
-  (s^2 the sample variance of the p_r, R >= 2 replications), and n_eff = p (1 - p) / v (1 / h
-  when v = 0); the interval is the set of proportions pi with
+  (s^2 the sample variance of the p_r, R >= 2 replications; the factor (t_{R-1} / z)^2 is Korn
+  & Graubard's degrees-of-freedom adjustment of a variance estimated from R replications, so
+  near p = 1/2 the interval is as wide as the Student-t one), and n_eff = p (1 - p) / v (1 / h
+  when v = 0). The interval is the set of proportions pi with
 
       |p - pi| <= z sqrt(pi (1 - pi) / n_eff),
 
@@ -82,7 +84,9 @@ def proportion_interval(shares: Sequence[float], counts: Sequence[float],
     h = float(np.sum(1.0 / n_r)) / r**2
     n_eff = 1.0 / h
     if r >= 2:
-        between = float(p_r.var(ddof=1)) / r
+        z = float(stats.norm.ppf(0.5 + level / 2))
+        df_factor = (float(stats.t.ppf(0.5 + level / 2, r - 1)) / z) ** 2
+        between = df_factor * float(p_r.var(ddof=1)) / r
         if between > p * (1 - p) * h:
             n_eff = p * (1 - p) / between
     return wilson_interval(p, n_eff, level)
