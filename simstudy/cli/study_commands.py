@@ -190,14 +190,43 @@ def _scenario_power_cmd(args) -> int:
     from ..run.study_power import run_study_power
 
     res = run_study_power(args.plan, args.out, simulations=args.simulations,
-                          workers=args.workers)
-    print(res["table"].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    for test, n in res["smallest_n"].items():
-        bound = ("the lower bound of its interval" if res["read_from"] == "lower"
-                 else "its point estimate")
-        print(f"{test} ({res['tests'][test]}): smallest N whose power reaches the target by "
-              f"{bound}: {n}")
+                          workers=args.workers, response_file=args.response,
+                          uncertainty=args.uncertainty == "on")
+    print_study_power(res)
     return 0
+
+
+def print_study_power(res: dict) -> None:
+    """The print-out of ``simstudy power SCENARIO``: power per test (failed fits in their own
+    column), the smallest N, the assumed effects with their sources and the pool."""
+    summary = res["summary"]
+    print(res["table"].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    bound = ("the lower bound of its interval" if res["read_from"] == "lower"
+             else "its point estimate")
+    for test, n in res["smallest_n"].items():
+        print(f"{test} ({res['tests'].get(test, test)}): smallest N whose power reaches "
+              f"{summary['target_power']} by {bound}: {n}")
+    print(f"assumed effects (response from {summary['response_from']}):")
+    for e in res["effects"]:
+        print(f"  {e['parameter']} = {e['value']}  [{e['source']}]")
+    sens = summary.get("sensitivity")
+    if sens:
+        mde = sens["minimum_detectable"]
+        print(f"sensitivity: power of {sens['hypothesis']} at N = {sens['n']} against "
+              f"{sens['parameter']} (assumed {sens['assumed']:.3g}): minimum detectable "
+              + (f"{mde:.3g}" if mde is not None else "not reached at the sizes simulated"))
+    assurance = summary.get("assurance")
+    if assurance:
+        for row in assurance["compare"]:
+            print(f"{row['hypothesis']} at N = {row['n']}: power at the point estimate "
+                  f"{row['power']:.3f}, expected power over the calibration's uncertainty "
+                  f"{row['expected_power']:.3f} ({row['reading']})")
+    pool = res["pool"]
+    print(f"pool: {pool['eligible']} eligible of {pool['rejected']} rejected applicants "
+          f"({pool['rule']}); sample: {summary['sample']}")
+    for c in pool["composition"]:
+        print(f"  {c['column']}={c['value']}: {c['share_eligible']:.1%} of the eligible, "
+              f"{c['share_rejected']:.1%} of the rejected")
 
 
 def _power_cmd(args) -> int:
@@ -377,6 +406,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("plan", help="power plan, or a scenario with a study.power section (YAML)")
     p.add_argument("--out", default="power_out", help="output folder (resumable)")
     p.add_argument("--simulations", type=int, default=None, help="override simulations per N")
+    p.add_argument("--response", default=None, metavar="CALIBRATION.yaml",
+                   help="rate with a response calibrated by simstudy calibrate (scenario form)")
+    p.add_argument("--uncertainty", choices=["on", "off"], default="off",
+                   help="draw each study's parameters from the calibration's sampling "
+                        "distribution: expected power beside power at the estimate")
     add_executor_arguments(p)
     p.set_defaults(handler=_power_cmd)
 
