@@ -27,6 +27,7 @@ __all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError"]
 COMMAND_MODULES = [
     "simstudy.cli.run_commands",
     "simstudy.cli.study_commands",
+    "simstudy.cli.planning_commands",
 ]
 
 

@@ -160,6 +160,10 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
         "confidence": spec.confidence, "alpha": spec.alpha, "simulations": sims,
         "sample": spec.sample, "response_from": setup["where"], "effects": effects,
         "pool": report, "eligible_applicants": report["eligible"]}
+    setup["uncertainty"] = uncertainty
+    if uncertainty and not study.hypotheses:
+        raise UsageError(f"{path}: study.hypotheses: --uncertainty on reports expected power "
+                         "per hypothesis; state the study's hypotheses")
     if study.hypotheses:
         table, smallest, tests = _hypotheses_power(
             study, spec, pool, policies, baseline, response, seed, grid, sims, out, progress,
@@ -260,10 +264,42 @@ def _hypotheses_power(study, spec, pool, policies, baseline, response, seed, gri
     summary["failed_fits"] = table[["hypothesis", "n", "simulations", "failed"]].to_dict(
         orient="records")
     planned = spec.planned or max(grid)
+    if setup.get("uncertainty"):
+        summary["assurance"] = _assurance(study, spec, hyps, response_spec, setup["calibration"],
+                                          seed, grid, sims, simulate, table, out, groups)
     if spec.sensitivity:
         summary["sensitivity"] = _sensitivity(study, spec, hyps, names, response_spec, planned,
                                               simulate, out, spec.confidence)
     return table, smallest, tests
+
+
+def _assurance(study, spec, hyps, response_spec, calibration, seed, grid, sims, simulate,
+               table, out, groups) -> dict:
+    """Expected power: every simulated study draws its parameters from the calibration's
+    sampling distribution (draw ``r`` shared by every N, stream ``(seed, "uncertainty", r)``)."""
+    from ..study.calibration import draw_response
+    from ..study.hypothesis_power import hypothesis_power_table
+
+    drawn = [draw_response(response_spec, calibration, generator(seed, "uncertainty", r)).build()
+             for r in range(sims)]
+    rows = simulate(out / "assurance", grid, lambda r: drawn[r])
+    expected = hypothesis_power_table(rows, list(hyps), study.multiplicity, groups,
+                                      spec.confidence, spec.alpha)
+    expected.to_csv(out / "assurance.csv", index=False)
+    merged = table.merge(expected, on=["hypothesis", "n"], suffixes=("", "_expected"))
+    compare = []
+    for _, r in merged.iterrows():
+        if r["hypothesis"].endswith(":smooth") or "[" in r["hypothesis"]:
+            continue
+        below = r["power_expected"] < r["power"]
+        compare.append({"hypothesis": r["hypothesis"], "n": int(r["n"]),
+                        "power": float(r["power"]), "expected_power": float(r["power_expected"]),
+                        "expected_lower": float(r["lower_expected"]),
+                        "expected_upper": float(r["upper_expected"]),
+                        "reading": ("expected power below the point-estimate power: the "
+                                    "calibration's uncertainty costs power" if below else
+                                    "expected power not below the point-estimate power")})
+    return {"draws": sims, "compare": compare}
 
 
 def _sensitivity(study, spec, hyps, names, response_spec, planned, simulate, out, level):

@@ -44,9 +44,11 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from ..analysis.analysis_spec import AnalysisSpec
 from ..core.documents import StrictModel
 
-__all__ = ["HypothesisSpec", "Multiplicity", "hypothesis_problems", "hypothesis_names",
+__all__ = ["HypothesisSpec", "StudyAnalysisSpec", "Multiplicity", "hypothesis_problems",
+           "hypothesis_names",
            "GROUP_VALUES"]
 
 Multiplicity = Literal["holm", "bonferroni", "none"]
@@ -151,3 +153,13 @@ def hypothesis_problems(hypotheses: list[HypothesisSpec], policies: list[str],
 def hypothesis_names(hypotheses: list[HypothesisSpec]) -> list[str]:
     """Each hypothesis's name: its own, or ``H<position>``."""
     return [h.name or f"H{i + 1}" for i, h in enumerate(hypotheses)]
+
+
+class StudyAnalysisSpec(AnalysisSpec):
+    """An analysis document (:class:`~simstudy.analysis.analysis_spec.AnalysisSpec`) that may
+    state the study's hypotheses: ``simstudy analyze`` then tests exactly these
+    (``hypotheses.csv``), at ``alpha`` with the ``multiplicity`` rule."""
+
+    hypotheses: list[HypothesisSpec] = Field(default_factory=list)
+    multiplicity: Multiplicity = "holm"
+    alpha: float = Field(0.05, gt=0, lt=1, description="level of the hypotheses' tests")
