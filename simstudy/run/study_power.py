@@ -47,7 +47,7 @@ import pandas as pd
 
 from ..core.documents import UsageError, with_overrides
 from ..core.plotting import plt, save_figure
-from ..core.rng import derive_seed
+from ..core.rng import derive_seed, generator
 from ..core.store import check_output_dir
 from ..study.from_scenario import (
     POWER_COLUMNS,
@@ -280,8 +280,8 @@ def _assurance(study, spec, hyps, response_spec, calibration, seed, grid, sims, 
     from ..study.calibration import draw_response
     from ..study.hypothesis_power import hypothesis_power_table
 
-    drawn = [draw_response(response_spec, calibration, generator(seed, "uncertainty", r)).build()
-             for r in range(sims)]
+    drawn = [draw_response(response_spec, calibration,
+                           generator(seed, "uncertainty", r)).build() for r in range(sims)]
     rows = simulate(out / "assurance", grid, lambda r: drawn[r])
     expected = hypothesis_power_table(rows, list(hyps), study.multiplicity, groups,
                                       spec.confidence, spec.alpha)
