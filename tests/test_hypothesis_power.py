@@ -1,6 +1,7 @@
 """Power per hypothesis from a scenario: the scenario's response drives it, the pool bounds N."""
 
 import copy
+import hashlib
 
 import pandas as pd
 import pytest
@@ -84,3 +85,15 @@ def test_power_per_hypothesis_jointly_with_failed_fits_and_the_pool(tmp_path, ca
                                                "significant:H3"]].min(axis=1)).all()
     assert "act.blocked_penalty = 2.0  [default (assumed)]" in out
     assert "eligible of" in out and "privileged" in out
+    # the preregistration page of the same study, with N read from this power analysis
+    page = tmp_path / "prereg.md"
+    assert main(["preregister", str(path), "--power", str(tmp_path / "p"), "--out",
+                 str(page)]) == 0
+    text = page.read_text()
+
+
+    assert hashlib.sha256(path.read_bytes()).hexdigest() in text
+    for needed in ("act: personal > universal", "one-sided (greater)", "Holm",
+                   "alpha = 0.05", "act.blocked_penalty | 2.0 | default (assumed)",
+                   "failed fits", "Eligible pool", "exclude_blocked"):
+        assert needed in text, needed

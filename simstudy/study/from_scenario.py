@@ -359,17 +359,22 @@ def power_curve(rows: pd.DataFrame, spec: StudyPowerSpec) -> tuple[pd.DataFrame,
     """Power per participant count and test, and the smallest N reaching the target.
 
     Returns:
-        The table (``test, n, simulations, significant, power, lower, upper``) and, per test,
+        The table (``test, n, simulations, failed, fitted, significant, power, lower,
+        upper``; power among the fitted studies) and, per test,
         the smallest N whose ``spec.read_from`` value (interval ``lower`` bound or point
         ``estimate``) reaches ``spec.target_power`` (``None`` if none does).
     """
     out = []
     for test in ("policy", "smooth"):
         for n, grp in rows.groupby("n"):
-            x, m = int(grp[f"significant_{test}"].sum()), len(grp)
-            lo, hi = clopper_pearson(x, m, spec.confidence)
-            out.append({"test": test, "n": int(n), "simulations": m, "significant": x,
-                        "power": x / m, "lower": lo, "upper": hi})
+            # a fit that failed (no p-value) is its own count, never "not significant"
+            p = grp[f"p_{test}"] if f"p_{test}" in grp else pd.Series(0.0, grp.index)
+            fitted = grp[p.notna()]
+            x, m = int(fitted[f"significant_{test}"].sum()), len(fitted)
+            lo, hi = clopper_pearson(x, m, spec.confidence) if m else (math.nan, math.nan)
+            out.append({"test": test, "n": int(n), "simulations": len(grp),
+                        "failed": len(grp) - m, "fitted": m, "significant": x,
+                        "power": x / m if m else math.nan, "lower": lo, "upper": hi})
     table = pd.DataFrame(out)
     column = "lower" if spec.read_from == "lower" else "power"
     smallest = {}
