@@ -97,3 +97,18 @@ def test_power_per_hypothesis_jointly_with_failed_fits_and_the_pool(tmp_path, ca
                    "alpha = 0.05", "act.blocked_penalty | 2.0 | default (assumed)",
                    "failed fits", "Eligible pool", "exclude_blocked"):
         assert needed in text, needed
+    # analyze tests exactly the scenario's hypotheses on the run's study table
+    assert main(["analyze", str(tmp_path / "p" / "run" / "study.csv"), str(path), "--out",
+                 str(tmp_path / "a")]) == 0
+    tested = pd.read_csv(tmp_path / "a" / "hypotheses.csv")
+    assert tested["hypothesis"].tolist() == ["H1", "H2", "H3"]
+    assert tested["direction"].tolist() == ["greater", "decreasing", "two-sided"]
+
+
+def test_a_hypothesis_naming_an_unknown_policy_is_refused(tmp_path, capsys):
+    doc = _doc(hypotheses=[{"contrast": ["icarma", "universal"], "response": "act"}])
+    path = _write(tmp_path, doc, "unknown.yaml")
+    assert main(["validate", str(path)]) != 0
+    err = capsys.readouterr()
+    text = err.out + err.err
+    assert "study.hypotheses[0]" in text and "icarma" in text
