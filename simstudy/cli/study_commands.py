@@ -298,6 +298,9 @@ def _power_cmd(args) -> int:
 
     if _is_scenario(args.plan):
         return _scenario_power_cmd(args)
+    if args.response is not None or args.uncertainty == "on":
+        raise UsageError(f"{args.plan}: --response and --uncertainty apply to a scenario's "
+                         "study; a power plan states its response in the plan")
     plan = with_overrides(load_document(args.plan, PowerPlan),
                           {"simulations": ("--simulations", args.simulations),
                            "workers": ("--workers", args.workers)}, args.plan)
