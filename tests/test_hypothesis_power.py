@@ -112,3 +112,14 @@ def test_a_hypothesis_naming_an_unknown_policy_is_refused(tmp_path, capsys):
     err = capsys.readouterr()
     text = err.out + err.err
     assert "study.hypotheses[0]" in text and "icarma" in text
+
+
+def test_a_hypothesis_reading_a_missing_column_is_refused_before_simulating(tmp_path, capsys):
+    doc = _doc(hypotheses=[{"gap": ["a", "b"], "by": "income_band", "response": "act"}],
+               power={"participants": [8], "simulations": 2})
+    path = _write(tmp_path, doc, "missing.yaml")
+    assert main(["--quiet", "power", str(path), "--out", str(tmp_path / "p"),
+                 "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "study.hypotheses[0].by" in err[0] and "income_band" in err[0]
+    assert not (tmp_path / "p" / "parts").exists()

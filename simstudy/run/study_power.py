@@ -141,6 +141,7 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
             f"{path}: study.power.participants: N = {max(too_many)} exceeds the "
             f"{report['eligible']} eligible applicants ({report['rule']}); lower N or state "
             "study.power.sample: with_replacement")
+    _check_hypothesis_columns(path, study.hypotheses, pool)
     response_spec = setup["response"]
     response = response_spec.build()
     seed = derive_seed(result.manifest["base_seed"], "study-power")
@@ -191,6 +192,21 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
             "tests": tests, "effects": effects, "pool": report, "summary": summary}
 
 
+def _check_hypothesis_columns(path: Any, hypotheses: list, pool: pd.DataFrame) -> None:
+    """Every column a hypothesis reads (``by``, ``groups``, ``adjust``) is one the simulated
+    tables have: the rating table's own and the pool's group columns."""
+    have = {"uid", "item", "sparsity", "proximity", "accept", "act", "policy", "blocked",
+            "cost", "applicant_id", *pool.columns}
+    for i, h in enumerate(hypotheses):
+        wanted = [("adjust", c) for c in h.adjust] + ([("groups", h.groups)] if h.groups else [])
+        if h.kind == "gap":
+            wanted.append(("by", h.by))
+        for field, column in wanted:
+            if column not in (have if field != "groups" else pool.columns):
+                raise UsageError(f"{path}: study.hypotheses[{i}].{field}: the study table has "
+                                 f"no column {column!r} (its columns: {sorted(have)})")
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, (np.integer, np.floating)):
         return value.item()
@@ -230,8 +246,7 @@ def _hypotheses_power(study, spec, pool, policies, baseline, response, seed, gri
     hyps = tuple(study.hypotheses)
     names = hypothesis_names(list(hyps))
     groups = tuple((name, h.groups, group_values(pool, h.groups))
-                   for name, h in zip(names, hyps, strict=True)
-                   if h.groups is not None and h.groups in pool.columns)
+                   for name, h in zip(names, hyps, strict=True) if h.groups is not None)
     columns = hypothesis_columns(list(hyps), groups)
     base = dict(hypotheses=hyps, multiplicity=study.multiplicity, groups=groups)
     key_extra = dict(hypotheses=[h.model_dump() for h in hyps], multiplicity=study.multiplicity)
