@@ -14,6 +14,11 @@ Power of ``H`` at N is the share rejected among the simulations whose fit of ``H
 with its Clopper-Pearson interval; the failed fits are reported in their own column (never
 counted as "not significant"). Joint power is the share of simulations in which all hypotheses
 are rejected, among those where no fit failed.
+
+Example:
+    >>> h = HypothesisSpec.model_validate({"contrast": ["a", "b"], "direction": "greater"})
+    >>> hypothesis_columns([h])[2:6]
+    ['p:H1', 'estimate:H1', 'failed:H1', 'significant:H1']
 """
 
 from __future__ import annotations
