@@ -92,6 +92,12 @@ def preregistration(scenario_path: str | Path, power_dir: str | Path | None) -> 
             raise UsageError(f"--power {power_dir}: no power.json (run simstudy power "
                              f"{scenario_path} --out {power_dir} first)")
         power = json.loads(path.read_text())
+        sha = file_sha256(scenario_path)
+        if power.get("scenario_sha256", sha) != sha:
+            raise UsageError(f"--power {power_dir}: its power.json was computed from another "
+                             f"version of {scenario_path} (sha256 "
+                             f"{power['scenario_sha256'][:12]}, now {sha[:12]}); run simstudy "
+                             "power again")
     spec = study.power
     alpha = spec.alpha if spec is not None else 0.05
     names = hypothesis_names(study.hypotheses)

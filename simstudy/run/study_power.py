@@ -159,7 +159,9 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
     summary: dict[str, Any] = {
         "target_power": spec.target_power, "read_from": spec.read_from,
         "confidence": spec.confidence, "alpha": spec.alpha, "simulations": sims,
-        "sample": spec.sample, "response_from": setup["where"], "effects": effects,
+        "sample": spec.sample, "scenario": str(path),
+        "scenario_sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+        "response_from": setup["where"], "effects": effects,
         "pool": report, "eligible_applicants": report["eligible"]}
     setup["uncertainty"] = uncertainty
     if uncertainty and not study.hypotheses:
