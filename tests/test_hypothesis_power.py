@@ -3,6 +3,7 @@
 import copy
 import hashlib
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -123,3 +124,26 @@ def test_a_hypothesis_reading_a_missing_column_is_refused_before_simulating(tmp_
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "study.hypotheses[0].by" in err[0] and "income_band" in err[0]
     assert not (tmp_path / "p" / "parts").exists()
+
+
+def test_a_calibrated_response_and_its_uncertainty(tmp_path, capsys):
+    doc = _doc(hypotheses=HYPOTHESES[:1], power={"participants": [16], "simulations": 3})
+    path = _write(tmp_path, doc, "cal.yaml")
+    assert main(["--quiet", "study", str(path), "--out", str(tmp_path / "run")]) == 0
+    pilot = tmp_path / "run" / "study.csv"
+    assert main(["calibrate", str(pilot), "--out", str(tmp_path / "r.yaml"), "--ratings",
+                 "act", "--replicates", "10"]) == 0
+    capsys.readouterr()
+    assert main(["--quiet", "power", str(path), "--out", str(tmp_path / "p"), "--workers", "1",
+                 "--response", str(tmp_path / "r.yaml"), "--uncertainty", "on"]) == 0
+    out = capsys.readouterr().out
+    sha = hashlib.sha256(pilot.read_bytes()).hexdigest()[:12]
+    assert "act.blocked_penalty = " in out and f"sha256:{sha}" in out
+    assert "expected power over the calibration's uncertainty" in out
+    expected = pd.read_csv(tmp_path / "p" / "assurance.csv")
+    point = pd.read_csv(tmp_path / "p" / "power.csv")
+    assert set(expected["hypothesis"]) == set(point["hypothesis"])
+    # each simulated study drew its own parameters: the draws differ from the estimate's runs
+    drawn = pd.read_csv(tmp_path / "p" / "assurance" / "parts" / "n16.csv")
+    fixed = pd.read_csv(tmp_path / "p" / "parts" / "n16.csv")
+    assert not np.allclose(drawn["estimate:H1"], fixed["estimate:H1"])

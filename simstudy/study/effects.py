@@ -74,6 +74,8 @@ def parameter_table(spec: BaseModel, responses: list[str] | None = None,
             continue
         if path in calibrated:
             source = f"calibrated from {calibration_file} sha256:{calibration['sha256'][:12]}"
+        elif stated and calibration is not None:
+            source = f"fixed in {calibration_file}'s calibration (not estimated)"
         elif stated:
             source = "scenario"
         else:
