@@ -263,11 +263,18 @@ def print_study_power(res: dict) -> None:
     column), the smallest N, the assumed effects with their sources and the pool."""
     summary = res["summary"]
     print(res["table"].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    bound = ("the lower bound of its interval" if res["read_from"] == "lower"
-             else "its point estimate")
-    for test, n in res["smallest_n"].items():
-        print(f"{test} ({res['tests'].get(test, test)}): smallest N whose power reaches "
-              f"{summary['target_power']} by {bound}: {n}")
+    table = res["table"]
+    key = "hypothesis" if "hypothesis" in table else "test"
+    grid = sorted(set(table["n"]))
+    target = summary["target_power"]
+    print(f"smallest N whose power reaches {target}, by the lower bound of its "
+          f"{summary['confidence']:.0%} interval (conservative) / by its point estimate; "
+          f"read from the {res['read_from']}:")
+    for test, grp in table.groupby(key, sort=False):
+        readings = [grp[grp[c] >= target]["n"] for c in ("lower", "power")]
+        lower, point = (str(int(r.min())) if len(r) else f"none up to {max(grid)}"
+                        for r in readings)
+        print(f"  {test} ({res['tests'].get(test, test)}): {lower} / {point}")
     print(f"assumed effects (response from {summary['response_from']}):")
     for e in res["effects"]:
         print(f"  {e['parameter']} = {e['value']}  [{e['source']}]")
