@@ -27,12 +27,8 @@ def _calibrate_cmd(args) -> int:
     import pandas as pd
     import yaml
 
-    from ..study.calibration import (
-        calibrate,
-        calibration_document,
-        file_sha256,
-        goodness_of_fit,
-    )
+    from ..core.store import file_sha256
+    from ..study.calibration import calibrate, calibration_document, goodness_of_fit
     from ..study.hypotheses import StudyAnalysisSpec
     from ..study.survey import read_rating_table
 
@@ -78,8 +74,8 @@ def _calibrate_cmd(args) -> int:
 
 def preregistration(scenario_path: str | Path, power_dir: str | Path | None) -> str:
     """The preregistration page (Markdown) of a scenario's study (see the module docstring)."""
+    from ..core.store import file_sha256
     from ..run.study_power import study_setup
-    from ..study.calibration import file_sha256
     from ..study.effects import parameter_table
     from ..study.hypotheses import hypothesis_names
 

@@ -48,7 +48,7 @@ import pandas as pd
 from ..core.documents import UsageError, with_overrides
 from ..core.plotting import plt, save_figure
 from ..core.rng import derive_seed, generator
-from ..core.store import check_output_dir
+from ..core.store import check_output_dir, file_sha256
 from ..study.from_scenario import (
     POWER_COLUMNS,
     StudyPowerTask,
@@ -160,7 +160,7 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
         "target_power": spec.target_power, "read_from": spec.read_from,
         "confidence": spec.confidence, "alpha": spec.alpha, "simulations": sims,
         "sample": spec.sample, "scenario": str(path),
-        "scenario_sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+        "scenario_sha256": file_sha256(path),
         "response_from": setup["where"], "effects": effects,
         "pool": report, "eligible_applicants": report["eligible"]}
     setup["uncertainty"] = uncertainty

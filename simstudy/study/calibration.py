@@ -50,7 +50,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,16 +59,11 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["NODES", "Calibration", "calibrate", "simulate_pilot", "goodness_of_fit",
-           "calibration_document", "load_calibration", "draw_response", "file_sha256"]
+           "calibration_document", "load_calibration", "draw_response"]
 
 #: Gauss-Hermite nodes per participant-effect dimension.
 NODES = 10
 _CUTS = np.arange(1.5, 7.0, 1.0)
-
-
-def file_sha256(path: str | Path) -> str:
-    """The sha256 of a file's bytes."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _log_probs(y: np.ndarray, mean: np.ndarray, sd: float) -> np.ndarray:
