@@ -67,6 +67,14 @@ class AnalysisSpec(StrictModel):
 
     exploratory_pygam: bool = Field(False, description="also fit exploratory pygam GAMs")
     plot: bool = True
+    # reading a survey export (simstudy.study.survey); a study's hypotheses are added one
+    # floor up (simstudy.study.hypotheses.StudyAnalysisSpec)
+    separator: Literal["auto", ",", ";", "\t"] = Field(
+        "auto", description="the export's separator (auto: sniffed from the header)")
+    qualtrics: bool = Field(False, description="skip the two rows Qualtrics writes under "
+                            "the column names")
+    columns: dict[str, str] = Field(default_factory=dict, description="analysis name -> "
+                                    "export column, e.g. {uid: ResponseId, accept: Q12_1}")
 
 
 class StudySpec(StrictModel):

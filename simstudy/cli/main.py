@@ -30,6 +30,7 @@ COMMAND_MODULES = [
     "simstudy.cli.run_commands",
     "simstudy.cli.study_commands",
     "simstudy.cli.live_commands",
+    "simstudy.cli.planning_commands",
 ]
 
 

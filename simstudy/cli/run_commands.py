@@ -74,12 +74,13 @@ def validate_files(paths: list[str], kind: str | None = None) -> list[str]:
     Each document's kind comes from :func:`document_kind`; a scenario is checked with the
     population files it names.
     """
-    from ..analysis.analysis_spec import AnalysisSpec, AuditSpec, PowerPlan, StudySpec
+    from ..analysis.analysis_spec import AuditSpec, PowerPlan, StudySpec
     from ..core.documents import validate_data
     from ..run.scenario import load_population, load_scenario
     from ..run.sweep import load_sweep
+    from ..study.hypotheses import StudyAnalysisSpec
 
-    models = {"audit": AuditSpec, "analysis": AnalysisSpec, "power": PowerPlan,
+    models = {"audit": AuditSpec, "analysis": StudyAnalysisSpec, "power": PowerPlan,
               "study": StudySpec}
     lines: list[str] = []
     for path in paths:

@@ -137,29 +137,91 @@ def _fit_one(data: pd.DataFrame, spec, m):
     return model, row
 
 
+_TABLE_SUFFIXES = (".csv", ".tsv", ".txt")
+_DOCUMENT_SUFFIXES = (".yaml", ".yml")
+
+
+def _analyze_arguments(args) -> tuple[str, str]:
+    """DATA and SPEC, recognising them given the other way round (a note says so)."""
+    data, spec = str(args.data), str(args.spec)
+    if data.lower().endswith(_DOCUMENT_SUFFIXES) and spec.lower().endswith(_TABLE_SUFFIXES):
+        print(f"simstudy analyze: {data} is a document and {spec} a table: read as "
+              f"'simstudy analyze {spec} {data}' (DATA comes first)", file=sys.stderr)
+        return spec, data
+    return data, spec
+
+
+def _analysis_spec(path: str):
+    """The analysis document, or the analysis a scenario's ``study:`` section implies (its
+    hypotheses, the smooth of each distance hypothesis, the contrast against its baseline)."""
+    from ..study.hypotheses import StudyAnalysisSpec
+
+    if not _is_scenario(path):
+        return load_document(path, StudyAnalysisSpec)
+    from ..run.scenario import load_scenario, policy_name
+
+    scenario, _ = load_scenario(path)
+    study = scenario.study
+    if study is None:
+        raise UsageError(f"{path}: study: the scenario has no study section to analyse")
+    models = [{"response": h.response, "distance": h.distance} for h in study.hypotheses
+              if h.kind == "distance"] or [{"response": "act", "distance": "sparsity"}]
+    baseline = study.baseline_policy([policy_name(p) for p in scenario.policies])
+    alpha = study.power.alpha if study.power is not None else 0.05
+    return StudyAnalysisSpec.model_validate({
+        "models": models, "contrast": {"baseline": baseline}, "ordinal": False,
+        "hypotheses": [h.model_dump(exclude_unset=True) for h in study.hypotheses],
+        "multiplicity": study.multiplicity, "alpha": alpha})
+
+
 def _analyze_cmd(args) -> int:
     import pandas as pd
 
-    from ..analysis.analysis_spec import AnalysisSpec
+    from ..study.survey import read_rating_table
 
-    spec = load_document(args.spec, AnalysisSpec)
+    data_path, spec_path = _analyze_arguments(args)
+    spec = _analysis_spec(spec_path)
     try:
-        data = pd.read_csv(args.data)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise UsageError(f"cannot read {args.data}: {exc}") from exc
+        data = read_rating_table(data_path, spec.separator, spec.qualtrics, spec.columns)
+    except (OSError, UnicodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise UsageError(f"cannot read {data_path}: {exc}") from exc
+    except ValueError as exc:
+        raise UsageError(f"{spec_path}: {exc}") from exc
     out = check_output_dir(args.out)
-    table = analyze(data, spec, out, source=str(args.data))
+    table = analyze(data, spec, out, source=str(data_path))
     table.to_csv(out / "gamm.csv", index=False)
     (out / "gamm.json").write_text(json.dumps(table.to_dict(orient="records"), indent=2))
-    from ..run.dictionary import write_dictionary
-
-    write_dictionary(out)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table[["model", "family", "n", "edf", "ref_df", "F", "chi_sq", "p", "sd_intercept",
                      "sd_slope", "sd_resid", "reml_converged"]].to_string(index=False))
     if spec.contrast.column in data.columns:
         _write_contrasts(data, spec, out)
+    if spec.hypotheses:
+        _write_hypotheses(data, spec, out, str(data_path))
+    from ..run.dictionary import write_dictionary
+
+    write_dictionary(out)
     return 0
+
+
+def _write_hypotheses(data: pd.DataFrame, spec, out: Path, source: str) -> None:
+    """The stated hypotheses, tested as stated: ``hypotheses.csv`` and a print-out."""
+    import pandas as pd
+
+    from ..study.hypothesis_tests import evaluate_hypotheses
+
+    try:
+        table = evaluate_hypotheses(data, spec.hypotheses, spec.alpha, spec.multiplicity,
+                                    group=spec.group, policy=spec.contrast.column)
+    except ValueError as exc:
+        raise UsageError(f"{source}: hypotheses: {exc}") from exc
+    table.to_csv(out / "hypotheses.csv", index=False)
+    with pd.option_context("display.width", 200, "display.max_columns", 30,
+                           "display.max_colwidth", 60):
+        print(table[["hypothesis", "label", "estimate", "p", "p_adjusted", "rejected",
+                     "failed"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print(f"{int(table['rejected'].sum())} of {len(table)} hypotheses rejected at alpha "
+          f"{spec.alpha} ({spec.multiplicity}); {int(table['failed'].sum())} fit(s) failed")
 
 
 def _write_contrasts(data: pd.DataFrame, spec, out: Path) -> None:
@@ -192,14 +254,50 @@ def _scenario_power_cmd(args) -> int:
     from ..run.study_power import run_study_power
 
     res = run_study_power(args.plan, args.out, simulations=args.simulations,
-                          workers=args.workers)
-    print(res["table"].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    for test, n in res["smallest_n"].items():
-        bound = ("the lower bound of its interval" if res["read_from"] == "lower"
-                 else "its point estimate")
-        print(f"{test} ({res['tests'][test]}): smallest N whose power reaches the target by "
-              f"{bound}: {n}")
+                          workers=args.workers, response_file=args.response,
+                          uncertainty=args.uncertainty == "on")
+    print_study_power(res)
     return 0
+
+
+def print_study_power(res: dict) -> None:
+    """The print-out of ``simstudy power SCENARIO``: power per test (failed fits in their own
+    column), the smallest N, the assumed effects with their sources and the pool."""
+    summary = res["summary"]
+    print(res["table"].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    table = res["table"]
+    key = "hypothesis" if "hypothesis" in table else "test"
+    grid = sorted(set(table["n"]))
+    target = summary["target_power"]
+    print(f"smallest N whose power reaches {target}, by the lower bound of its "
+          f"{summary['confidence']:.0%} interval (conservative) / by its point estimate; "
+          f"read from the {res['read_from']}:")
+    for test, grp in table.groupby(key, sort=False):
+        readings = [grp[grp[c] >= target]["n"] for c in ("lower", "power")]
+        lower, point = (str(int(r.min())) if len(r) else f"none up to {max(grid)}"
+                        for r in readings)
+        print(f"  {test} ({res['tests'].get(test, test)}): {lower} / {point}")
+    print(f"assumed effects (response from {summary['response_from']}):")
+    for e in res["effects"]:
+        print(f"  {e['parameter']} = {e['value']}  [{e['source']}]")
+    sens = summary.get("sensitivity")
+    if sens:
+        mde = sens["minimum_detectable"]
+        print(f"sensitivity: power of {sens['hypothesis']} at N = {sens['n']} against "
+              f"{sens['parameter']} (assumed {sens['assumed']:.3g}): minimum detectable "
+              + (f"{mde:.3g}" if mde is not None else "not reached at the sizes simulated"))
+    assurance = summary.get("assurance")
+    if assurance:
+        for row in assurance["compare"]:
+            print(f"{row['hypothesis']} at N = {row['n']}: power at the point estimate "
+                  f"{row['power']:.3f}, expected power over the calibration's uncertainty "
+                  f"{row['expected_power']:.3f} ({row['reading']})")
+    pool = res["pool"]
+    print(f"pool: {pool['eligible']} eligible of {pool['rejected']} rejected applicants "
+          f"({pool['rule']}); sample: {summary['sample']}")
+    for c in pool["composition"]:
+        print(f"  {c['column']}={c['value']}: {c['share_eligible']:.1%} of the eligible, "
+              f"{c['share_rejected']:.1%} of the rejected")
 
 
 def _power_cmd(args) -> int:
@@ -209,6 +307,9 @@ def _power_cmd(args) -> int:
 
     if _is_scenario(args.plan):
         return _scenario_power_cmd(args)
+    if args.response is not None or args.uncertainty == "on":
+        raise UsageError(f"{args.plan}: --response and --uncertainty apply to a scenario's "
+                         "study; a power plan states its response in the plan")
     plan = with_overrides(load_document(args.plan, PowerPlan),
                           {"simulations": ("--simulations", args.simulations),
                            "workers": ("--workers", args.workers)}, args.plan)
@@ -371,7 +472,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds ``analyze``, ``power``, ``study`` and ``audit``."""
     p = subparsers.add_parser("analyze", help="fit GAMMs to a rating table")
     p.add_argument("data", help="CSV with uid,item,sparsity,proximity,accept,act,...")
-    p.add_argument("spec", help="analysis spec (YAML)")
+    p.add_argument("spec", help="analysis spec, or a scenario whose study states hypotheses "
+                   "(YAML)")
     p.add_argument("--out", default="analysis_out", help="output folder")
     p.set_defaults(handler=_analyze_cmd)
 
@@ -379,6 +481,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("plan", help="power plan, or a scenario with a study.power section (YAML)")
     p.add_argument("--out", default="power_out", help="output folder (resumable)")
     p.add_argument("--simulations", type=int, default=None, help="override simulations per N")
+    p.add_argument("--response", default=None, metavar="CALIBRATION.yaml",
+                   help="rate with a response calibrated by simstudy calibrate (scenario form)")
+    p.add_argument("--uncertainty", choices=["on", "off"], default="off",
+                   help="draw each study's parameters from the calibration's sampling "
+                        "distribution: expected power beside power at the estimate")
     add_executor_arguments(p)
     p.set_defaults(handler=_power_cmd)
 

@@ -237,8 +237,11 @@ ENTRIES: dict[str, list[Entry]] = {
     "power.csv": [
         ("n", "participants in each simulated study", "participants", ""),
         ("simulations", "simulated studies at this N", "count", ""),
-        ("significant", "studies whose smooth test gave p < alpha", "count", "simulations"),
-        ("power", "significant / simulations", "share", "simulations"),
+        ("significant", "studies whose test gave p < alpha (a plan: the smooth test; a "
+                        "scenario's hypothesis: rejected after the multiplicity correction)",
+         "count", "simulations"),
+        ("power", "significant / simulations (a scenario's hypotheses: / fitted)", "share",
+         "simulations"),
         ("lower", "lower end of the Clopper-Pearson interval of power", "share",
          "simulations"),
         ("upper", "upper end of the Clopper-Pearson interval of power", "share",
@@ -351,6 +354,118 @@ ENTRIES: dict[str, list[Entry]] = {
        for name in ("audit_groups.csv", "audit_gaps.csv", "audit_contrasts.csv",
                     "audit_extremes.csv", "audit_hidden.csv")},
 }
+
+# ---- study planning tables (simstudy.study: study.csv, study_pool.parquet, contrast.csv,
+# hypotheses.csv, and the scenario form of power: power.csv, sensitivity.csv, assurance.csv).
+# Kept in one block, appended to ENTRIES, so that it merges apart from the metric rows. ----
+_RATER = "one rating"
+_GROUPS = [
+    ("gender", "gender feature of the participant (Loan coding: 0 female, 1 male)", "code", ""),
+    ("race", "stylized attribute of the participant (1 non-white, 0 white)", "code", ""),
+    ("privileged", "the participant's group (population `groups`; 1 privileged)", "code", ""),
+]
+_STUDY_RECOURSE = [
+    ("policy", "policy whose recourse is rated (`random`: a random other recourse)", "", ""),
+    ("sparsity", "features the recourse changes", "features", _RATER),
+    ("proximity", "sum over changed features of |change| / feature range", "range units",
+     _RATER),
+    ("blocked", "the recourse needs a feature the participant truly cannot change", "0/1",
+     _RATER),
+    ("cost", "weighted recourse cost (the participant's own cost weights)", "cost units",
+     _RATER),
+]
+_POWER_SHARE = [
+    ("hypothesis", "hypothesis name (`H:smooth`: the smooth reported beside a distance "
+                   "hypothesis; `H[col=value]`: within one group; `all`: every hypothesis "
+                   "rejected in the same study)", "", ""),
+    ("label", "the claim in words, with the multiplicity rule", "", ""),
+    ("test", "exploratory test of a study without hypotheses (`policy`, `smooth`)", "", ""),
+    ("n", "participants in each simulated study", "participants", ""),
+    ("simulations", "simulated studies at this N", "count", ""),
+    ("failed", "studies whose fit failed or did not converge (not counted as not "
+               "significant)", "count", "simulations"),
+    ("fitted", "studies whose fit succeeded", "count", "simulations"),
+    ("significant", "fitted studies rejecting the hypothesis", "count", "fitted"),
+    ("power", "significant / fitted", "share", "fitted"),
+    ("lower", "lower end of the Clopper-Pearson interval of power", "share", "fitted"),
+    ("upper", "upper end of the Clopper-Pearson interval of power", "share", "fitted"),
+]
+_STUDY_ENTRIES: dict[str, list[tuple[str, str, str, str]]] = {
+    "study.csv": [
+        ("uid", "participant id (the applicant's id in the run)", "", ""),
+        ("item", "position of the rated recourse (policies in study order, then random "
+                 "others)", "", ""),
+        ("accept", "acceptance rating (1 = not at all .. 7 = fully)", "rating points",
+         _RATER),
+        ("act", "willingness to act (1 .. 7)", "rating points", _RATER),
+        ("applicant_id", "applicant's row in the replication's applicant split", "", ""),
+        *_STUDY_RECOURSE, *_GROUPS],
+    "study_pool.parquet": [
+        ("applicant_id", "applicant's row in the replication's applicant split", "", ""),
+        ("cost_unweighted", "recourse cost with unit weights", "cost units", _RATER),
+        *_STUDY_RECOURSE, *_GROUPS],
+    "contrast.csv": [
+        ("response", "the rating compared (`accept`, `act`)", "", ""),
+        ("policy", "the policy compared with the baseline", "", ""),
+        ("baseline", "the reference policy", "", ""),
+        ("estimate", "mean rating difference policy minus baseline (mixed model, REML)",
+         "rating points", "ratings"),
+        ("se", "standard error of the estimate", "rating points", ""),
+        ("lower", "lower end of the Wald interval", "rating points", ""),
+        ("upper", "upper end of the Wald interval", "rating points", ""),
+        ("z", "Wald statistic estimate / se", "z", ""),
+        ("p", "two-sided p-value of the Wald statistic", "probability", ""),
+        ("mean_policy", "mean rating of the policy's recourses", "rating points", "ratings"),
+        ("mean_baseline", "mean rating of the baseline's recourses", "rating points",
+         "ratings"),
+        ("n_ratings", "ratings fitted", "ratings", ""),
+        ("n_participants", "participants fitted", "participants", ""),
+        ("sd_intercept", "SD of participant random intercepts", "rating points", ""),
+        ("sd_resid", "residual SD", "rating points", ""),
+        ("omnibus_chi2", "Wald chi-square that any policy differs from the baseline", "chi2",
+         ""),
+        ("omnibus_df", "its degrees of freedom", "df", ""),
+        ("omnibus_p", "its p-value", "probability", ""),
+        ("converged", "the mixed model converged", "0/1", "")],
+    "hypotheses.csv": [
+        ("hypothesis", "hypothesis name (`name`, else H1, H2, ...)", "", ""),
+        ("label", "the claim in words", "", ""),
+        ("kind", "`contrast`, `distance` or `gap`", "", ""),
+        ("response", "the rating tested", "", ""),
+        ("direction", "the direction stated (one-sided unless `two-sided`)", "", ""),
+        ("estimate", "the tested coefficient (policy or group difference; slope per unit "
+                     "distance)", "rating points", "ratings"),
+        ("se", "its standard error", "rating points", ""),
+        ("z", "Wald statistic estimate / se", "z", ""),
+        ("p", "p-value in the stated direction, before the multiplicity correction",
+         "probability", ""),
+        ("p_adjusted", "p-value after the multiplicity correction (failed fits enter as 1)",
+         "probability", ""),
+        ("rejected", "p_adjusted < alpha and the fit succeeded", "0/1", ""),
+        ("failed", "the fit failed or did not converge (not a non-rejection)", "0/1", ""),
+        ("multiplicity", "the correction (`holm`, `bonferroni`, `none`)", "", ""),
+        ("alpha", "the level of the tests", "probability", ""),
+        ("n_ratings", "ratings fitted", "ratings", ""),
+        ("n_participants", "participants fitted", "participants", ""),
+        ("smooth_edf", "EDF of the distance smooth reported beside a distance hypothesis",
+         "edf", ""),
+        ("smooth_p", "p-value of that smooth (two-sided, not part of the family)",
+         "probability", ""),
+        ("note", "covariates left out, why a fit failed", "", "")],
+    "power.csv": [e for e in _POWER_SHARE if e[0] in ("hypothesis", "label", "test",
+                                                        "failed", "fitted")],
+    "sensitivity.csv": [
+        ("parameter", "the main effect scaled (a response-model parameter)", "", ""),
+        ("factor", "multiplier of the assumed value", "ratio", ""),
+        ("value", "the parameter's value simulated", "as the parameter", ""),
+        *_POWER_SHARE],
+    "assurance.csv": [
+        (c, m + (" (parameters drawn from the calibration's sampling distribution)"
+                 if c == "power" else ""), u, d) for c, m, u, d in _POWER_SHARE],
+}
+for _table, _rows in _STUDY_ENTRIES.items():
+    ENTRIES[_table] = [*ENTRIES.get(_table, []), *_rows]
+# ---- end of the study planning block ----
 _UNDESCRIBED = "NOT DESCRIBED"
 
 

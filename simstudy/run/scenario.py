@@ -61,7 +61,7 @@ from ..people.spec import (
     population_problems,
 )
 from ..sim.spec import SimulationSpec
-from ..study.section import StudySectionSpec, study_problems
+from ..study.section import StudySectionSpec, response_scope_problems, study_problems
 from ..world.specs import DecisionModelEntry, DecisionModelSpec, ExternalModelSpec
 
 __all__ = [
@@ -174,6 +174,7 @@ def _scenario_model() -> type[StrictModel]:
             if self.study is not None:
                 unknown += study_problems(self.study, policies,
                                           [c.name for c in self.conditions], self.replications)
+                unknown += response_scope_problems(self)
             if unknown:
                 raise ValueError("; ".join(f"{field}: {reason}" for field, reason in unknown))
             if (self.simulation is not None and self.simulation.retraining is not None

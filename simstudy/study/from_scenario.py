@@ -59,7 +59,7 @@ from ..people.response import ResponseInputs
 from ..primitives.recourse import Recourse
 from .contrast import fit_policy_contrast
 from .power import PowerTask, clopper_pearson
-from .section import StudyPowerSpec, StudySectionSpec
+from .section import StudyPowerSpec, StudySectionSpec, study_response
 
 __all__ = [
     "POOL_COLUMNS",
@@ -74,6 +74,7 @@ __all__ = [
     "random_recourse",
     "random_recourse_pool",
     "StudyPowerTask",
+    "simulated_table",
     "simulate_power_study",
     "power_curve",
 ]
@@ -310,22 +311,34 @@ class StudyPowerTask(PowerTask):
     exclude_blocked: bool
 
 
-def simulate_power_study(task: StudyPowerTask) -> dict:
-    """Simulates, refits and tests one study (see the module docstring); one part-file row."""
+def simulated_table(task: StudyPowerTask) -> pd.DataFrame:
+    """The table of one simulated study (see the module docstring): N applicants drawn from
+    the eligible pool (with replacement only where ``power.sample`` says so, or, for plans
+    written before that field, where the pool is smaller than N), fresh dispositions and
+    rating noise from the study's own stream; the pool's group columns are carried."""
     gen = task.generator("study-power")
     pool = eligible(task.pool, task.policies)
     applicants = np.unique(pool["applicant_id"].to_numpy())
     n = task.n_participants
-    drawn = gen.choice(applicants, size=n, replace=n > len(applicants))
+    replace = task.power.sample == "with_replacement" or n > len(applicants)
+    drawn = gen.choice(applicants, size=n, replace=replace)
     z = gen.standard_normal((n, 4))
     by_applicant = {a: idx for a, idx in pool.groupby("applicant_id").indices.items()}
     take = [by_applicant[a] for a in drawn]
     uid = np.repeat(np.arange(n), [len(t) for t in take])
     rows = pool.iloc[np.concatenate(take)].reset_index(drop=True)
     accept, act = task.response.ratings(_inputs(rows, z[uid]), gen.random((len(rows), 2)))
-    table = _table(rows, uid, accept, act, list(task.policies), [])
+    groups = [c for c in pool.columns if c not in POOL_COLUMNS]
+    table = _table(rows, uid, accept, act, list(task.policies), groups)
     if task.exclude_blocked:
         table = table[table["blocked"] == 0].reset_index(drop=True)
+    return table
+
+
+def simulate_power_study(task: StudyPowerTask) -> dict:
+    """Simulates, refits and tests one study (see the module docstring); one part-file row."""
+    table = simulated_table(task)
+    n = task.n_participants
     spec = task.power
     out = {"n": n, "sim": task.sim, "p_policy": math.nan, "estimate": math.nan,
            "p_smooth": math.nan, "edf": math.nan, "F": math.nan}
@@ -364,17 +377,22 @@ def power_curve(rows: pd.DataFrame, spec: StudyPowerSpec) -> tuple[pd.DataFrame,
     """Power per participant count and test, and the smallest N reaching the target.
 
     Returns:
-        The table (``test, n, simulations, significant, power, lower, upper``) and, per test,
+        The table (``test, n, simulations, failed, fitted, significant, power, lower,
+        upper``; power among the fitted studies) and, per test,
         the smallest N whose ``spec.read_from`` value (interval ``lower`` bound or point
         ``estimate``) reaches ``spec.target_power`` (``None`` if none does).
     """
     out = []
     for test in ("policy", "smooth"):
         for n, grp in rows.groupby("n"):
-            x, m = int(grp[f"significant_{test}"].sum()), len(grp)
-            lo, hi = clopper_pearson(x, m, spec.confidence)
-            out.append({"test": test, "n": int(n), "simulations": m, "significant": x,
-                        "power": x / m, "lower": lo, "upper": hi})
+            # a fit that failed (no p-value) is its own count, never "not significant"
+            p = grp[f"p_{test}"] if f"p_{test}" in grp else pd.Series(0.0, grp.index)
+            fitted = grp[p.notna()]
+            x, m = int(fitted[f"significant_{test}"].sum()), len(fitted)
+            lo, hi = clopper_pearson(x, m, spec.confidence) if m else (math.nan, math.nan)
+            out.append({"test": test, "n": int(n), "simulations": len(grp),
+                        "failed": len(grp) - m, "fitted": m, "significant": x,
+                        "power": x / m if m else math.nan, "lower": lo, "upper": hi})
     table = pd.DataFrame(out)
     column = "lower" if spec.read_from == "lower" else "power"
     smallest = {}
@@ -405,7 +423,7 @@ def write_study_files(scenario: Any, recourse: pd.DataFrame, people: Any, contex
     groups = [c for c in (*context.world.roles.sensitive, *people.groups) if c in rows.columns]
     pool = study_pool(rows, context.world.roles.actionable, feature_range, groups)
     write_parquet(pool, out / "study_pool.parquet")
-    table = study_table(pool, people, study.response.build(), study,
+    table = study_table(pool, people, study_response(scenario)[0].build(), study,
                         study.study_policies(policy_names), derive_seed(people.seed, "study"),
                         groups, context)
     write_csv(table, out / "study.csv")

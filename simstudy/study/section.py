@@ -3,24 +3,34 @@
 See :mod:`simstudy.study.from_scenario` for what the study does with it; this module only declares
 and checks the document, so that validating a scenario stays light.
 
+One ``response:`` per scope: the participants are the run's people, so they rate with the
+response model of the study's condition (its ``response:``, else the scenario's). A
+``study.response`` is the study's own scope, accepted only where neither the scenario nor the
+study's condition states a ``response:`` (a scenario whose run tables keep the logistic default);
+stating both is refused as ambiguous. With neither, the study rates with the calibrated
+7-point model (``{kind: rating}``). :func:`study_response` resolves the rule, and every command
+(``run``, ``study``, ``power``, ``preregister``) reads the study's response through it.
+
 Example:
     >>> spec = StudySectionSpec.model_validate({"participants": 50})
-    >>> spec.response.kind
-    'rating'
+    >>> spec.response is None, spec.multiplicity
+    (True, 'holm')
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from ..core.bounds import MAX_SIMULATIONS, Participants
 from ..core.documents import StrictModel
 from ..people.spec import ResponseSpecs
+from .hypotheses import HypothesisSpec, Multiplicity, hypothesis_problems
 from .live.spec import LiveSpec, live_problems
 
-__all__ = ["StudyPowerSpec", "StudySectionSpec", "study_problems"]
+__all__ = ["StudyPowerSpec", "StudySectionSpec", "study_problems", "study_response",
+           "response_scope_problems"]
 
 
 class StudyPowerSpec(StrictModel):
@@ -39,6 +49,14 @@ class StudyPowerSpec(StrictModel):
         read_from: the smallest N is the first whose interval's ``lower`` bound reaches the
             target (conservative), or whose point ``estimate`` does.
         workers: worker processes (default: all cores).
+        sample: how simulated participants are drawn from the eligible pool:
+            ``without_replacement`` (default; an N above the pool is refused) or
+            ``with_replacement`` (people of the pool may take part more than once).
+        sensitivity: multipliers of the main effect (the first hypothesis's driving parameter)
+            at which power is also simulated at the planned N, for the sensitivity curve and
+            the minimum detectable effect (empty: none).
+        planned: the planned N of the sensitivity curve (default: the largest of
+            ``participants``).
     """
 
     participants: list[Participants] = Field(min_length=1)
@@ -51,6 +69,9 @@ class StudyPowerSpec(StrictModel):
     confidence: float = Field(0.95, gt=0, lt=1)
     read_from: Literal["lower", "estimate"] = "lower"
     workers: int | None = Field(None, ge=1)
+    sample: Literal["without_replacement", "with_replacement"] = "without_replacement"
+    sensitivity: list[float] = Field(default_factory=list)
+    planned: int | None = Field(None, ge=2)
 
 
 class StudySectionSpec(StrictModel):
@@ -63,7 +84,8 @@ class StudySectionSpec(StrictModel):
         replication: the replication whose people take part.
         policies: the policies whose recourses are rated (default: all).
         baseline: the reference policy of the contrast (default: the first study policy).
-        response: how participants rate (default: the calibrated 7-point rating model).
+        response: how participants rate, where the scenario states no ``response:`` (see the
+            module docstring; default: the calibrated 7-point rating model).
         exclude_blocked: drop ratings of recourses that need a feature the participant truly
             cannot change, as the published study did (the default keeps them: the penalty
             they carry is part of what a policy's personalization buys).
@@ -74,6 +96,8 @@ class StudySectionSpec(StrictModel):
             person id).
         power: the power analysis of ``simstudy power SCENARIO``.
         live: how the study runs with participants (:mod:`simstudy.study.live`).
+        hypotheses: the study's confirmatory hypotheses (:mod:`simstudy.study.hypotheses`).
+        multiplicity: the correction over the hypotheses (Holm by default).
     """
 
     participants: int = Field(200, ge=2)
@@ -81,12 +105,13 @@ class StudySectionSpec(StrictModel):
     replication: int = Field(0, ge=0)
     policies: list[str] | None = Field(None, min_length=2)
     baseline: str | None = None
-    response: ResponseSpecs = Field(  # type: ignore[valid-type]
-        default_factory=lambda: {"kind": "rating"})
+    response: ResponseSpecs | None = None  # type: ignore[valid-type]
     exclude_blocked: bool = False
     random_others: int = Field(0, ge=0)
     power: StudyPowerSpec | None = None
     live: LiveSpec | None = None
+    hypotheses: list[HypothesisSpec] = Field(default_factory=list)
+    multiplicity: Multiplicity = "holm"
 
     def study_policies(self, scenario_policies: list[str]) -> list[str]:
         return list(self.policies) if self.policies is not None else list(scenario_policies)
@@ -122,8 +147,56 @@ def study_problems(study: StudySectionSpec, policies: list[str], conditions: lis
             power.contrast not in chosen or power.contrast == study.baseline_policy(policies)):
         out.append(("study.power.contrast", f"{power.contrast!r} is not a study policy other "
                                             "than the baseline"))
+    out += hypothesis_problems(study.hypotheses, chosen)
     if power is not None and min(power.participants) < 2:
         out.append(("study.power.participants", "a study needs at least 2 participants"))
     if study.live is not None:
         out += live_problems(study.live, chosen)
     return out
+
+
+def _study_condition(scenario: Any) -> Any:
+    name = scenario.study.condition or scenario.conditions[0].name
+    return next((c for c in scenario.conditions if c.name == name), scenario.conditions[0])
+
+
+def response_scope_problems(scenario: Any) -> list[tuple[str, str]]:
+    """``(field, reason)`` where a study's response is declared twice (see the module
+    docstring)."""
+    study = scenario.study
+    if study is None or study.response is None:
+        return []
+    condition = _study_condition(scenario)
+    if condition.response is not None:
+        where = f"conditions[{condition.name}].response"
+    elif "response" in scenario.model_fields_set:
+        where = "response"
+    else:
+        return []
+    return [("study.response", f"the scenario already states {where}, which the study's "
+                               "participants rate with; state the response once (remove one)")]
+
+
+def study_response(scenario: Any) -> tuple[Any, str]:
+    """The response spec the study's participants rate with, and the field it comes from.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> study = StudySectionSpec.model_validate({})
+        >>> cond = NS(name="c", response=None)
+        >>> spec, where = study_response(NS(study=study, conditions=[cond], response=None,
+        ...                                 model_fields_set=set()))
+        >>> spec.kind, where
+        ('rating', 'study.response (default)')
+    """
+    from ..people.rating import RatingResponseSpec
+
+    study = scenario.study
+    condition = _study_condition(scenario)
+    if study.response is not None:
+        return study.response, "study.response"
+    if condition.response is not None:
+        return condition.response, f"conditions[{condition.name}].response"
+    if "response" in scenario.model_fields_set:
+        return scenario.response, "response"
+    return RatingResponseSpec(kind="rating"), "study.response (default)"

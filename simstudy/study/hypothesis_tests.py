@@ -1,0 +1,219 @@
+"""Testing a study's hypotheses (:mod:`simstudy.study.hypotheses`) on one rating table.
+
+Every kind is a linear mixed model with participant random intercepts, fitted by REML with
+statsmodels' ``MixedLM`` (Laird & Ware 1982); for rating ``y_ij`` of participant ``i``,
+
+    y_ij = b0 + beta x_ij + gamma' w_ij + a_i + e_ij,   a_i ~ N(0, sd_a^2),  e_ij ~ N(0, sd^2),
+
+where ``x`` is the tested term and ``w`` the ``adjust`` covariates:
+
+* contrast ``[A, B]``: the ratings of A's and B's recourses, ``x = 1[policy = A]``;
+* distance ``D``: all ratings (or one policy's), ``x = D`` (the linear part; the GAMM smooth
+  ``s(D)`` is fitted beside it and reported, not tested);
+* gap ``[G1, G2]``: ratings of participants in G1 or G2, ``x = 1[group = G1]``.
+
+The Wald statistic ``z = beta / se`` gives the p-value the direction asks for: ``1 - Phi(z)``
+for ``greater`` / ``increasing``, ``Phi(z)`` for ``less`` / ``decreasing``, ``2 (1 - Phi(|z|))``
+for ``two-sided``. The family's p-values are adjusted by Holm's step-down rule (or Bonferroni,
+or none; statsmodels' ``multipletests``); a hypothesis whose fit failed or did not converge is
+``failed``: never counted as "not significant", and it enters the adjustment of the others with
+p = 1 (as a hypothesis tested and not rejected, the conservative reading). A covariate constant
+within the rows tested is left out of that fit (it cannot be estimated) and noted.
+
+References:
+    Laird, N. M. and Ware, J. H. (1982). Random-effects models for longitudinal data.
+    Biometrics 38(4), 963-974.
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian
+    Journal of Statistics 6(2), 65-70.
+
+Example:
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> uid = np.repeat(np.arange(40), 2)
+    >>> policy = np.tile(["b", "a"], 40)
+    >>> act = 4 + rng.normal(0, 1, 40)[uid] + 0.9 * (policy == "a") + rng.normal(0, 1, 80)
+    >>> table = pd.DataFrame({"uid": uid, "policy": policy, "act": act,
+    ...                       "sparsity": np.tile([1, 2], 40)})
+    >>> h = HypothesisSpec.model_validate({"contrast": ["a", "b"], "direction": "greater"})
+    >>> res = evaluate_hypotheses(table, [h], alpha=0.05)
+    >>> bool(res.loc[0, "rejected"]), bool(res.loc[0, "failed"])
+    (True, False)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from .hypotheses import GROUP_VALUES, HypothesisSpec, hypothesis_names
+
+__all__ = ["evaluate_hypothesis", "evaluate_hypotheses", "adjust_p", "group_mask",
+           "HYPOTHESIS_COLUMNS", "one_sided_p"]
+
+#: Columns of :func:`evaluate_hypotheses`' table (``hypotheses.csv`` of ``simstudy analyze``).
+HYPOTHESIS_COLUMNS = ["hypothesis", "label", "kind", "response", "direction", "estimate", "se",
+                      "z", "p", "p_adjusted", "rejected", "failed", "multiplicity", "alpha",
+                      "n_ratings", "n_participants", "smooth_edf", "smooth_p", "note"]
+
+
+def one_sided_p(z: float, direction: str) -> float:
+    """The p-value of Wald statistic ``z`` in the stated direction.
+
+    Example:
+        >>> round(one_sided_p(1.645, "greater"), 3), round(one_sided_p(1.645, "two-sided"), 2)
+        (0.05, 0.1)
+    """
+    from scipy import stats
+
+    if direction in ("greater", "increasing"):
+        return float(stats.norm.sf(z))
+    if direction in ("less", "decreasing"):
+        return float(stats.norm.cdf(z))
+    return float(2 * stats.norm.sf(abs(z)))
+
+
+def group_mask(values: pd.Series, name: str) -> np.ndarray:
+    """Rows of group ``name`` in a group column: ``privileged`` / ``non_privileged`` read a
+    0/1 (or boolean) column as 1 / 0; any other name is matched as text.
+
+    Example:
+        >>> group_mask(pd.Series([True, False]), "non_privileged").tolist()
+        [False, True]
+    """
+    numeric = pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values)
+    if name in GROUP_VALUES and numeric:
+        return (values.astype(float) == GROUP_VALUES[name]).to_numpy()
+    return (values.astype(str) == name).to_numpy()
+
+
+def adjust_p(p: np.ndarray, method: str) -> np.ndarray:
+    """Family-wise adjusted p-values (``holm``, ``bonferroni`` or ``none``); NaN (a failed
+    fit) enters as 1 and stays NaN.
+
+    Example:
+        >>> adjust_p(np.array([0.01, 0.04, np.nan]), "holm").round(2).tolist()
+        [0.03, 0.08, nan]
+    """
+    p = np.asarray(p, dtype=float)
+    if method == "none" or len(p) == 0:
+        return p.copy()
+    from statsmodels.stats.multitest import multipletests
+
+    filled = np.where(np.isnan(p), 1.0, p)
+    adjusted = multipletests(filled, method=method)[1]
+    return np.where(np.isnan(p), np.nan, adjusted)
+
+
+def _rows(table: pd.DataFrame, h: HypothesisSpec, policy: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows a hypothesis reads and its tested term ``x``."""
+    if h.kind == "contrast":
+        if policy not in table:
+            raise ValueError(f"a contrast needs the column {policy!r}")
+        names = table[policy].astype(str)
+        sub = table[names.isin(h.contrast)]
+        return sub, (sub[policy].astype(str) == h.contrast[0]).to_numpy(float)
+    sub = table
+    if h.policy is not None:
+        if policy not in table:
+            raise ValueError(f"policy: {h.policy!r} needs the column {policy!r}")
+        sub = table[table[policy].astype(str) == h.policy]
+    if h.kind == "distance":
+        return sub, pd.to_numeric(sub[h.distance]).to_numpy(float)
+    if h.by not in table:
+        raise ValueError(f"by: the table has no group column {h.by!r}")
+    first, second = group_mask(sub[h.by], h.gap[0]), group_mask(sub[h.by], h.gap[1])
+    sub = sub[first | second]
+    return sub, first[first | second].astype(float)
+
+
+def evaluate_hypothesis(table: pd.DataFrame, h: HypothesisSpec, group: str = "uid",
+                    policy: str = "policy", smooth: bool = True) -> dict:
+    """One hypothesis on one table: estimate, se, z, p (unadjusted), failed and a note.
+
+    Args:
+        table: the long rating table.
+        h: the hypothesis.
+        group: the participant column.
+        policy: the column naming each rated recourse's policy.
+        smooth: also fit the distance smooth of a distance hypothesis (reported beside).
+    """
+    from statsmodels.regression.mixed_linear_model import MixedLM
+
+    out = {"estimate": math.nan, "se": math.nan, "z": math.nan, "p": math.nan, "failed": True,
+           "n_ratings": 0, "n_participants": 0, "smooth_edf": math.nan, "smooth_p": math.nan,
+           "note": ""}
+    missing = [c for c in (group, h.response, *h.adjust) if c not in table]
+    if missing:
+        raise ValueError(f"column(s) {missing} not in the data (columns: {list(table.columns)})")
+    sub, x = _rows(table, h, policy)
+    y = pd.to_numeric(sub[h.response], errors="coerce").to_numpy(float)
+    covariates = [pd.to_numeric(sub[c], errors="coerce").to_numpy(float) for c in h.adjust]
+    keep = ~np.isnan(y) & ~np.isnan(x)
+    for w in covariates:
+        keep &= ~np.isnan(w)
+    notes = []
+    used = []
+    for name, w in zip(h.adjust, covariates, strict=True):
+        if np.ptp(w[keep]) if keep.any() else True:
+            used.append(w[keep])
+        else:
+            notes.append(f"{name} constant in the rows tested: left out")
+    y, x, groups = y[keep], x[keep], sub[group].to_numpy()[keep]
+    out["n_ratings"], out["n_participants"] = int(len(y)), int(len(np.unique(groups)))
+    if len(y) < 3 or np.ptp(x) == 0:
+        out["note"] = "; ".join([*notes, "the tested term does not vary in the rows tested"])
+        return out
+    design = np.column_stack([np.ones(len(y)), x, *used])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = MixedLM(y, design, groups=groups).fit(reml=True)
+        beta, se = float(np.asarray(fit.fe_params)[1]), float(np.asarray(fit.bse_fe)[1])
+        converged = bool(getattr(fit, "converged", True))
+    except (ValueError, np.linalg.LinAlgError) as exc:
+        out["note"] = "; ".join([*notes, f"fit failed: {exc}"])
+        return out
+    if not converged or not np.isfinite(se) or se <= 0:
+        out["note"] = "; ".join([*notes, "the mixed model did not converge"])
+        return out
+    z = beta / se
+    out.update(estimate=beta, se=se, z=z, p=one_sided_p(z, h.direction), failed=False)
+    if h.kind == "distance" and h.smooth and smooth and len(np.unique(x)) >= 4:
+        from ..analysis.gamm import fit_gamm
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                frame = pd.DataFrame({group: groups, h.distance: x, h.response: y})
+                model = fit_gamm(frame, h.response, h.distance, group=group)
+            out["smooth_edf"], out["smooth_p"] = float(model.edf_), float(model.test_.p)
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            notes.append(f"smooth not fitted: {exc}")
+    elif h.kind == "distance" and h.smooth and smooth:
+        notes.append("smooth not fitted: fewer than 4 distinct distances")
+    out["note"] = "; ".join(notes)
+    return out
+
+
+def evaluate_hypotheses(table: pd.DataFrame, hypotheses: list[HypothesisSpec], alpha: float = 0.05,
+                    multiplicity: str = "holm", group: str = "uid", policy: str = "policy",
+                    smooth: bool = True) -> pd.DataFrame:
+    """Tests every hypothesis of the family and adjusts for multiplicity.
+
+    Returns:
+        One row per hypothesis (:data:`HYPOTHESIS_COLUMNS`); ``rejected`` is
+        ``p_adjusted < alpha`` (False where the fit failed; ``failed`` says so).
+    """
+    rows = []
+    for name, h in zip(hypothesis_names(hypotheses), hypotheses, strict=True):
+        res = evaluate_hypothesis(table, h, group, policy, smooth)
+        rows.append({"hypothesis": name, "label": h.label(), "kind": h.kind,
+                     "response": h.response, "direction": h.direction, **res})
+    frame = pd.DataFrame(rows)
+    frame["p_adjusted"] = adjust_p(frame["p"].to_numpy(float), multiplicity)
+    frame["rejected"] = (~frame["failed"]) & (frame["p_adjusted"] < alpha)
+    frame["multiplicity"], frame["alpha"] = multiplicity, alpha
+    return frame[HYPOTHESIS_COLUMNS]
