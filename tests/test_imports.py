@@ -22,8 +22,7 @@ ROOT = Path(simstudy.__file__).parent
 SUBPACKAGES = sorted(f"simstudy.{m.name}" for m in pkgutil.iter_modules([str(ROOT)])
                      if m.ispkg)
 #: command-line entry points, whose handlers import what they need when they run
-LAZY_ENTRY_POINTS = {"cli/main.py", "cli/run_commands.py", "cli/study_commands.py",
-                     "cli/live_commands.py"}
+LAZY_ENTRY_POINTS = {str(p.relative_to(ROOT).as_posix()) for p in (ROOT / "cli").glob("*.py")}
 #: optional extras (``pip install simstudy[models]``, ``simstudy[ray]``, ``simstudy[live]``),
 #: imported only when a model file, the Ray executor or the live study's server needs them
 OPTIONAL_EXTRAS = {"skops", "onnxruntime", "ray", "starlette", "uvicorn", "httpx"}

@@ -2,7 +2,8 @@
 itself round a circle.
 
 Each package (and each top-level module) sits on a floor; a module may import from its own
-floor or below, never above. People and policies share a floor and meet only in the primitives
+floor or below, never above. The live study (``study.live``) has a floor of its own above the
+runner, whose preparation of worlds and policies it reuses. People and policies share a floor and meet only in the primitives
 below them. Only the command line imports inside functions (its handlers load what a command
 needs when it runs), besides the optional readers of decision-model files.
 """
@@ -28,6 +29,7 @@ FLOORS: list[set[str]] = [
     {"analysis"},
     {"study"},
     {"run"},
+    {"study.live"},  # runs a study's scenario live: above the runner it reuses
     {"checks", "examples"},
     {"cli"},
     {"__init__"},
@@ -58,10 +60,16 @@ def _targets(path: Path, node: ast.ImportFrom | ast.Import) -> list[str]:
     return [f"{base}.{a.name}" for a in node.names] if base == "simstudy" else [base]
 
 
+#: sub-packages that sit on a floor of their own, above their parent's
+OWN_FLOORS = ("study.live",)
+
+
 def _room(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "simstudy":
         return None
+    if len(parts) > 2 and f"{parts[1]}.{parts[2]}" in OWN_FLOORS:
+        return f"{parts[1]}.{parts[2]}"
     return parts[1] if len(parts) > 1 else "__init__"
 
 

@@ -1,4 +1,5 @@
-"""Live-study subcommands: ``serve``, ``bots``, ``export`` and ``preregister``.
+"""Live-study subcommands: ``serve``, ``bots`` and ``export`` (``preregister`` is the
+planning commands', :mod:`simstudy.cli.planning_commands`).
 
 Heavy imports (starlette, uvicorn, httpx, torch) happen inside the handlers, so ``simstudy
 --help`` stays fast. The pseudonym key comes from the environment (``SIMSTUDY_LIVE_KEY``);
@@ -124,19 +125,6 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _preregister(args: argparse.Namespace) -> int:
-    from ..study.live.prereg import write_prereg
-
-    power = None
-    if args.power_out is not None:
-        from ..run.study_power import run_study_power
-
-        power = run_study_power(args.study, args.power_out)
-    out = write_prereg(args.study, args.out, power)
-    print(f"wrote {out}")
-    return 0
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("serve", help="run a study file's live study in the browser")
     p.add_argument("study", metavar="STUDY")
@@ -174,10 +162,3 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--drop-linkage", action="store_true",
                    help="delete the table linking uids to platform IDs")
     p.set_defaults(handler=_export)
-
-    p = subparsers.add_parser("preregister", help="a preregistration page from a study file")
-    p.add_argument("study", metavar="STUDY")
-    p.add_argument("--out", required=True, metavar="FILE.md")
-    p.add_argument("--power-out", default=None, metavar="DIR",
-                   help="also run the study's power analysis into DIR and quote it")
-    p.set_defaults(handler=_preregister)

@@ -124,6 +124,10 @@ def preregistration(scenario_path: str | Path, power_dir: str | Path | None) -> 
     lines += [f"Response model from {source}.", "", "| parameter | value | source |",
               "|---|---|---|"]
     lines += [f"| {e['parameter']} | {e['value']} | {e['source']} |" for e in effects]
+    if study.live is not None:
+        from ..study.live.prereg import live_lines
+
+        lines += [""] + live_lines(scenario_path)
     lines += ["", "## Participants and exclusions", ""]
     lines.append(f"- Participants: {study.participants} rejected applicants of condition "
                  f"`{study.condition or scenario.conditions[0].name}`, replication "

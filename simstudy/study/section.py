@@ -27,7 +27,7 @@ from ..core.bounds import MAX_SIMULATIONS, Participants
 from ..core.documents import StrictModel
 from ..people.spec import ResponseSpecs
 from .hypotheses import HypothesisSpec, Multiplicity, hypothesis_problems
-from .live.spec import LiveSpec, live_problems
+from .live_section import LiveSpec, live_problems
 
 __all__ = ["StudyPowerSpec", "StudySectionSpec", "study_problems", "study_response",
            "response_scope_problems"]

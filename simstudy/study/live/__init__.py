@@ -5,7 +5,7 @@ One study file is simulated (``simstudy run``), powered (``simstudy power``), pr
 real pages (``simstudy bots``) and ``simstudy export`` writes the table ``simstudy analyze``
 reads. Modules:
 
-- :mod:`~simstudy.study.live.spec`: the ``study.live:`` section (torch-free, validated with the
+- :mod:`~simstudy.study.live_section`: the ``study.live:`` section (torch-free, validated with the
   scenario);
 - :mod:`~simstudy.study.live.engine`: policies, profiles and recourses for one participant;
 - :mod:`~simstudy.study.live.database`: the participants' answers in SQLite;

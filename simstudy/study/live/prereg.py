@@ -1,7 +1,7 @@
-"""``simstudy preregister``: a preregistration page written from the study file itself.
+"""The live study's part of a preregistration, and the check that a study file is the one
+registered.
 
-The page follows AsPredicted's fields (data collection, hypotheses, dependent variables,
-conditions, analyses, exclusions, sample size and its justification, other) and records the
+``simstudy preregister`` writes the page (its live section from :func:`live_lines`) with the
 study file's sha256, so ``simstudy serve --prereg`` refuses to run a study file that no longer
 matches what was registered (:func:`check_prereg`).
 
@@ -15,14 +15,14 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Any
 
 from ...run.scenario import policy_name
 from .engine import load_study
 
-__all__ = ["study_sha256", "write_prereg", "check_prereg", "file_sha256_line"]
+__all__ = ["study_sha256", "live_lines", "check_prereg", "file_sha256_line"]
 
-_SHA = re.compile(r"Study file sha256: `([0-9a-f]{64})`")
+# the study file's line of a preregistration page ("Study file: `x.yaml` (sha256 `...`)")
+_SHA = re.compile(r"Study file[^\n]*?sha256:? `([0-9a-f]{64})`")
 
 
 def study_sha256(path: str | Path) -> str:
@@ -49,76 +49,37 @@ def check_prereg(study: str | Path, prereg: str | Path) -> str | None:
     return None
 
 
-def write_prereg(path: str | Path, out: str | Path, power: Any = None) -> Path:
-    """Writes the preregistration of the study file ``path`` to ``out``.
+def live_lines(path: str | Path) -> list[str]:
+    """The preregistration's section on running the study live (conditions, assignment,
+    elicitation, attention exclusions, N per condition, the design caveat); Markdown lines.
 
-    Args:
-        power: the result of :func:`simstudy.run.study_power.run_study_power` (optional: its table
-            and smallest N are quoted).
+    :func:`simstudy.cli.planning_commands.preregistration` writes the page (hypotheses, tests,
+    N and its power, assumed effects) and adds this section when the study has ``live:``.
     """
     scenario, _ = load_study(path)
     study = scenario.study
     live = study.live
     names = [policy_name(p) for p in scenario.policies]
-    policies = study.study_policies(names)
-    conditions = live.live_conditions(policies)
-    baseline = study.baseline_policy(names)
+    conditions = live.live_conditions(study.study_policies(names))
     personalized = {policy_name(p): p.personalized for p in scenario.policies}
     n = live.target_per_condition
-    lines = [
-        f"# Preregistration: {scenario.name}", "",
-        scenario.description.strip() if scenario.description else "", "",
-        "## Data collection",
+    return [
+        "## Live study", "",
         "No data have been collected for this study at the time of registration.", "",
-        "## Hypotheses",
-        f"H1: participants served by a personalized policy rate their plan's acceptance and "
-        f"their willingness to act higher than participants served by `{baseline}` "
-        "(universal recourse).",
-        "H2: acceptance and willingness to act decrease with the plan's distance (sparsity, "
-        "proximity) from the participant's profile.", "",
-        "## Dependent variables",
-        f"- accept: \"{live.questionnaire.accept}\" (7 points)",
-        f"- act: \"{live.questionnaire.act}\" (7 points)", "",
-        "## Conditions",
-        *[f"- `{c}` ({'personalized' if personalized.get(c, True) else 'universal'})"
-          for c in conditions],
-        f"Assignment: balanced server-side (least-filled condition counting participants in "
-        f"progress, seeded ties). Actionability elicited by the {live.elicitation} scheme. "
-        f"Each participant also rates {study.random_others} random plan(s).", "",
-        "## Analyses",
-        f"- Policy contrast: each condition's policy against `{baseline}` on accept and act, "
-        "participant random intercepts (`simstudy analyze` with a `contrast:` section).",
-        "- GAMMs of accept and act on sparsity and proximity with participant random effects "
-        "(Wood's smooth test).", "",
-        "## Exclusions",
-        f"- Participants failing {live.reject_after_failures} or more of the "
+        f"- Dependent variables: accept, \"{live.questionnaire.accept}\"; act, "
+        f"\"{live.questionnaire.act}\" (7 points each).",
+        "- Conditions (one per participant): " + ", ".join(
+            f"`{c}` ({'personalized' if personalized.get(c, True) else 'universal'})"
+            for c in conditions) + ".",
+        "- Assignment: balanced server-side (least-filled condition counting participants in "
+        f"progress, seeded ties); actionability elicited by the {live.elicitation} scheme; each "
+        f"participant also rates {study.random_others} random plan(s).",
+        f"- Exclusion: failing {live.reject_after_failures} or more of the "
         f"{len(live.attention_checks)} instructed-response attention checks (status "
-        "`failed_attention`).",
-        "- Ratings of plans changing an item the participant says they cannot change "
-        "(`blocked = 1`) in a sensitivity analysis; the main analysis keeps them."
-        if not study.exclude_blocked else
-        "- Ratings of plans changing an item the participant says they cannot change.",
-        "- Inconsistent answers (stated actionability vs. later 'changeable?') are reported, "
-        "not excluded.", "",
-        "## Sample size",
-        f"{n} participants per condition, {n * len(conditions)} in all.",
+        "`failed_attention`); inconsistent answers (stated actionability against the later "
+        "'changeable?') are reported, not excluded.",
+        f"- Sample: {n} participants per condition, {n * len(conditions)} in all.",
+        "- Note: `simstudy power` simulates the within-participant design of the simulated "
+        "study (every participant rates every policy); the live study serves one policy per "
+        "participant, so for the policy contrast that power is likely optimistic.", "",
     ]
-    if power is not None:
-        lines += ["", "Power analysis (`simstudy power` on the same file):", "", "```",
-                  power["table"].to_string(index=False), "```",
-                  "", *[f"- {t}: smallest N reaching the target: {v}"
-                        for t, v in power["smallest_n"].items()]]
-    if power is not None or study.power is not None:
-        lines += ["", "Note: `simstudy power` simulates the simulated study's within-participant "
-                      "design (every participant rates every policy); the live study serves "
-                      "one policy per participant (participant effects no longer cancel "
-                      "within a person), so for the policy contrast it is likely optimistic."]
-    if power is None and study.power is not None:
-        lines += ["", f"Power is simulated with `simstudy power {path}` over N in "
-                      f"{study.power.participants} ({study.power.simulations} simulations, "
-                      f"alpha {study.power.alpha}, target {study.power.target_power})."]
-    lines += ["", "## Other", file_sha256_line(study_sha256(path)), ""]
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines))
-    return out

@@ -40,7 +40,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from ...core.documents import StrictModel
+from ..core.documents import StrictModel
 
 __all__ = ["AttentionCheckSpec", "QuestionnaireSpec", "CompletionSpec", "LiveSpec",
            "ATTENTION_PLACES", "NEUTRAL_WORDS", "live_problems"]
