@@ -147,3 +147,13 @@ def test_a_calibrated_response_and_its_uncertainty(tmp_path, capsys):
     drawn = pd.read_csv(tmp_path / "p" / "assurance" / "parts" / "n16.csv")
     fixed = pd.read_csv(tmp_path / "p" / "parts" / "n16.csv")
     assert not np.allclose(drawn["estimate:H1"], fixed["estimate:H1"])
+
+
+def test_with_replacement_stated_an_n_above_the_pool_runs(tmp_path):
+    doc = _doc(hypotheses=HYPOTHESES[:1], power={"participants": [100], "simulations": 1,
+                                                 "sample": "with_replacement"})
+    res = run_study_power(_write(tmp_path, doc, "repl.yaml"), tmp_path / "p", workers=1,
+                          progress=False)
+    assert res["pool"]["eligible"] < 100
+    assert res["summary"]["sample"] == "with_replacement"
+    assert set(res["table"]["n"]) == {100}

@@ -62,10 +62,12 @@ def _calibrate_cmd(args) -> int:
         print(fit.intervals_.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     outside = gof[(gof["observed"] < gof["simulated_lower"])
                   | (gof["observed"] > gof["simulated_upper"])]
+    large = gof[gof["n_ratings"] >= 20]
+    gap = ((large["observed"] - large["simulated"]).abs().max() if len(large) else float("nan"))
     print(f"goodness of fit: {len(outside)} of {len(gof)} observed rating shares (per "
           f"response, {args.distance} and rating) outside the 95% range of "
-          f"{args.replicates} studies simulated from the fit; largest gap "
-          f"{(gof['observed'] - gof['simulated']).abs().max():.3f}")
+          f"{args.replicates} studies simulated from the fit; largest gap where a "
+          f"{args.distance} has 20 or more ratings: {gap:.3f}")
     if not fit.converged_:
         print("warning: the optimiser did not report convergence", file=__import__("sys").stderr)
     print(f"wrote {out}, {stem}_intervals.csv, {stem}_fit.csv")
