@@ -3,8 +3,8 @@ itself round a circle.
 
 Each package (and each top-level module) sits on a floor; a module may import from its own
 floor or below, never above. The live study (``study.live``) has a floor of its own above the
-runner, whose preparation of worlds and policies it reuses. People and policies share a floor and meet only in the primitives
-below them. Only the command line imports inside functions (its handlers load what a command
+runner, whose preparation of worlds and policies it reuses. People and policies share a floor
+and meet only in the primitives below them. Only the command line imports inside functions (its handlers load what a command
 needs when it runs), besides the optional readers of decision-model files.
 """
 

@@ -49,6 +49,8 @@ from ..core.documents import UsageError, with_overrides
 from ..core.plotting import plt, save_figure
 from ..core.rng import derive_seed, generator
 from ..core.store import check_output_dir, file_sha256
+from ..study.calibration import draw_response, load_calibration
+from ..study.effects import main_effect, minimum_detectable, parameter_table, scaled, value_at
 from ..study.from_scenario import (
     POWER_COLUMNS,
     StudyPowerTask,
@@ -56,8 +58,17 @@ from ..study.from_scenario import (
     power_curve,
     simulate_power_study,
 )
+from ..study.hypotheses import hypothesis_names
+from ..study.hypothesis_power import (
+    HypothesisPowerTask,
+    group_values,
+    hypothesis_columns,
+    hypothesis_power_table,
+    simulate_hypotheses_study,
+)
 from ..study.power import plan_key, run_simulations
 from ..study.section import study_response
+from .dictionary import write_dictionary
 from .runner import run_scenario
 from .scenario import load_scenario, policy_name
 
@@ -101,8 +112,6 @@ def study_setup(path: str | Path, response_file: str | Path | None = None) -> di
     spec, where = study_response(scenario)
     calibration, source = None, f"{path}: {where}"
     if response_file is not None:
-        from ..study.calibration import load_calibration
-
         spec, calibration = load_calibration(response_file)
         source = f"{response_file} (calibrated)"
     return {"scenario": scenario, "study": study, "response": spec, "where": source,
@@ -148,7 +157,6 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
     grid = sorted(set(spec.participants))
     sims = spec.simulations
     responses = [h.response for h in study.hypotheses] or [spec.outcome]
-    from ..study.effects import parameter_table
 
     effects = parameter_table(response_spec, sorted(set(responses)), setup["calibration"],
                               _calibration_label(setup))
@@ -186,7 +194,6 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
     summary.update({"tests": tests, "smallest_n": smallest,
                     "table": table.to_dict(orient="records")})
     (out / "power.json").write_text(json.dumps(summary, indent=2, default=_jsonable))
-    from .dictionary import write_dictionary
 
     write_dictionary(out)
     _plot(table, spec, tests, effects, summary.get("sensitivity"), out / "power.png")
@@ -236,15 +243,6 @@ def _rejected(result: Any, run_dir: Path, study: Any, scenario: Any,
 
 def _hypotheses_power(study, spec, pool, policies, baseline, response, seed, grid, sims, out,
                       progress, common, summary, response_spec, setup):
-    from ..study.hypotheses import hypothesis_names
-    from ..study.hypothesis_power import (
-        HypothesisPowerTask,
-        group_values,
-        hypothesis_columns,
-        hypothesis_power_table,
-        simulate_hypotheses_study,
-    )
-
     hyps = tuple(study.hypotheses)
     names = hypothesis_names(list(hyps))
     groups = tuple((name, h.groups, group_values(pool, h.groups))
@@ -294,8 +292,6 @@ def _assurance(study, spec, hyps, response_spec, calibration, seed, grid, sims, 
                table, out, groups) -> dict:
     """Expected power: every simulated study draws its parameters from the calibration's
     sampling distribution (draw ``r`` shared by every N, stream ``(seed, "uncertainty", r)``)."""
-    from ..study.calibration import draw_response
-    from ..study.hypothesis_power import hypothesis_power_table
 
     drawn = [draw_response(response_spec, calibration,
                            generator(seed, "uncertainty", r)).build() for r in range(sims)]
@@ -320,9 +316,6 @@ def _assurance(study, spec, hyps, response_spec, calibration, seed, grid, sims, 
 
 
 def _sensitivity(study, spec, hyps, names, response_spec, planned, simulate, out, level):
-    from ..study.effects import main_effect, minimum_detectable, scaled, value_at
-    from ..study.hypothesis_power import hypothesis_power_table
-
     path = main_effect(hyps[0])
     try:
         size = float(value_at(response_spec, path))

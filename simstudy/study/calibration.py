@@ -58,6 +58,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core.documents import DocumentError, DocumentProblem, load_yaml, validate_data
+from ..people.rating import RatingResponseSpec
+from ..people.response import ResponseInputs
+
 __all__ = ["NODES", "Calibration", "calibrate", "simulate_pilot", "goodness_of_fit",
            "calibration_document", "load_calibration", "draw_response"]
 
@@ -276,7 +280,6 @@ def simulate_pilot(response: Any, participants: int, rng: np.random.Generator,
     """A pilot table from a rating response: each participant rates ``items`` recourses of
     sparsity uniform on ``1..max_sparsity``, each blocked with probability ``blocked_rate``.
     For recovery checks and the calibration benchmark."""
-    from ..people.response import ResponseInputs
 
     n = participants * items
     uid = np.repeat(np.arange(participants), items)
@@ -303,7 +306,6 @@ def goodness_of_fit(fit: Calibration, table: pd.DataFrame, group: str = "uid",
     ``default_rng(seed)``); per rating, distance value and category the table gives the observed
     share and the simulated share (mean over replicates) with its 2.5% / 97.5% quantiles.
     """
-    from ..people.rating import RatingResponseSpec
 
     model = RatingResponseSpec.model_validate(fit.response_entry()).build()
     rng = np.random.default_rng(seed)
@@ -312,7 +314,6 @@ def goodness_of_fit(fit: Calibration, table: pd.DataFrame, group: str = "uid",
     d = sub[fit.distance].to_numpy(float)
     blocked = sub["blocked"].to_numpy(bool) if "blocked" in sub else np.zeros(len(sub), bool)
     sims = {r: np.zeros((replicates, len(sub)), dtype=np.int64) for r in fit.ratings}
-    from ..people.response import ResponseInputs
 
     for k in range(replicates):
         z = rng.standard_normal((codes.max() + 1, 4))[codes]
@@ -359,8 +360,6 @@ def calibration_document(fit: Calibration, data: str | Path, sha256: str) -> dic
 def load_calibration(path: str | Path) -> tuple[Any, dict]:
     """The response spec and the ``calibration:`` entry of a ``simstudy calibrate`` output;
     a problem raises :class:`~simstudy.core.documents.DocumentError` naming file and field."""
-    from ..core.documents import DocumentError, DocumentProblem, load_yaml, validate_data
-    from ..people.rating import RatingResponseSpec
 
     doc = load_yaml(path)
     if not isinstance(doc, dict) or "response" not in doc or "calibration" not in doc:

@@ -48,6 +48,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from ..analysis.gamm import fit_gamm
 from .hypotheses import GROUP_VALUES, HypothesisSpec, hypothesis_names
 
 __all__ = ["evaluate_hypothesis", "evaluate_hypotheses", "adjust_p", "group_mask",
@@ -182,8 +183,6 @@ def evaluate_hypothesis(table: pd.DataFrame, h: HypothesisSpec, group: str = "ui
     z = beta / se
     out.update(estimate=beta, se=se, z=z, p=one_sided_p(z, h.direction), failed=False)
     if h.kind == "distance" and h.smooth and smooth and len(np.unique(x)) >= 4:
-        from ..analysis.gamm import fit_gamm
-
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

@@ -25,6 +25,7 @@ from pydantic import Field
 
 from ..core.bounds import MAX_SIMULATIONS, Participants
 from ..core.documents import StrictModel
+from ..people.rating import RatingResponseSpec
 from ..people.spec import ResponseSpecs
 from .hypotheses import HypothesisSpec, Multiplicity, hypothesis_problems
 from .live_section import LiveSpec, live_problems
@@ -189,7 +190,6 @@ def study_response(scenario: Any) -> tuple[Any, str]:
         >>> spec.kind, where
         ('rating', 'study.response (default)')
     """
-    from ..people.rating import RatingResponseSpec
 
     study = scenario.study
     condition = _study_condition(scenario)
