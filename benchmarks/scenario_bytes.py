@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         out = args.out / scenario.stem
         subprocess.run([sys.executable, "-m", "simstudy.cli", "--quiet", "run", str(scenario),
-                        "--out", str(out), "--workers", str(args.workers)], check=True)
+                        "--out", str(out), "--workers", str(args.workers)],
+                       check=True, stdout=subprocess.DEVNULL)  # this command's stdout is JSON
         for table, digest in fingerprints(out).items():
             result[f"{scenario.stem}/{table}"] = digest
     print(json.dumps(result, indent=1, sort_keys=True))
