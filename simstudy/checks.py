@@ -45,7 +45,7 @@ from . import policies as _policies  # noqa: F401 - registers the built-in polic
 from . import world as _world  # noqa: F401 - registers the built-in world kinds
 from .policies.base import RecourseContext
 from .population import ActionabilityProfiles, RankingSampler
-from .primitives.consistency import inconsistent_features
+from .primitives.consistency import inconsistent_features, world_counterfactual
 from .registry import POLICY_SPECS, RESPONSE_SPECS, WORLD_SPECS, load_policy_kinds
 from .rng import entity_uniforms
 
@@ -207,8 +207,6 @@ def check_recourse_values(world: Any, x: np.ndarray, recourse: Any,
     point = np.asarray(recourse.counterfactual, dtype=np.float64)[found]
     bad = inconsistent_features(world, x, inter, values, point, feature_range, tolerance)
     if bad.any():
-        from .primitives.consistency import world_counterfactual
-
         caused = world_counterfactual(world, x, inter, values)
         gap = np.where(bad, np.abs(point - caused), 0.0).max(axis=0)
         j = int(gap.argmax())
