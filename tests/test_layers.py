@@ -4,8 +4,8 @@ itself round a circle.
 Each package (and each top-level module) sits on a floor; a module may import from its own
 floor or below, never above. The live study (``study.live``) has a floor of its own above the
 runner, whose preparation of worlds and policies it reuses. People and policies share a floor
-and meet only in the primitives below them. Only the command line imports inside functions (its handlers load what a command
-needs when it runs), besides the optional readers of decision-model files.
+and meet only in the primitives below them. (Where imports may sit inside functions is
+:mod:`tests.test_imports`'s rule.)
 """
 
 from __future__ import annotations
