@@ -29,6 +29,17 @@ optimizer step (``step`` is the dual step size ``eta``, ``damping`` CARMA's ``d`
 A training person's multiplier follows the person (row of the rejected training applicants),
 while their preference profile is redrawn every epoch (data augmentation), as in the paper.
 
+Why ``multiplier`` is the default: the paper builds iCARMA on CARMA's pipeline and takes the
+validity hinge and its margin from CARMA (its Eq. 6, with the rule's treatment, did not survive
+the text extraction); CARMA's public code is the only published specification of how that
+hinge is weighed, and it is one multiplier on the batch-mean hinge with step 1 and damping 10,
+trained with Adam's weight decay 5e-4 and a clamp on the latent action (its Loan
+configuration; :class:`~simstudy.policies.icarma.config.ICARMAConfig` ``weight_decay`` and
+``action_clamp``). Every other rule is a deviation from that code, kept as a named option. The
+choice was made before measuring, and measurement did not change it: at the paper's 450 epochs
+this default loses plausibility and the personalization pattern (``benchmarks/ICARMA_RESULTS.md``,
+"Validity rules and personalization").
+
 References:
     Majumdar & Valera, "CARMA: a practical framework to generate recommendations for causal
     algorithmic recourse at scale", FAccT 2024; code: github.com/ayanmaj92/carma-recourse.
