@@ -83,6 +83,16 @@ class ValidityRule:
 
     Attributes:
         multipliers: the current multiplier(s), a ``(1,)`` or ``(n,)`` float64 tensor.
+
+    Example:
+        CARMA's multiplier capped at 2 by ``bounded``:
+
+        >>> import torch
+        >>> rule = ValidityRule("bounded", n=3, bound=2.0, damping=0.0)
+        >>> for _ in range(3):
+        ...     rule.update(torch.tensor([1.5, 0.5], dtype=torch.float64), None, epoch=0)
+        >>> rule.multipliers.tolist()
+        [2.0]
     """
 
     def __init__(self, name: str, n: int, step: float = 1.0, damping: float = 10.0,
@@ -122,8 +132,9 @@ class ValidityRule:
         rho = self.step
         return ((torch.relu(mu + rho * g) ** 2 - mu**2) / (2 * rho)).mean()
 
-    def update(self, g: torch.Tensor, idx: torch.Tensor, epoch: int) -> None:
-        """The multiplier update after an optimizer step (``g`` detached)."""
+    def update(self, g: torch.Tensor, idx: torch.Tensor | None, epoch: int) -> None:
+        """The multiplier update after an optimizer step (``g`` detached; ``idx``: the batch's
+        training people, needed by the per-person rules)."""
         self.epoch = epoch
         if self._fixed():
             return
