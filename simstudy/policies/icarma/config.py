@@ -25,7 +25,9 @@ class ICARMAConfig:
 
     Defaults are the rank-based set of the paper's App. C (batch 128, 450 epochs, lr 0.005,
     hinge margin 0.013, Gumbel temperature 0.36, weights 1.1 cost / 0.225 plausibility /
-    0.1 feasibility / 1.5 KL) with CARMA's validity multiplier (damping 10);
+    0.1 feasibility / 1.5 KL) with CARMA's validity multiplier (damping 10), Adam weight decay
+    5e-4 and the latent-action clamp of CARMA's Loan configuration (see :mod:`.validity` for
+    why this rule is the default);
     :meth:`score_based` gives the Likert-score set. The hidden-layer sizes did not survive the
     paper's text extraction; two layers of 64 are used.
 

@@ -29,6 +29,17 @@ optimizer step (``step`` is the dual step size ``eta``, ``damping`` CARMA's ``d`
 A training person's multiplier follows the person (row of the rejected training applicants),
 while their preference profile is redrawn every epoch (data augmentation), as in the paper.
 
+Why ``multiplier`` is the default: the paper builds iCARMA on CARMA's pipeline and takes the
+validity hinge and its margin from CARMA (its Eq. 6, with the rule's treatment, did not survive
+the text extraction); CARMA's public code is the only published specification of how that
+hinge is weighed, and it is one multiplier on the batch-mean hinge with step 1 and damping 10,
+trained with Adam's weight decay 5e-4 and a clamp on the latent action (its Loan
+configuration; :class:`~simstudy.policies.icarma.config.ICARMAConfig` ``weight_decay`` and
+``action_clamp``). Every other rule is a deviation from that code, kept as a named option. The
+choice was made before measuring, and measurement did not change it: at the paper's 450 epochs
+this default loses plausibility and the personalization pattern (``benchmarks/ICARMA_RESULTS.md``,
+"Validity rules and personalization").
+
 References:
     Majumdar & Valera, "CARMA: a practical framework to generate recommendations for causal
     algorithmic recourse at scale", FAccT 2024; code: github.com/ayanmaj92/carma-recourse.
@@ -72,6 +83,16 @@ class ValidityRule:
 
     Attributes:
         multipliers: the current multiplier(s), a ``(1,)`` or ``(n,)`` float64 tensor.
+
+    Example:
+        CARMA's multiplier capped at 2 by ``bounded``:
+
+        >>> import torch
+        >>> rule = ValidityRule("bounded", n=3, bound=2.0, damping=0.0)
+        >>> for _ in range(3):
+        ...     rule.update(torch.tensor([1.5, 0.5], dtype=torch.float64), None, epoch=0)
+        >>> rule.multipliers.tolist()
+        [2.0]
     """
 
     def __init__(self, name: str, n: int, step: float = 1.0, damping: float = 10.0,
@@ -111,8 +132,9 @@ class ValidityRule:
         rho = self.step
         return ((torch.relu(mu + rho * g) ** 2 - mu**2) / (2 * rho)).mean()
 
-    def update(self, g: torch.Tensor, idx: torch.Tensor, epoch: int) -> None:
-        """The multiplier update after an optimizer step (``g`` detached)."""
+    def update(self, g: torch.Tensor, idx: torch.Tensor | None, epoch: int) -> None:
+        """The multiplier update after an optimizer step (``g`` detached; ``idx``: the batch's
+        training people, needed by the per-person rules)."""
         self.epoch = epoch
         if self._fixed():
             return
