@@ -27,21 +27,13 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from simstudy.cli import main  # noqa: E402
-from simstudy.people.rating import RatingResponseSpec  # noqa: E402
-from simstudy.study.calibration import simulate_pilot  # noqa: E402
 
 #: The parameters the pilot is simulated from (the calibrated model's form: linear distance
 #: effects, no random slopes).
-TRUTH = {"kind": "rating",
-         "accept": {"intercept": 4.2, "effect": {"kind": "linear", "slope": 0.05},
-                    "sd_intercept": 1.0, "sd_slope": 0.0, "sd_noise": 1.05},
-         "act": {"intercept": 4.1, "effect": {"kind": "linear", "slope": 0.25},
-                 "sd_intercept": 0.9, "sd_slope": 0.0, "sd_noise": 1.0, "blocked_penalty": 1.5},
-         "intercept_correlation": 0.5}
-TRUE_VALUES = {"accept.intercept": 4.2, "accept.effect.slope": 0.05,
-               "accept.sd_intercept": 1.0, "accept.sd_noise": 1.05, "act.intercept": 4.1,
-               "act.effect.slope": 0.25, "act.blocked_penalty": 1.5, "act.sd_intercept": 0.9,
-               "act.sd_noise": 1.0, "intercept_correlation": 0.5}
+from simstudy.examples import RECOVERY_TRUE_VALUES as TRUE_VALUES  # noqa: E402
+from simstudy.examples import RECOVERY_TRUTH as TRUTH  # noqa: E402
+from simstudy.people.rating import RatingResponseSpec  # noqa: E402
+from simstudy.study.calibration import simulate_pilot  # noqa: E402
 
 
 def run(participants: int, items: int, seed: int) -> dict:

@@ -24,7 +24,33 @@ from .world import LoanSCM, LoanWorldSpec, WorldData, sample_world_data
 from .world.decision import DecisionConfig, DecisionModel, train_decision_model
 
 __all__ = ["small_context", "rejected_applicants", "small_people", "small_event_world",
-           "small_simulation", "response_inputs"]
+           "small_simulation", "response_inputs", "RECOVERY_TRUTH", "RECOVERY_TRUE_VALUES"]
+
+#: A rating model with known parameters (the published calibration's order of magnitude, a
+#: blocked penalty and correlated person effects): parameter-recovery checks simulate pilots
+#: from it and calibrate them back (``tests/test_calibration.py``, ``benchmarks/calibrate.py``).
+RECOVERY_TRUTH = {
+    "kind": "rating",
+    "accept": {"intercept": 4.2, "effect": {"kind": "linear", "slope": 0.05},
+               "sd_intercept": 1.0, "sd_slope": 0.0, "sd_noise": 1.05},
+    "act": {"intercept": 4.1, "effect": {"kind": "linear", "slope": 0.25},
+            "sd_intercept": 0.9, "sd_slope": 0.0, "sd_noise": 1.0, "blocked_penalty": 1.5},
+    "intercept_correlation": 0.5}
+
+
+def _estimated(entry: dict, prefix: str = "") -> dict[str, float]:
+    # the calibrated parameters by dotted name; random slopes are not estimated
+    out = {}
+    for key, value in entry.items():
+        if isinstance(value, dict):
+            out.update(_estimated(value, f"{prefix}{key}."))
+        elif key not in ("kind", "sd_slope"):
+            out[prefix + key] = value
+    return out
+
+
+#: :data:`RECOVERY_TRUTH`'s parameters that calibration estimates, by dotted name.
+RECOVERY_TRUE_VALUES: dict[str, float] = _estimated(RECOVERY_TRUTH)
 
 
 def small_context(n_samples: int = 400, epochs: int = 5, seed: int = 0) -> RecourseContext:

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from simstudy.cli import main
+from simstudy.examples import RECOVERY_TRUE_VALUES, RECOVERY_TRUTH
 from simstudy.people.rating import RatingResponseSpec
 from simstudy.study.calibration import (
     calibrate,
@@ -16,16 +17,7 @@ from simstudy.study.calibration import (
     simulate_pilot,
 )
 
-TRUTH = {"kind": "rating",
-         "accept": {"intercept": 4.2, "effect": {"kind": "linear", "slope": 0.05},
-                    "sd_intercept": 1.0, "sd_slope": 0.0, "sd_noise": 1.05},
-         "act": {"intercept": 4.1, "effect": {"kind": "linear", "slope": 0.25},
-                 "sd_intercept": 0.9, "sd_slope": 0.0, "sd_noise": 1.0, "blocked_penalty": 1.5},
-         "intercept_correlation": 0.5}
-TRUE_VALUES = {"accept.intercept": 4.2, "accept.effect.slope": 0.05,
-               "accept.sd_intercept": 1.0, "accept.sd_noise": 1.05, "act.intercept": 4.1,
-               "act.effect.slope": 0.25, "act.blocked_penalty": 1.5, "act.sd_intercept": 0.9,
-               "act.sd_noise": 1.0, "intercept_correlation": 0.5}
+TRUTH, TRUE_VALUES = RECOVERY_TRUTH, RECOVERY_TRUE_VALUES
 
 
 def _pilot(participants, seed, items=5):

@@ -1,13 +1,6 @@
 """Population documents: which way and how far each person can change each actionable
 feature, drawn per person (the limits themselves: :mod:`simstudy.primitives.limits`).
 
-Per person ``i`` and globally actionable feature ``k``: a direction ``d_ik`` in ``{up, down,
-any}`` and a bound ``b_ik >= 0`` on the change (``inf``: none), given in the feature's units or
-as a share of its training range ``r_k``. A recourse may set feature ``k`` to ``v`` only when
-
-    ``lo_ik <= v - x_ik <= hi_ik``, with ``lo = -B`` unless ``d = up`` (then 0) and
-    ``hi = B`` unless ``d = down`` (then 0), ``B = b`` or ``b r_k``.
-
 A population document draws them per feature (``changes:``), from distributions that may depend
 on the person's group::
 
@@ -18,13 +11,6 @@ on the person's group::
 ``direction`` is one value or probabilities over the three; ``bound`` is ``absolute`` or
 ``share`` (of the range), one number or ``[low, high]`` drawn uniformly. Every draw is keyed by
 ``(seed, purpose, person id)``.
-
-References:
-    Mothilal, Sharma & Tan, "Explaining machine learning classifiers through diverse
-    counterfactual explanations" (DiCE: permitted ranges), FAT* 2020,
-    https://arxiv.org/abs/1905.07697.
-    Ustun, Spangher & Liu, "Actionable recourse in linear classification" (monotone
-    constraints), FAT* 2019, https://arxiv.org/abs/1809.06514.
 
 Example:
     >>> import numpy as np
