@@ -37,6 +37,10 @@ from simstudy.core.schema import (
 NOT_DERIVED = {
     ("world", "causal_flow"): "document-only fields (data source, sample size, CSV file); its "
                               "flow is FlowSettings, derived from FlowConfig",
+    **{("world", kind): "document-only fields (sample size, split); the world is its table of "
+                        "structural equations (simstudy.world.known)"
+       for kind in ("chain_linear", "chain_non_linear", "collider_linear", "collider_non_linear",
+                    "triangle_linear", "triangle_non_linear")},
 }
 
 

@@ -18,7 +18,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, create_model
 
 from ..core.documents import StrictModel
-from ..core.registry import register_world_spec
+from ..core.registry import load_object, register_world_spec
+from ..core.rng import generator
 from .base import FeatureRoles
 from .known_roles import KNOWN_ROLES
 from .specs import SplitShares
@@ -62,13 +63,9 @@ class KnownWorldSpec(StrictModel):
 
     def build(self, seed: int, cache: Any = None, base_dir: Any = ".") -> tuple[Any, Any, dict]:
         """``(world, WorldData, info)``: the world and its sampled, split data."""
-        from ..core.rng import generator
-        from .data import sample_world_data
-        from .known import known_world
-
-        world = known_world(self.kind)  # type: ignore[attr-defined]
-        data = sample_world_data(world, self.n_samples, generator(seed, "world-sample"),
-                                 self.split)
+        world = load_object("simstudy.world.known:known_world")(self.kind)  # type: ignore[attr-defined]
+        sample = load_object("simstudy.world.data:sample_world_data")
+        data = sample(world, self.n_samples, generator(seed, "world-sample"), self.split)
         return world, data, {"kind": self.kind,  # type: ignore[attr-defined]
                              "data_sha256": data.content_hash()}
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ...core.rng import derive_seed, entity_uniforms
+from ..section import study_response
 from .engine import LiveEngine
 
 __all__ = ["BotCrowd", "BotReport", "run_bots"]
@@ -88,7 +89,8 @@ class BotCrowd:
         self.engine = engine
         self.think = think
         self.people = engine.people()
-        self.response = engine.study.response.build()
+        # the response model by the study's one scope rule, as `run` and `power` read it
+        self.response = study_response(engine.scenario)[0].build()
         self.seed = derive_seed(engine.rep_.seed, "bots", seed)
         feats = engine.features_
         lo = np.array([f.lower for f in feats])
