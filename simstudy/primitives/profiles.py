@@ -18,7 +18,7 @@ from annotated_types import Ge, Gt
 
 from .limits import ChangeLimits
 
-__all__ = ["ActionabilityProfiles", "CostProfile", "COST_SHAPES"]
+__all__ = ["ActionabilityProfiles", "CostProfile", "COST_SHAPES", "cost_weight"]
 
 #: Exponent ``p`` of each named cost profile (``None``: constant weights).
 COST_SHAPES: dict[str, float | None] = {
@@ -61,9 +61,20 @@ class CostProfile:
         w = np.ones(scores.shape, dtype=np.float64)
         p = self.exponent
         if p is not None and levels > 1:
-            rel = np.clip((scores - 1) / (levels - 1), 0.0, 1.0)
-            w = 1.0 + self.alpha * rel**p
+            w = cost_weight(np.clip((scores - 1) / (levels - 1), 0.0, 1.0), self.alpha, p)
         return np.where(scores > 0, w, np.inf)
+
+
+def cost_weight(rel, alpha: float, exponent):
+    """The cost weight ``w = 1 + alpha * rel ** p`` of a relative score ``rel = (s - 1) / (S - 1)``
+    in ``[0, 1]``: the one home of the formula, for numpy arrays (:meth:`CostProfile.weights`)
+    and torch tensors alike (iCARMA draws training profiles with it).
+
+    Example:
+        >>> cost_weight(np.array([0.0, 0.5, 1.0]), 3.0, 2.0).tolist()
+        [1.0, 1.75, 4.0]
+    """
+    return 1.0 + alpha * rel**exponent
 
 
 @dataclass

@@ -37,7 +37,7 @@ import math
 
 import torch
 
-from ...primitives.profiles import COST_SHAPES
+from ...primitives.profiles import COST_SHAPES, cost_weight
 from ..base import RecourseContext
 from .config import ICARMAConfig
 from .networks import ICARMANetworks
@@ -77,7 +77,7 @@ def sample_training_profiles(
                          for s in config.cost_shapes], dtype=torch.float64)[shapes]
     rel = ((scores - 1) / max(levels - 1, 1)).clamp(0.0, 1.0)
     weights = torch.where(torch.isnan(exps), torch.ones_like(rel),
-                          1.0 + config.alpha * rel ** torch.nan_to_num(exps, nan=1.0))
+                          cost_weight(rel, config.alpha, torch.nan_to_num(exps, nan=1.0)))
     return actionable, torch.where(actionable, weights, torch.inf)
 
 
