@@ -1,9 +1,9 @@
-"""Kinds registered from user code are kinds like any other: a policy and a response model
-defined here validate and run from a scenario file, with no edit of the package."""
+"""Kinds registered from user code are kinds like any other: a policy, a response model and a
+world defined here validate and run from a scenario file, with no edit of the package."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -11,12 +11,16 @@ import pytest
 
 from simstudy import register
 from simstudy.core.documents import StrictModel
-from simstudy.core.registry import POLICY_SPECS, RESPONSE_SPECS
+from simstudy.core.registry import POLICY_SPECS, RESPONSE_SPECS, WORLD_SPECS
+from simstudy.core.rng import generator
 from simstudy.metrics import Recourse
 from simstudy.policies.base import RecoursePolicy
 from simstudy.policies.specs import PolicySpec
 from simstudy.run.runner import run_scenario
 from simstudy.run.scenario import load_scenario
+from simstudy.world.additive import AdditiveNoiseSCM, Bernoulli, Equation, Normal, SCMTable
+from simstudy.world.base import FeatureRoles
+from simstudy.world.data import sample_world_data
 from simstudy.world.decision import ModelCache
 
 
@@ -126,3 +130,67 @@ def test_own_kinds_run_from_a_scenario_file(tmp_path, own_kinds):
     # the test's response model is the one the event world asked: nobody declines or idles
     assert "recourse_given" in kinds and not {"declined", "no_action"} & kinds
     assert result is not None
+
+
+# A world of the test's own: two causes and an outcome, as a table of structural equations.
+TOY_ROLES = FeatureRoles(names=("group", "skill", "savings"), immutable=("group",),
+                         actionable=("skill", "savings"), sensitive=("group",),
+                         parents={"group": (), "skill": ("group",), "savings": ("skill",)})
+TOY_TABLE = SCMTable("toy", TOY_ROLES, (
+    Equation("group", (), lambda: 0.0, Bernoulli(0.5)),
+    Equation("skill", ("group",), lambda g: 0.5 * g, Normal(1.0)),
+    Equation("savings", ("skill",), lambda s: 0.8 * s, Normal(1.0))),
+    label_score=lambda x, u: x["skill"] + x["savings"] - 0.5)
+
+
+class ToyWorldSpec(StrictModel):
+    kind: Literal["toy"] = "toy"
+    labels: ClassVar[bool] = True
+    n_samples: int = 1500
+
+    def feature_names(self):
+        return TOY_ROLES.names
+
+    def ranking_names(self):
+        return ()
+
+    def build(self, seed, cache=None, base_dir="."):
+        world = AdditiveNoiseSCM(TOY_TABLE)
+        data = sample_world_data(world, self.n_samples, generator(seed, "world-sample"))
+        return world, data, {"kind": "toy", "data_sha256": data.content_hash()}
+
+
+WORLD_SCENARIO = """
+name: own-world
+seed: 5
+replications: 1
+world: {kind: toy, n_samples: 1500}
+decision_model: {epochs: 20}
+applicants: {max_applicants: 40}
+policies:
+  - {kind: oracle, n_values: 9}
+conditions:
+  - name: all
+    population: {actionability: {kind: ranking, n_actionable: 2}}
+"""
+
+
+def test_a_world_of_ones_own_runs_from_a_scenario_file(tmp_path):
+    register("world", ToyWorldSpec)
+    try:
+        path = tmp_path / "world.yaml"
+        path.write_text(WORLD_SCENARIO)
+        run_scenario(path, tmp_path / "run", progress=False, cache=ModelCache(tmp_path))
+    finally:
+        del WORLD_SPECS["toy"]
+    recourse = pd.read_parquet(tmp_path / "run" / "recourse.parquet")
+    assert {"x_group", "x_skill", "x_savings"} <= set(recourse.columns)
+    found = recourse[recourse["found"]]
+    assert len(found) > 0 and found["valid"].mean() > 0.5
+    # the immutable group is never acted on, and the world's own equation moves savings when
+    # only skill is acted on: savings' change is 0.8 times skill's
+    assert (found["xcf_group"] == found["x_group"]).all()
+    skill_only = found[found["act_skill"] & ~found["act_savings"]]
+    assert len(skill_only) > 0
+    assert np.allclose(skill_only["xcf_savings"] - skill_only["x_savings"],
+                       0.8 * (skill_only["xcf_skill"] - skill_only["x_skill"]), atol=1e-5)
