@@ -59,16 +59,18 @@ def register(family: str, spec_cls: type) -> type:
     Example:
         >>> from typing import Literal
         >>> from simstudy.policies.specs import PolicySpec
-        >>> class StayPutSpec(PolicySpec):
-        ...     kind: Literal["stay_put"] = "stay_put"
+        >>> class QuickSpheresSpec(PolicySpec):
+        ...     kind: Literal["quick_spheres"] = "quick_spheres"
         ...     def build(self):
-        ...         raise NotImplementedError
-        >>> register("policy", StayPutSpec) is StayPutSpec
+        ...         from simstudy.policies import GrowingSpheres
+        ...         return GrowingSpheres(n_samples=20)
+        >>> register("policy", QuickSpheresSpec) is QuickSpheresSpec
         True
-        >>> "stay_put" in policy_kinds(), policy_spec("stay_put") is StayPutSpec
-        (True, True)
-        >>> del POLICY_SPECS["stay_put"]  # leave the registry as it was
-        >>> register("family", StayPutSpec)
+        >>> spec = policy_spec("quick_spheres").model_validate({"kind": "quick_spheres"})
+        >>> type(spec.policy()).__name__, spec.policy().n_samples
+        ('GrowingSpheres', 20)
+        >>> del POLICY_SPECS["quick_spheres"]  # leave the registry as it was
+        >>> register("family", QuickSpheresSpec)
         Traceback (most recent call last):
         ...
         ValueError: no family of kinds named 'family'; choose from ['policy', 'world', 'response']

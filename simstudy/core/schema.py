@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib
 import inspect
 import sys
 import types
@@ -41,6 +40,7 @@ from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel, BeforeValidator, Field
 
 from .documents import StrictModel
+from .registry import load_object
 
 __all__ = ["constructor_parameters", "derive_spec", "resolve_runtime", "check_constraints"]
 
@@ -228,10 +228,7 @@ def check_constraints(instance: Any) -> None:
 
 def resolve_runtime(runtime: type | str) -> type:
     """The class named by ``"module:Name"`` (imported now), or ``runtime`` itself."""
-    if not isinstance(runtime, str):
-        return runtime
-    module, _, attribute = runtime.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+    return load_object(runtime) if isinstance(runtime, str) else runtime
 
 
 def _as_tuple(value: Any) -> Any:

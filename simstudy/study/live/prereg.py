@@ -4,33 +4,21 @@ registered.
 ``simstudy preregister`` writes the page (its live section from :func:`live_lines`) with the
 study file's sha256, so ``simstudy serve --prereg`` refuses to run a study file that no longer
 matches what was registered (:func:`check_prereg`).
-
-Example:
-    >>> file_sha256_line("abc")
-    'Study file sha256: `abc`'
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
+from ...core.store import file_sha256
 from ...run.scenario import policy_name
 from .engine import load_study
 
-__all__ = ["study_sha256", "live_lines", "check_prereg", "file_sha256_line"]
+__all__ = ["live_lines", "check_prereg"]
 
 # the study file's line of a preregistration page ("Study file: `x.yaml` (sha256 `...`)")
 _SHA = re.compile(r"Study file[^\n]*?sha256:? `([0-9a-f]{64})`")
-
-
-def study_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def file_sha256_line(digest: str) -> str:
-    return f"Study file sha256: `{digest}`"
 
 
 def check_prereg(study: str | Path, prereg: str | Path) -> str | None:
@@ -42,7 +30,7 @@ def check_prereg(study: str | Path, prereg: str | Path) -> str | None:
     m = _SHA.search(text)
     if m is None:
         return "it records no study file sha256 (write it with simstudy preregister)"
-    now = study_sha256(study)
+    now = file_sha256(study)
     if m.group(1) != now:
         return (f"it registers sha256 {m.group(1)[:12]}..., the study file now has "
                 f"{now[:12]}...: the study changed since it was preregistered")
