@@ -26,7 +26,7 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from simstudy.core.registry import POLICY_SPECS
+from simstudy.core.registry import entries
 from simstudy.core.rng import entity_uniforms, generator
 from simstudy.metrics import evaluate_recourse
 from simstudy.people.population import RankingSampler
@@ -78,10 +78,10 @@ def main() -> None:
     ev = evaluate_recourse(world, model, x, rec, profiles, data.feature_range)
     found = ev["found"]
 
-    oracle: dict = {"available": "oracle" in POLICY_SPECS}
+    oracle: dict = {"available": "oracle" in entries("policy")}
     if oracle["available"] and args.oracle_n > 0:
         m = min(args.oracle_n, len(x))
-        solver = POLICY_SPECS["oracle"].model_validate({"kind": "oracle"}).build().fit(context)
+        solver = entries("policy")["oracle"].model_validate({"kind": "oracle"}).build().fit(context)
         t0 = time.perf_counter()
         solver.recommend(x[:m], profiles.subset(slice(0, m)), ids[:m])
         secs = time.perf_counter() - t0

@@ -45,7 +45,7 @@ import torch
 from . import people as _people  # noqa: F401 - registers the built-in response kinds
 from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
 from . import world as _world  # noqa: F401 - registers the built-in world kinds
-from .core.registry import POLICY_SPECS, RESPONSE_SPECS, WORLD_SPECS, load_policy_kinds
+from .core.registry import entries
 from .core.rng import entity_uniforms
 from .people.population import RankingSampler
 from .policies.base import RecourseContext
@@ -72,13 +72,11 @@ class ContractError(AssertionError):
 
 
 def _registries() -> dict[str, dict[str, type]]:
-    return {"world": WORLD_SPECS, "policy": POLICY_SPECS, "response": RESPONSE_SPECS}
+    return {family: entries(family) for family in ("world", "policy", "response")}
 
 
 def registered_kinds() -> dict[str, list[str]]:
-    """The registered kinds of each registry: ``{"world": [...], "policy": [...], ...}``
-    (policy kinds registered by module included: their modules are imported)."""
-    load_policy_kinds()
+    """The registered kinds of each family: ``{"world": [...], "policy": [...], ...}``."""
     return {what: sorted(reg) for what, reg in _registries().items()}
 
 

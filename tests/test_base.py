@@ -2,21 +2,21 @@
 
 import numpy as np
 
-from simstudy.core.registry import POLICY_SPECS
+from simstudy.core.registry import entries
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies import CausalOracle, UniversalPolicy
 
 
 def test_every_policy_entry_has_the_personalized_switch():
-    for kind, spec_cls in POLICY_SPECS.items():
+    for kind, spec_cls in entries("policy").items():
         assert "personalized" in spec_cls.model_fields, kind
         assert spec_cls.model_fields["personalized"].default is True, kind
 
 
 def test_personalized_false_wraps_the_policy():
-    spec = POLICY_SPECS["oracle"].model_validate({"kind": "oracle", "personalized": False})
+    spec = entries("policy")["oracle"].model_validate({"kind": "oracle", "personalized": False})
     assert isinstance(spec.policy(), UniversalPolicy)
-    spec = POLICY_SPECS["oracle"].model_validate({"kind": "oracle"})
+    spec = entries("policy")["oracle"].model_validate({"kind": "oracle"})
     assert isinstance(spec.policy(), CausalOracle)
 
 

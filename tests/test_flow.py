@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from simstudy.core.documents import DocumentError, validate_data
-from simstudy.core.registry import WORLD_SPECS
+from simstudy.core.registry import entries
 from simstudy.core.rng import generator
 from simstudy.world import LOAN_ROLES, LoanSCM, sample_world_data
 from simstudy.world.decision import ModelCache
@@ -165,7 +165,7 @@ def german_spec(**flow) -> dict:
 
 def test_csv_world_is_learned_from_a_file_and_a_graph(tmp_path):
     spec = validate_data(german_spec(), CausalFlowWorldSpec, "w.yaml")
-    assert WORLD_SPECS["causal_flow"] is CausalFlowWorldSpec
+    assert entries("world")["causal_flow"] is CausalFlowWorldSpec
     flow, data, info = spec.build(seed=0, cache=ModelCache(tmp_path))
     assert data.x_train.shape == (500, 4) and data.x_test.shape == (250, 4)
     assert set(torch.unique(data.x_train[:, 0]).tolist()) == {0.0, 1.0}

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from simstudy.core.documents import DocumentError, validate_data
-from simstudy.core.registry import POLICY_SPECS
+from simstudy.core.registry import entries
 from simstudy.core.rng import entity_uniforms, generator
 from simstudy.metrics import evaluate_recourse
 from simstudy.people.population import RankingSampler
@@ -185,7 +185,7 @@ def test_penalty_option_keeps_the_fixed_weight(loan_context):
 
 
 def test_spec_picks_paper_defaults_and_refuses_unknown_keys():
-    assert POLICY_SPECS["icarma"] is ICARMASpec
+    assert entries("policy")["icarma"] is ICARMASpec
     rank = validate_data({"kind": "icarma"}, ICARMASpec, "s.yaml").config()
     assert (rank.batch_size, rank.epochs, rank.lr, rank.margin, rank.tau) == (
         128, 450, 0.005, 0.013, 0.36)

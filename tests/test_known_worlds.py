@@ -8,7 +8,7 @@ import torch
 from scipy import special, stats
 
 from simstudy.checks import check_policy, check_profiles, check_world, example_spec
-from simstudy.core.registry import load_policy_kinds, policy_kinds
+from simstudy.core.registry import kinds
 from simstudy.core.rng import generator
 from simstudy.people import PeopleSpec
 from simstudy.policies.base import RecourseContext
@@ -286,12 +286,11 @@ def test_every_known_world_keeps_the_world_contract(known_context):
     check_world(context.world, context.data.x_test[:100], name=kind, needs_label=True)
 
 
-load_policy_kinds()
 #: tolerance of HARE's values across batch shapes on these worlds (measured drift: 1.1e-5)
 HARE_BATCH_RTOL = 1e-4
 
 
-@pytest.mark.parametrize("policy", policy_kinds())
+@pytest.mark.parametrize("policy", kinds("policy"))
 def test_every_policy_keeps_its_contract_on_every_known_world(known_context, policy):
     kind, context, x, ids = known_context
     assert len(ids) >= 4

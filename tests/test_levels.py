@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from simstudy.checks import check_policy, check_profiles, example_spec
-from simstudy.core.registry import load_policy_kinds, policy_kinds
+from simstudy.core.registry import kinds
 from simstudy.core.rng import generator
 from simstudy.people import PeopleSpec
 from simstudy.people.change_limits import ChangeSpec, draw_limits
@@ -20,7 +20,6 @@ from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, train_decision_model
 from simstudy.world.loan_roles import LOAN_ROLES
 
-load_policy_kinds()
 #: Loan with whole-number levels on two actionable features (codes every 2 months of
 #: duration; income in whole units)
 ROLES = dataclasses.replace(LOAN_ROLES, codebook={
@@ -80,7 +79,7 @@ def _extra(kind, context, x, ids, profiles):
     return lambda rows: {"feedback": people.feedback()}
 
 
-@pytest.mark.parametrize("kind", policy_kinds())
+@pytest.mark.parametrize("kind", kinds("policy"))
 def test_every_policy_sets_levels_and_keeps_limits(kind, leveled):
     context, x, ids, profiles = leveled
     changes = {f: ChangeSpec.model_validate({"direction": {"up": 0.4, "down": 0.3, "any": 0.3},

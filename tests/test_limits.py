@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from simstudy.checks import beyond_range, check_policy, check_profiles, example_spec
-from simstudy.core.registry import load_policy_kinds, policy_kinds
+from simstudy.core.registry import kinds
 from simstudy.core.rng import generator
 from simstudy.people import PeopleSpec, PopulationSpec
 from simstudy.people.change_limits import ChangeSpec, draw_limits
@@ -16,8 +16,7 @@ from simstudy.primitives.space import ScaledSpace
 from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, train_decision_model
 
-load_policy_kinds()
-POLICIES = policy_kinds()
+POLICIES = kinds("policy")
 
 
 def test_directions_and_bounds_are_drawn_as_documented():

@@ -11,7 +11,7 @@ import pytest
 
 from simstudy import register
 from simstudy.core.documents import StrictModel
-from simstudy.core.registry import POLICY_SPECS, RESPONSE_SPECS, WORLD_SPECS
+from simstudy.core.registry import unregister
 from simstudy.core.rng import generator
 from simstudy.metrics import Recourse
 from simstudy.policies.base import RecoursePolicy
@@ -98,7 +98,8 @@ def own_kinds():
     register("policy", RaiseIncomeSpec)
     register("response", EveryoneActsSpec)
     yield
-    del POLICY_SPECS["raise_income"], RESPONSE_SPECS["everyone_acts"]
+    unregister("policy", "raise_income")
+    unregister("response", "everyone_acts")
 
 
 def test_own_kinds_validate_from_a_scenario_file(tmp_path, own_kinds):
@@ -182,7 +183,7 @@ def test_a_world_of_ones_own_runs_from_a_scenario_file(tmp_path):
         path.write_text(WORLD_SCENARIO)
         run_scenario(path, tmp_path / "run", progress=False, cache=ModelCache(tmp_path))
     finally:
-        del WORLD_SPECS["toy"]
+        unregister("world", "toy")
     recourse = pd.read_parquet(tmp_path / "run" / "recourse.parquet")
     assert {"x_group", "x_skill", "x_savings"} <= set(recourse.columns)
     found = recourse[recourse["found"]]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simstudy.core.registry import RESPONSE_SPECS
+from simstudy.core.registry import entries
 from simstudy.core.rng import entity_normals, entity_uniforms
 from simstudy.people import ResponseInputs, ResponseModel
 
@@ -22,12 +22,12 @@ def _inputs(n=400, sparsity=None, seed=0, blocked=None):
 
 
 def test_rating_and_logistic_are_registered():
-    assert {"logistic", "rating"} <= set(RESPONSE_SPECS)
+    assert {"logistic", "rating"} <= set(entries("response"))
 
 
-@pytest.mark.parametrize("kind", sorted(RESPONSE_SPECS))
+@pytest.mark.parametrize("kind", sorted(entries("response")))
 def test_probabilities_and_ratings_of_every_kind(kind):
-    model = RESPONSE_SPECS[kind]().build()
+    model = entries("response")[kind]().build()
     assert isinstance(model, ResponseModel)
     inputs = _inputs(sparsity=np.tile([1, 2, 3, 4, 5], 80))
     p_accept, p_act = model.probabilities(inputs)
@@ -47,7 +47,7 @@ def test_probabilities_and_ratings_of_every_kind(kind):
 
 
 def test_rating_model_acceptance_ignores_distance_and_action_falls_with_sparsity():
-    model = RESPONSE_SPECS["rating"]().build()
+    model = entries("response")["rating"]().build()
     n = 2000
     by_sparsity = {}
     for s in (1, 2, 3, 4, 6):
@@ -66,7 +66,7 @@ def test_rating_model_acceptance_ignores_distance_and_action_falls_with_sparsity
 
 
 def test_rating_model_persons_differ_and_keep_their_disposition():
-    model = RESPONSE_SPECS["rating"]().build()
+    model = entries("response")["rating"]().build()
     p, _ = model.probabilities(_inputs())
     assert p.std() > 0.1  # large person effects, as in the published study
     keen = np.argmax(p)

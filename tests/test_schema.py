@@ -18,13 +18,7 @@ from annotated_types import Gt
 from pydantic import BaseModel
 
 from simstudy.core.documents import StrictModel
-from simstudy.core.registry import (
-    POLICY_MODULES,
-    POLICY_SPECS,
-    RESPONSE_SPECS,
-    WORLD_SPECS,
-    load_policy_kinds,
-)
+from simstudy.core.registry import entries
 from simstudy.core.schema import (
     check_constraints,
     constructor_parameters,
@@ -49,10 +43,8 @@ def _registered() -> dict[tuple[str, str], type[BaseModel]]:
     import simstudy.policies  # noqa: F401 - registers the policy kinds
     import simstudy.world  # noqa: F401 - registers the world kinds
 
-    load_policy_kinds()
-    return {**{("policy", k): s for k, s in POLICY_SPECS.items()},
-            **{("world", k): s for k, s in WORLD_SPECS.items()},
-            **{("response", k): s for k, s in RESPONSE_SPECS.items()}}
+    return {(family, k): s for family in ("policy", "world", "response")
+            for k, s in entries(family).items()}
 
 
 def _model_entries() -> dict[tuple[str, str], type[BaseModel]]:
@@ -143,7 +135,7 @@ def test_every_entry_derives_its_fields_and_defaults_from_the_runtime_declaratio
 
 def test_every_kind_is_checked():
     assert {("policy", k) for k in ("wachter", "growing_spheres", "oracle", "hare",
-                                    *POLICY_MODULES)} <= set(_registered())
+                                    "icarma")} <= set(_registered())
     assert {("world", "loan"), ("world", "causal_flow"), ("response", "logistic"),
             ("response", "rating")} <= set(_registered())
 

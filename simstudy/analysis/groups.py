@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.registry import WORLD_SPECS
+from ..core.registry import entries
 from ..world import specs as _specs  # noqa: F401 - registers the built-in world kinds
 
 __all__ = ["PRIVILEGED_LABELS", "Codebook", "run_codebook", "Comparison", "comparisons",
@@ -79,7 +79,7 @@ def run_codebook(manifest: Mapping[str, Any]) -> tuple[Codebook, list[str]]:
     labels: dict[str, dict[int, str]] = {}
     references: dict[str, int] = {}
     by: list[str] = []
-    spec_cls = WORLD_SPECS.get(world_doc.get("kind"))
+    spec_cls = entries("world").get(world_doc.get("kind"))
     if spec_cls is not None and hasattr(spec_cls, "roles"):
         roles = spec_cls.model_validate(world_doc).roles()
         labels.update(roles.codebook)

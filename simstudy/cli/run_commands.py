@@ -88,9 +88,9 @@ def validate_files(paths: list[str], kind: str | None = None) -> list[str]:
             data = load_yaml(path)
             found = document_kind(path, data, kind)
             if found == "scenario":
-                load_scenario(path, data, all_kinds=False)
+                load_scenario(path, data)
             elif found == "sweep":
-                load_sweep(path, all_kinds=False)
+                load_sweep(path)
             elif found == "population":
                 load_population(path)
             else:

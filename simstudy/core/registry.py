@@ -1,123 +1,141 @@
-"""Registries that let each subsystem add document kinds without editing the scenario schema.
+"""The table of kinds: every name a document may give as ``kind``, with what it configures.
 
-A policy spec is a :class:`~simstudy.policies.PolicySpec` (``name`` and ``personalized``)
-with a ``kind: Literal[...]`` field and a ``build()`` method returning an unfitted
-:class:`~simstudy.policies.RecoursePolicy`; callers use its ``policy()``. A world spec
-likewise has ``kind`` and a ``build(seed, cache, base_dir)`` method returning
-``(world, data, info)``; ``base_dir`` is the scenario file's folder, against which relative data
-paths resolve; its class attribute ``labels`` says whether the world has a label rule (needed to
-retrain the lender in the event world). A response spec has ``kind`` and a ``build()`` method
-returning a :class:`~simstudy.people.response.ResponseModel`. Modules register their specs on
-import with the decorators below; :mod:`simstudy.run.scenario` turns each registry into a pydantic
-discriminated union on ``kind``.
+A kind is data: a row ``family -> name -> (parameters model, runtime)``. The parameters model is
+one torch-free pydantic class (a :class:`~simstudy.core.documents.StrictModel` with a field
+``kind: Literal[name]``); it is the document entry, validated with the document. The runtime is
+what the entry configures, named ``"package.module:Name"`` and imported only when an entry is
+built; it *takes* the validated entry as its first argument (composition): a policy class
+``Wachter(params)``, a world builder ``build(params, seed, cache, base_dir)``, a response model
+``Logistic(params)``. Documents are validated against the table as it is when they are read, so
+a kind registered by user code validates and runs like a built-in one.
 
-Optional hooks of a world spec: ``feature_names()`` (the features a decision model read from a
-file must take), ``check_data(base_dir)`` (``(field, reason)`` pairs for problems of the data it
-reads, reported by ``simstudy validate``) and ``data_files(base_dir)`` (files whose hashes enter
-a run's resume key). A policy spec sets ``needs_gradients = True`` when it follows the decision
-model's gradient (refused for decision models without one).
+Families: ``policy`` (recourse generators), ``world`` (causal worlds and their data),
+``response`` (how people accept and act), ``family`` (GAMM likelihoods) and ``executor`` (where
+a run's work units are computed).
+
+Optional members of a world's parameters model: ``labels`` (class attribute: the world has a
+label rule, so the event world may retrain), ``feature_names()`` (the features a decision model
+read from a file must take), ``check_data(base_dir)`` (``(field, reason)`` pairs for problems of
+the data it reads, reported by ``simstudy validate``) and ``data_files(base_dir)`` (files whose
+hashes enter a run's resume key). A policy's sets ``needs_gradients = True`` when it follows the
+decision model's gradient (refused for decision models without one). Any model may give
+``check_example()``, the small entry the contract checks (:mod:`simstudy.checks`) build.
+
+Example:
+    >>> from typing import Literal
+    >>> from simstudy.core.documents import StrictModel
+    >>> class EchoParams(StrictModel):
+    ...     kind: Literal["echo"] = "echo"
+    ...     text: str = "hi"
+    >>> register("response", EchoParams, "builtins:repr") is EchoParams
+    True
+    >>> build("response", EchoParams(text="yo"))
+    "EchoParams(kind='echo', text='yo')"
+    >>> unregister("response", "echo")
+    >>> "echo" in kinds("response")
+    False
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["POLICY_SPECS", "WORLD_SPECS", "RESPONSE_SPECS", "POLICY_MODULES", "REGISTRIES",
-           "register", "register_policy_spec", "register_world_spec", "register_response_spec",
-           "register_policy_module", "policy_kinds", "load_policy_kinds", "policy_spec",
-           "load_object"]
+__all__ = ["Kind", "FAMILIES", "KINDS", "register", "unregister", "kinds", "entry_model",
+           "entries", "runtime_of", "build", "load_object"]
 
-POLICY_SPECS: dict[str, type] = {}
-#: ``{kind: module}`` of policy kinds registered by module, imported on first use
-POLICY_MODULES: dict[str, str] = {}
-WORLD_SPECS: dict[str, type] = {}
-RESPONSE_SPECS: dict[str, type] = {}
+#: the families of kinds, in the order they are listed to users
+FAMILIES: tuple[str, ...] = ("policy", "world", "response", "family", "executor")
 
 
-def _kind_of(spec_cls: type) -> str:
-    field = spec_cls.model_fields.get("kind")
+@dataclass(frozen=True)
+class Kind:
+    """One row of the table: a kind's name, its parameters model and its runtime.
+
+    Attributes:
+        family: one of :data:`FAMILIES`.
+        name: the ``kind`` a document gives.
+        params: the parameters model (the document entry; torch-free for built-in kinds).
+        runtime: ``"module:Name"`` (imported on first build) or the callable itself; called as
+            ``runtime(params, *args)``.
+    """
+
+    family: str
+    name: str
+    params: type
+    runtime: str | Callable[..., Any] | None
+
+
+#: ``{family: {name: Kind}}``: every kind a document may name
+KINDS: dict[str, dict[str, Kind]] = {family: {} for family in FAMILIES}
+
+
+def _family(family: str) -> dict[str, Kind]:
+    if family not in KINDS:
+        raise ValueError(f"no family of kinds named {family!r}; choose from {list(FAMILIES)}")
+    return KINDS[family]
+
+
+def _kind_of(params: type) -> str:
+    field = getattr(params, "model_fields", {}).get("kind")
     if field is not None and getattr(field.annotation, "__args__", None):
         return field.annotation.__args__[0]
     # an annotation pydantic has not resolved yet (postponed annotations in a local scope):
     # the literal's own default names the kind
     if field is not None and isinstance(field.default, str):
         return field.default
-    raise TypeError(f"{spec_cls.__name__} needs a field `kind: Literal['...']`")
+    raise TypeError(f"{params.__name__} needs a field `kind: Literal['...']`")
 
 
-#: the registry of each family of kinds a document may name
-REGISTRIES: dict[str, dict[str, type]] = {
-    "policy": POLICY_SPECS, "world": WORLD_SPECS, "response": RESPONSE_SPECS}
+def register(family: str, params: type, runtime: str | Callable[..., Any] | None = None) -> type:
+    """Adds a kind to ``family`` under the name its ``kind`` field gives; returns ``params``.
 
-
-def register(family: str, spec_cls: type) -> type:
-    """Makes a kind of ``family`` (``policy``, ``world`` or ``response``) available to
-    scenario documents under the name its ``kind`` field gives; returns the entry class.
-
-    Example:
-        >>> from typing import Literal
-        >>> from simstudy.policies.specs import PolicySpec
-        >>> class QuickSpheresSpec(PolicySpec):
-        ...     kind: Literal["quick_spheres"] = "quick_spheres"
-        ...     def build(self):
-        ...         from simstudy.policies import GrowingSpheres
-        ...         return GrowingSpheres(n_samples=20)
-        >>> register("policy", QuickSpheresSpec) is QuickSpheresSpec
-        True
-        >>> spec = policy_spec("quick_spheres").model_validate({"kind": "quick_spheres"})
-        >>> type(spec.policy()).__name__, spec.policy().n_samples
-        ('GrowingSpheres', 20)
-        >>> del POLICY_SPECS["quick_spheres"]  # leave the registry as it was
-        >>> register("family", QuickSpheresSpec)
-        Traceback (most recent call last):
-        ...
-        ValueError: no family of kinds named 'family'; choose from ['policy', 'world', 'response']
+    Args:
+        family: one of :data:`FAMILIES`.
+        params: the parameters model (a pydantic model with ``kind: Literal[name]``).
+        runtime: what an entry builds, ``"module:Name"`` or the callable, called with the
+            validated entry first (``None``: the entry's own ``build`` method).
     """
-    if family not in REGISTRIES:
-        raise ValueError(f"no family of kinds named {family!r}; choose from {list(REGISTRIES)}")
-    REGISTRIES[family][_kind_of(spec_cls)] = spec_cls
-    return spec_cls
+    _family(family)[_kind_of(params)] = Kind(family, _kind_of(params), params, runtime)
+    return params
 
 
-def register_policy_spec(spec_cls: type) -> type:
-    """Class decorator: :func:`register` as a ``policy``."""
-    return register("policy", spec_cls)
+def unregister(family: str, name: str) -> None:
+    """Removes a kind (a test's own kinds, once the test is done)."""
+    del _family(family)[name]
 
 
-def register_world_spec(spec_cls: type) -> type:
-    """Class decorator: :func:`register` as a ``world``."""
-    return register("world", spec_cls)
+def kinds(family: str) -> list[str]:
+    """The names of ``family``'s kinds, sorted."""
+    return sorted(_family(family))
 
 
-def register_response_spec(spec_cls: type) -> type:
-    """Class decorator: :func:`register` as a ``response`` model."""
-    return register("response", spec_cls)
+def entries(family: str) -> dict[str, type]:
+    """``{name: parameters model}`` of ``family``'s kinds."""
+    return {name: kind.params for name, kind in _family(family).items()}
 
 
-def register_policy_module(kind: str, module: str) -> None:
-    """Makes a policy kind known whose spec ``module`` registers when imported."""
-    POLICY_MODULES[kind] = module
+def entry_model(family: str, name: str) -> type:
+    """The parameters model of one kind (``KeyError`` naming the choices when unknown)."""
+    table = _family(family)
+    if name not in table:
+        raise KeyError(f"unknown {family} kind {name!r}; choose from {sorted(table)}")
+    return table[name].params
 
 
-def policy_kinds() -> list[str]:
-    """Every policy kind a document may name (registered or registered by module)."""
-    return sorted(set(POLICY_SPECS) | set(POLICY_MODULES))
+def runtime_of(family: str, name: str) -> Callable[..., Any]:
+    """The runtime of one kind, its module imported now."""
+    runtime = _family(family)[name].runtime
+    return load_object(runtime) if isinstance(runtime, str) else runtime
 
 
-def load_policy_kinds(kinds: Iterable[str] | None = None) -> None:
-    """Imports the modules of the given kinds registered by module (``None``: all of them)."""
-    wanted = POLICY_MODULES if kinds is None else [k for k in kinds if k in POLICY_MODULES]
-    for kind in list(wanted):
-        if kind not in POLICY_SPECS:
-            importlib.import_module(POLICY_MODULES[kind])
-
-
-def policy_spec(kind: str) -> type:
-    """The spec class of a policy kind, importing its module if it is registered by module."""
-    load_policy_kinds([kind])
-    return POLICY_SPECS[kind]
+def build(family: str, params: Any, *args: Any, **kwargs: Any) -> Any:
+    """``runtime(params, *args, **kwargs)``: the runtime of the entry's kind, configured by it."""
+    if _family(family)[params.kind].runtime is None:
+        return params.build(*args, **kwargs)
+    return runtime_of(family, params.kind)(params, *args, **kwargs)
 
 
 def load_object(path: str) -> Any:

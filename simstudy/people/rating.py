@@ -42,7 +42,7 @@ from typing import Annotated, ClassVar, Literal
 import numpy as np
 from annotated_types import Ge, Gt, Le
 
-from ..core.registry import register_response_spec
+from ..core.registry import register
 from ..core.schema import derive_spec
 from .response import ResponseInputs
 
@@ -321,7 +321,7 @@ def published_model() -> RatingResponse:
 
 #: The ``rating`` response entry; omitted parts (a whole rating or any field of one) keep the
 #: calibrated published values, the defaults of :class:`RatingResponse`.
-RatingResponseSpec = register_response_spec(derive_spec(RatingResponse, kind="rating", doc="""
+RatingResponseSpec = register("response", derive_spec(RatingResponse, kind="rating", doc="""
 Document entry of :class:`RatingResponse` (fields and defaults are its constructor's).
 
 References:

@@ -10,7 +10,7 @@ whether it needs a feature the person truly cannot change) and the person's own 
   inverse transform from uniforms the caller keys by person and recourse.
 
 Kinds are registered like policies and worlds
-(:func:`simstudy.core.registry.register_response_spec`):
+(:func:`simstudy.core.registry.register`):
 ``logistic`` (here) and ``rating``, the calibrated 7-point model of the published study
 (:mod:`simstudy.people.rating`). A scenario picks one with ``response: {kind: ...}``.
 """
@@ -23,7 +23,7 @@ from typing import Annotated, ClassVar, Protocol, runtime_checkable
 import numpy as np
 from annotated_types import Ge
 
-from ..core.registry import register_response_spec
+from ..core.registry import register
 from ..core.schema import derive_spec
 
 __all__ = ["ResponseInputs", "ResponseModel", "LogisticResponse", "LogisticResponseSpec"]
@@ -149,7 +149,7 @@ class LogisticResponse:
         return (u[:, 0] < p_accept).astype(np.int64), (u[:, 1] < p_act).astype(np.int64)
 
 
-@register_response_spec
+@lambda entry: register("response", entry)
 class LogisticResponseSpec(derive_spec(LogisticResponse, kind="logistic")):
     """Scenario entry of :class:`LogisticResponse`, the default response model (fields and
     defaults are the dataclass's).

@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import BeforeValidator, Field, SerializeAsAny
 
 from ..core.documents import StrictModel
-from ..core.registry import RESPONSE_SPECS
+from ..core.registry import entries
 from ..core.schema import derive_spec
 from ..primitives.profiles import ActionabilityProfiles
 from . import rating as _rating  # noqa: F401 - registers the rating response kind
@@ -111,9 +111,10 @@ def _response_entry(value: Any) -> Any:
     if not isinstance(value, Mapping):
         raise ValueError("a response entry is a mapping with a `kind`")
     kind = value.get("kind", "logistic")
-    if kind not in RESPONSE_SPECS:
-        raise ValueError(f"unknown response kind {kind!r}; choose from {sorted(RESPONSE_SPECS)}")
-    return RESPONSE_SPECS[kind].model_validate(dict(value))
+    models = entries("response")
+    if kind not in models:
+        raise ValueError(f"unknown response kind {kind!r}; choose from {sorted(models)}")
+    return models[kind].model_validate(dict(value))
 
 
 #: Any registered response-model entry, chosen by its ``kind`` (default ``logistic``) from the

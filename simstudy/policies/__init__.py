@@ -6,6 +6,7 @@ the runtime policies, which import torch, load when first used.
 
 from ..core.lazy import lazy_exports
 from . import specs as _specs  # noqa: F401 - registers the built-in policy kinds
+from .icarma import spec as _icarma_spec  # noqa: F401 - registers iCARMA
 
 _EXPORTS = {
     "RecourseContext": "base",

@@ -16,7 +16,7 @@ from typing import ClassVar
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from ..core.documents import StrictModel
-from ..core.registry import policy_kinds, policy_spec, register_policy_module, register_policy_spec
+from ..core.registry import entry_model, kinds, register
 from ..core.schema import derive_spec, resolve_runtime
 from .params import GrowingSpheresParams, HAREParams, OracleParams, WachterParams
 
@@ -56,7 +56,7 @@ class PolicySpec(StrictModel):
         return built if self.personalized else UniversalPolicy(built)
 
 
-@register_policy_spec
+@lambda entry: register("policy", entry)
 class WachterSpec(derive_spec(WachterParams, runtime="simstudy.policies.wachter:Wachter",
                               kind="wachter", base=PolicySpec, name="WachterSpec")):
     """Scenario entry of :class:`~simstudy.policies.wachter.Wachter` (fields and defaults are
@@ -83,7 +83,7 @@ class WachterSpec(derive_spec(WachterParams, runtime="simstudy.policies.wachter:
         return {"kind": "wachter", "steps": 40, "rounds": 3}
 
 
-@register_policy_spec
+@lambda entry: register("policy", entry)
 class GrowingSpheresSpec(derive_spec(
         GrowingSpheresParams, runtime="simstudy.policies.growing_spheres:GrowingSpheres",
         kind="growing_spheres", base=PolicySpec, name="GrowingSpheresSpec")):
@@ -106,7 +106,7 @@ class GrowingSpheresSpec(derive_spec(
         return {"kind": "growing_spheres", "n_samples": 50, "eta": 0.1}
 
 
-@register_policy_spec
+@lambda entry: register("policy", entry)
 class OracleSpec(derive_spec(OracleParams, runtime="simstudy.policies.oracle:CausalOracle",
                              kind="oracle", base=PolicySpec, exclude=("progress",),
                              name="OracleSpec")):
@@ -130,7 +130,7 @@ class OracleSpec(derive_spec(OracleParams, runtime="simstudy.policies.oracle:Cau
         return {"kind": "oracle", "n_values": 8}
 
 
-@register_policy_spec
+@lambda entry: register("policy", entry)
 class HARESpec(derive_spec(HAREParams, runtime="simstudy.policies.hare:HARE", kind="hare",
                            base=PolicySpec, name="HARESpec", replace={
         "base": (SerializeAsAny[StrictModel], Field(default_factory=WachterSpec))})):
@@ -177,14 +177,11 @@ class HARESpec(derive_spec(HAREParams, runtime="simstudy.policies.hare:HARE", ki
         if not isinstance(value, dict):
             raise ValueError("base must be a policy entry with a kind")
         kind = value.get("kind")
-        choices = [k for k in policy_kinds() if k != "hare"]
+        choices = [k for k in kinds("policy") if k != "hare"]
         if kind not in choices:
             raise ValueError(f"unknown base generator kind {kind!r}; choose from {choices}")
-        return policy_spec(kind).model_validate(value)
+        return entry_model("policy", kind).model_validate(value)
 
     def build(self):
         return resolve_runtime(self.runtime)(**{**self.arguments(), "base": self.base.build()})
 
-
-# iCARMA's entry (torch-free, beside its runtime package) is imported when a document names it
-register_policy_module("icarma", "simstudy.policies.icarma.spec")

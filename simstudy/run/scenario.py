@@ -30,7 +30,6 @@ Policy and world kinds come from :mod:`simstudy.core.registry`, so each subsyste
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -48,7 +47,7 @@ from ..core.documents import (
     safe_name_problem,
     validate_data,
 )
-from ..core.registry import POLICY_SPECS, WORLD_SPECS, load_policy_kinds, policy_kinds
+from ..core.registry import entries, kinds
 from ..people.response import LogisticResponseSpec
 from ..people.spec import (
     ActionabilitySpec,
@@ -135,8 +134,8 @@ def _union(registry: dict[str, type], what: str) -> Any:
 
 
 def _scenario_model() -> type[StrictModel]:
-    policy_union = _union(POLICY_SPECS, "policy")
-    world_union = _union(WORLD_SPECS, "world")
+    policy_union = _union(entries("policy"), "policy")
+    world_union = _union(entries("world"), "world")
 
     class Scenario(StrictModel):
         """A scenario document (see the module docstring)."""
@@ -200,16 +199,12 @@ def policy_name(spec: Any) -> str:
 _MODELS: dict[tuple[tuple[str, ...], ...], type[StrictModel]] = {}
 
 
-def scenario_model(kinds: Iterable[str] | None = None) -> type[StrictModel]:
-    """The scenario document model over the registered policy and world kinds.
-
-    Args:
-        kinds: the policy kinds a document names; those registered by module are imported
-            first. ``None`` imports every kind: the model of :data:`Scenario`, whose instances
-            runs carry (and pickle, as work units sent to other processes do).
-    """
-    load_policy_kinds(kinds)
-    key = (tuple(sorted(POLICY_SPECS)), tuple(sorted(WORLD_SPECS)))
+def scenario_model() -> type[StrictModel]:
+    """The scenario document model over the policy and world kinds registered now (the model
+    of :data:`Scenario`, whose instances runs carry and pickle, as work units sent to other
+    processes do)."""
+    key = tuple(tuple(sorted(entries(family).items(), key=lambda item: item[0]))
+                for family in ("policy", "world"))
     if key not in _MODELS:
         model = _scenario_model()
         model.__qualname__ = "Scenario"  # pickle finds it as simstudy.run.scenario.Scenario
@@ -222,20 +217,6 @@ def __getattr__(name: str) -> Any:
     if name == "Scenario":
         return scenario_model()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _policy_kinds_named(data: Any) -> set[str]:
-    # every policy kind a scenario document names, a HARE entry's base included
-    named: set[str] = set()
-    entries = data.get("policies") if isinstance(data, dict) else None
-    stack = list(entries) if isinstance(entries, list) else []
-    while stack:
-        entry = stack.pop()
-        if isinstance(entry, dict):
-            if isinstance(entry.get("kind"), str):
-                named.add(entry["kind"])
-            stack.append(entry.get("base"))
-    return named
 
 
 def _unknown_contrast_names(policies: list, contrasts: list,
@@ -269,10 +250,10 @@ def _unknown_kind_problems(data: Any, source: str) -> list[DocumentProblem]:
         if not isinstance(entry, dict):
             continue
         kind = entry.get("kind")
-        if not isinstance(kind, str) or kind not in policy_kinds():
+        if not isinstance(kind, str) or kind not in kinds("policy"):
             problems.append(DocumentProblem(
                 source, f"policies[{i}].kind",
-                f"unknown policy {kind!r}; choose from {policy_kinds()}"))
+                f"unknown policy {kind!r}; choose from {kinds('policy')}"))
         elif "name" in entry and safe_name_problem(entry["name"]):
             problems.append(DocumentProblem(source, f"policies[{i}].name",
                                             safe_name_problem(entry["name"])))
@@ -286,9 +267,9 @@ def _unknown_kind_problems(data: Any, source: str) -> list[DocumentProblem]:
                                          conditions)]
     world = data.get("world")
     kind = world.get("kind") if isinstance(world, dict) else None
-    if isinstance(world, dict) and (not isinstance(kind, str) or kind not in WORLD_SPECS):
+    if isinstance(world, dict) and (not isinstance(kind, str) or kind not in kinds("world")):
         problems.append(DocumentProblem(
-            source, "world.kind", f"unknown world {kind!r}; choose from {sorted(WORLD_SPECS)}"))
+            source, "world.kind", f"unknown world {kind!r}; choose from {kinds('world')}"))
     return problems
 
 
@@ -298,7 +279,7 @@ def load_population(path: str | Path) -> PopulationSpec:
 
 
 def load_scenario(path: str | Path, data: Any = None, source: str | None = None,
-                  all_kinds: bool = True) -> tuple[Any, dict[str, PopulationSpec]]:
+                  ) -> tuple[Any, dict[str, PopulationSpec]]:
     """Reads a scenario and every population file it names.
 
     Args:
@@ -306,9 +287,6 @@ def load_scenario(path: str | Path, data: Any = None, source: str | None = None,
         data: the document already read (and perhaps changed, as a sweep cell's overrides do);
             ``None`` reads ``path``.
         source: how problems name the document (default: ``path``).
-        all_kinds: validate with :data:`Scenario` (every policy kind imported; what a run
-            needs); false validates with a model over the kinds the document names, so
-            ``simstudy validate`` imports only what the document uses.
 
     Returns:
         ``(scenario, populations)`` with ``populations`` mapping condition name to its resolved
@@ -334,7 +312,7 @@ def load_scenario(path: str | Path, data: Any = None, source: str | None = None,
     kind_problems = _unknown_kind_problems(data, source)
     if kind_problems:
         raise DocumentError(kind_problems)
-    model = scenario_model(None if all_kinds else _policy_kinds_named(data))
+    model = scenario_model()
     scenario = validate_data(data, model, source)
     populations: dict[str, PopulationSpec] = {}
     # data-dependent checks (a data file's columns, values, labels) are part of validation

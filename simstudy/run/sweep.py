@@ -182,10 +182,8 @@ def set_path(doc: dict, path: str, value: Any, base_dir: Path) -> None:
     node[last] = copy.deepcopy(value)
 
 
-def load_sweep(path: str | Path, all_kinds: bool = True
-               ) -> tuple[SweepSpec, list[tuple[Cell, Path, Any, dict]]]:
-    """Reads a sweep, its base scenarios, and validates every cell's scenario (``all_kinds``:
-    as :func:`~simstudy.run.scenario.load_scenario`).
+def load_sweep(path: str | Path) -> tuple[SweepSpec, list[tuple[Cell, Path, Any, dict]]]:
+    """Reads a sweep, its base scenarios, and validates every cell's scenario.
 
     Returns ``(spec, [(cell, base_path, scenario, populations), ...])``; raises
     :class:`DocumentError` listing every problem of every cell.
@@ -204,7 +202,7 @@ def load_sweep(path: str | Path, all_kinds: bool = True
             continue
         base = load_yaml(base_path)
         if not isinstance(base, dict):
-            load_scenario(base_path, all_kinds=all_kinds)  # reports the base document's problem
+            load_scenario(base_path)  # reports the base document's problem
         bases[name] = (base_path, base)
     if problems:
         raise DocumentError(problems)
@@ -216,8 +214,7 @@ def load_sweep(path: str | Path, all_kinds: bool = True
         try:
             for field_path, value in cell.overrides.items():
                 set_path(doc, field_path, value, base_path.parent)
-            scenario, populations = load_scenario(base_path, data=doc, source=source,
-                                                  all_kinds=all_kinds)
+            scenario, populations = load_scenario(base_path, data=doc, source=source)
         except ValueError as exc:
             problems.append(DocumentProblem(str(path), f"cell {cell.label}", str(exc)))
             continue

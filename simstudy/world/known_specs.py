@@ -5,8 +5,8 @@ One kind per world (``world: {kind: triangle_non_linear, n_samples: 20000}``), a
 kinds are registered when this module is imported (by :mod:`simstudy.world`).
 
 Example:
-    >>> from simstudy.core.registry import WORLD_SPECS
-    >>> spec = WORLD_SPECS["chain_linear"].model_validate({"kind": "chain_linear"})
+    >>> from simstudy.core.registry import entry_model
+    >>> spec = entry_model("world", "chain_linear").model_validate({"kind": "chain_linear"})
     >>> spec.n_samples, spec.roles().actionable
     (20000, ('x1', 'x2', 'x3'))
 """
@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, create_model
 
 from ..core.documents import StrictModel
-from ..core.registry import load_object, register_world_spec
+from ..core.registry import load_object, register
 from ..core.rng import generator
 from .base import FeatureRoles
 from .known_roles import KNOWN_ROLES
@@ -78,6 +78,6 @@ for _kind in KNOWN_WORLD_KINDS:
     _cls = create_model(_spec_name(_kind), __base__=KnownWorldSpec,
                         __module__=__name__, kind=(Literal[_kind], ...))
     _cls.__doc__ = f"The ``{_kind}`` world. " + (KnownWorldSpec.__doc__ or "")
-    globals()[_cls.__name__] = register_world_spec(_cls)  # module-level: documents pickle
+    globals()[_cls.__name__] = register("world", _cls)  # module-level: documents pickle
     __all__.append(_cls.__name__)
 del _kind, _cls

@@ -15,7 +15,7 @@ from pydantic import Discriminator, Field, Tag, model_validator
 
 from ..core.bounds import Seed
 from ..core.documents import FieldProblem, StrictModel
-from ..core.registry import load_object, register_world_spec
+from ..core.registry import load_object, register
 from ..core.rng import generator
 from ..core.schema import derive_spec
 from .base import FeatureRoles
@@ -32,7 +32,7 @@ def _loan_names() -> tuple[str, ...]:
     return LOAN_ROLES.names
 
 
-@register_world_spec
+@lambda entry: register("world", entry)
 class LoanWorldSpec(derive_spec(LoanParams, runtime="simstudy.world.loan:LoanSCM", kind="loan",
                                 name="LoanWorldSpec")):
     """The Loan SCM (its parameters are :class:`~simstudy.world.config.LoanParams`'): the
@@ -88,7 +88,7 @@ class FlowSettings(derive_spec(FlowConfig, name="FlowSettings")):
         return self.build()
 
 
-@register_world_spec
+@lambda entry: register("world", entry)
 class CausalFlowWorldSpec(StrictModel):
     """A causal flow fitted to data: Loan samples (``source: loan``) or a CSV file.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar, Literal
 
-from ...core.registry import register_policy_spec
+from ...core.registry import register
 from ...core.schema import derive_spec, resolve_runtime
 from ..specs import PolicySpec
 from .config import CostShapeName, ICARMAConfig, ICARMAParams
@@ -31,7 +31,7 @@ _CONFIG_FIELDS = derive_spec(
              "cost_shapes": (list[CostShapeName] | None, None)})
 
 
-@register_policy_spec
+@lambda entry: register("policy", entry)
 class ICARMASpec(derive_spec(ICARMAParams, runtime="simstudy.policies.icarma.policy:ICARMA",
                              kind="icarma", base=_CONFIG_FIELDS, name="ICARMASpec",
                              exclude=("config", "progress"), replace={"cache": (bool, True)})):
