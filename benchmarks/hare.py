@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from benchmarks._loan import loan_setup, people_for, truth
-from simstudy.policies.hare import HARESpec
+from simstudy.policies.hare import HAREParams
 
 
 def main() -> None:
@@ -34,7 +34,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     context, x, ids, profiles = loan_setup(args.people)
-    spec = HARESpec(base={"kind": args.base}, budget=30, iterations=5,
+    spec = HAREParams(base={"kind": args.base}, budget=30, iterations=5,
                     keep_best=not args.reference)
     policy = spec.build().fit(context)
     people = people_for(context, x, ids, profiles)

@@ -24,7 +24,7 @@ import torch
 
 from benchmarks._loan import loan_setup, people_for
 from simstudy.checks import beyond_range
-from simstudy.policies.hare import HARESpec
+from simstudy.policies.hare import HAREParams
 from simstudy.primitives.space import action_mask
 
 
@@ -37,7 +37,7 @@ def measure(people: int, seed: int) -> dict:
     out = {}
     for iterations in (1, 5):
         folks = people_for(context, x, ids, profiles, seed=seed, scale="far")
-        spec = HARESpec(base={"kind": "oracle"}, budget=30, iterations=iterations)
+        spec = HAREParams(base={"kind": "oracle"}, budget=30, iterations=iterations)
         rec = spec.build().fit(context).recommend(x, profiles, ids, seed=seed,
                                                   feedback=folks.feedback())
         found = rec.found

@@ -50,7 +50,7 @@ import torch
 
 from benchmarks._loan import loan_setup, people_for, truth
 from simstudy.metrics import evaluate_recourse
-from simstudy.policies.hare import HARESpec
+from simstudy.policies.hare import HAREParams
 from simstudy.primitives.space import action_mask
 from simstudy.run.summary import mean_ci
 
@@ -81,7 +81,7 @@ def gtd_floor(people, profiles) -> np.ndarray:
     return np.where(ok, 1 - np.linalg.norm(inside, axis=1) / np.where(ok, norm, 1), np.nan)
 
 
-def run(context, x, ids, profiles, spec: HARESpec, users: dict, seed: int = 0,
+def run(context, x, ids, profiles, spec: HAREParams, users: dict, seed: int = 0,
         everyone_acts: bool = False) -> tuple[dict, np.ndarray]:
     """The table row of one configuration (people answering as ``users`` says), and every
     person's GTD."""
@@ -109,10 +109,10 @@ def run(context, x, ids, profiles, spec: HARESpec, users: dict, seed: int = 0,
 
 def hare(base: str, scale: str = "far", budget: int = 30, iterations: int = 1,
          noise: dict | None = None, keep_best: bool = True,
-         variant: str = "published") -> tuple[HARESpec, dict]:
+         variant: str = "published") -> tuple[HAREParams, dict]:
     """A HARE configuration and the people's ``users:`` section it runs against."""
     policy, users, _ = VARIANTS[variant]
-    return (HARESpec(base={"kind": base}, budget=budget, iterations=iterations,
+    return (HAREParams(base={"kind": base}, budget=budget, iterations=iterations,
                      keep_best=keep_best and iterations > 1, **policy),
             {"scale": scale, "noise": noise or {"kind": "none"}, **users})
 

@@ -21,7 +21,6 @@ import json
 import os
 import platform
 import time
-from dataclasses import replace
 
 import numpy as np
 import torch
@@ -56,7 +55,7 @@ def main() -> None:
     context = RecourseContext(world, model, data, seed=args.seed)
     overrides = {"epochs": args.epochs, "lr": args.lr, "margin": args.margin,
                  "plausibility_weight": args.plausibility_weight}
-    config = replace(ICARMAConfig(), **{k: v for k, v in overrides.items() if v is not None})
+    config = ICARMAConfig(**{k: v for k, v in overrides.items() if v is not None})
 
     load_before = os.getloadavg()
     t0, c0 = time.perf_counter(), time.process_time()

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from dataclasses import replace
 
 import torch
 
@@ -57,7 +56,7 @@ def main() -> None:
     seeds = paper_seeds(args.seeds)
     rows = []
     for label, overrides in variants(args.bounds, args.steps, args.step_rule):
-        config = replace(ICARMAConfig(), epochs=args.epochs, **overrides)
+        config = ICARMAConfig(epochs=args.epochs, **overrides)
         r = bench.measure(config, seeds, args.cache)
         mult = r["per_seed"][r["deployed_seed"]]["final_multipliers"]
         row = {"variant": label, **{c: r[c] for c in COLUMNS},

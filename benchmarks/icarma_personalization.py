@@ -31,7 +31,6 @@ import json
 import os
 import sys
 import time
-from dataclasses import replace
 
 import numpy as np
 import torch
@@ -186,7 +185,7 @@ def main() -> None:
     overrides = json.loads(args.config)
     if args.epochs is not None:
         overrides["epochs"] = args.epochs
-    config = replace(ICARMAConfig(), **overrides)
+    config = ICARMAConfig(**overrides)
     t0 = time.perf_counter()
     bench = Bench(args.data_seed, args.oracle_limit)
     seeds = args.seed_list or paper_seeds(args.seeds)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import replace
 
 import numpy as np
 import torch
@@ -116,14 +115,16 @@ def main() -> None:
     if args.world == "flow":
         world, _ = cached_causal_flow(cache, data.roles, data.x_train, data.x_val, FlowConfig(),
                                       seed=0, progress=True)
-    context = RecourseContext(world, model, data, seed=args.data_seed)
+    # iCARMA is trained for the cost profile of the people it serves
+    context = RecourseContext(world, model, data, seed=args.data_seed,
+                              cost=CostProfile(alpha=args.alpha, placement=args.cost_placement))
     config = ICARMAConfig() if args.preferences == "ranking" else ICARMAConfig.score_based()
     overrides = {"epochs": args.epochs, "plausibility_weight": args.plausibility_weight,
                  "hinge_on": args.hinge_on, "validity": args.validity, "margin": args.margin,
                  "action_space": args.action_space,
                  "plausibility_form": args.plausibility_form}
-    config = replace(config, alpha=args.alpha, cost_placement=args.cost_placement,
-                     **{k: v for k, v in overrides.items() if v is not None})
+    config = ICARMAConfig(**{**config.model_dump(),
+                             **{k: v for k, v in overrides.items() if v is not None}})
 
     x = data.x_test[~model.approves(data.x_test)]
     ids = np.arange(len(x))

@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import time
-from dataclasses import replace
 
 import numpy as np
 import torch
@@ -69,7 +68,7 @@ def main() -> None:
     ids = np.arange(len(x))
     profiles = conditions(world.roles.actionable, ids, 0)
     for overrides in json.loads(args.variants):
-        config = replace(ICARMAConfig(), epochs=args.epochs, **overrides)
+        config = ICARMAConfig(epochs=args.epochs, **overrides)
         t0, c0 = time.perf_counter(), time.process_time()
         policy = ICARMA(config, seeds=[0], cache=False, progress=False).fit(context)
         print(json.dumps({"variant": overrides, "epochs": args.epochs,

@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import time
-from dataclasses import replace
 
 import numpy as np
 import torch
@@ -84,8 +83,7 @@ def run_world(name: str, seed: int, limit: int | None, icarma_epochs: int | None
            "oracle_validity": oracle["validity"], "oracle_cost": oracle["cost"],
            "oracle_plausibility": oracle["plausibility"], "oracle_seconds": oracle["seconds"]}
     if icarma_epochs != 0:
-        icfg = ICARMAConfig() if icarma_epochs is None else replace(ICARMAConfig(),
-                                                                  epochs=icarma_epochs)
+        icfg = ICARMAConfig() if icarma_epochs is None else ICARMAConfig(epochs=icarma_epochs)
         t0 = time.perf_counter()
         policy = ICARMA(icfg, seeds=[seed], cache=cache).fit(context)
         train_s = time.perf_counter() - t0

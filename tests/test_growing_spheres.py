@@ -1,7 +1,7 @@
 import numpy as np
 import torch
 
-from simstudy.policies.growing_spheres import GrowingSpheres, GrowingSpheresSpec, sample_shell
+from simstudy.policies.growing_spheres import GrowingSpheres, GrowingSpheresParams, sample_shell
 from simstudy.policies.scaled import action_mask
 
 
@@ -17,7 +17,7 @@ def test_sample_shell_stays_in_shell_and_subspace():
 
 def test_recourse_is_approved_and_respects_hard_constraints(lin_ctx, lin_people):
     x, ids, profiles = lin_people
-    rec = GrowingSpheresSpec(n_samples=100).build().fit(lin_ctx).recommend(x, profiles, ids)
+    rec = GrowingSpheresParams(n_samples=100).build().fit(lin_ctx).recommend(x, profiles, ids)
     assert rec.found.mean() > 0.9
     with torch.no_grad():
         assert bool(lin_ctx.model(torch.from_numpy(rec.counterfactual[rec.found])).ge(0).all())

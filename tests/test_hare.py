@@ -10,7 +10,7 @@ from simstudy.policies.base import RecoursePolicy
 from simstudy.policies.growing_spheres import GrowingSpheres
 from simstudy.policies.hare import (
     HARE,
-    HARESpec,
+    HAREParams,
     actionable_sampling,
     boundary_point_search,
     tournament,
@@ -119,20 +119,20 @@ def test_keep_best_never_ends_further_from_the_truth_than_its_first_iteration(
     forgetful = hidden_loss(12, 3, False)
     assert (forgetful > first + 1e-9).any()
     with pytest.raises(ValidationError):
-        HARESpec.model_validate({"kind": "hare", "keep_best": "sometimes"})
-    assert HARESpec.model_validate({"kind": "hare", "keep_best": True}).build().keep_best
+        HAREParams.model_validate({"kind": "hare", "keep_best": "sometimes"})
+    assert HAREParams.model_validate({"kind": "hare", "keep_best": True}).build().params.keep_best
 
 
 def test_spec_builds_multi_hare_and_refuses_bad_documents():
-    spec = HARESpec.model_validate({"kind": "hare", "base": {"kind": "growing_spheres"},
+    spec = HAREParams.model_validate({"kind": "hare", "base": {"kind": "growing_spheres"},
                                     "iterations": 5})
     policy = spec.build()
-    assert policy.iterations == 5 and isinstance(policy.base, GrowingSpheres)
+    assert policy.params.iterations == 5 and isinstance(policy.base, GrowingSpheres)
     # the people who answer are the scenario's, not the policy's
     with pytest.raises(ValidationError, match="users"):
-        HARESpec.model_validate({"kind": "hare", "users": {"scale": "near"}})
+        HAREParams.model_validate({"kind": "hare", "users": {"scale": "near"}})
     with pytest.raises(ValidationError):
-        HARESpec.model_validate({"kind": "hare", "budgett": 3})
+        HAREParams.model_validate({"kind": "hare", "budgett": 3})
 
 
 class _RaiseIncome(RecoursePolicy):
@@ -222,7 +222,7 @@ def test_weighted_users_get_their_cheapest_candidate(lin_ctx, lin_people, weight
 
 def test_hare_over_the_causal_oracle(lin_ctx, lin_people):
     x, ids, profiles = lin_people
-    spec = HARESpec.model_validate({"kind": "hare", "base": {"kind": "oracle", "n_values": 5},
+    spec = HAREParams.model_validate({"kind": "hare", "base": {"kind": "oracle", "n_values": 5},
                                     "budget": 4, "iterations": 2, "steps": 10})
     people = make_people(lin_ctx, x, ids, profiles, scale="near", n_samples=50)
     rec = spec.build().fit(lin_ctx).recommend(x, profiles, ids, feedback=people.feedback())
@@ -264,8 +264,8 @@ def test_hare_keeps_the_base_success_rate(lin_ctx, lin_people):
                  search_without_base=True).fit(lin_ctx)
     rec2 = loose.recommend(x, everyone, ids, feedback=people.feedback())
     assert (rec2.extras["queries"][~base_found] > 0).any()
-    assert HARESpec.model_validate({"kind": "hare", "search_without_base": True}).build(
-    ).search_without_base
+    assert HAREParams.model_validate({"kind": "hare", "search_without_base": True}).build(
+    ).params.search_without_base
 
 
 @pytest.mark.parametrize("threshold", [None, 0.3])

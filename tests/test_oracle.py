@@ -46,12 +46,14 @@ def test_span_grid_spreads_the_values_over_the_training_range_for_everyone():
 def test_the_grid_is_an_option_of_the_oracle_entry():
     from pydantic import ValidationError
 
-    from simstudy.policies.specs import OracleSpec
+    from simstudy.policies.params import OracleParams
 
-    assert OracleSpec.model_validate({"kind": "oracle"}).build().grid == "around_x_clipped"
-    assert OracleSpec.model_validate({"kind": "oracle", "grid": "span"}).build().grid == "span"
+    def grid(entry):
+        return OracleParams.model_validate({"kind": "oracle", **entry}).build().params.grid
+
+    assert grid({}) == "around_x_clipped" and grid({"grid": "span"}) == "span"
     with pytest.raises(ValidationError):
-        OracleSpec.model_validate({"kind": "oracle", "span": "range"})
+        OracleParams.model_validate({"kind": "oracle", "span": "range"})
 
 
 @pytest.mark.parametrize("plausibility", [True, False])

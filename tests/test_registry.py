@@ -15,7 +15,7 @@ from simstudy.core.registry import unregister
 from simstudy.core.rng import generator
 from simstudy.metrics import Recourse
 from simstudy.policies.base import RecoursePolicy
-from simstudy.policies.specs import PolicySpec
+from simstudy.policies.params import PolicyParams
 from simstudy.run.runner import run_scenario
 from simstudy.run.scenario import load_scenario
 from simstudy.world.additive import AdditiveNoiseSCM, Bernoulli, Equation, Normal, SCMTable
@@ -24,13 +24,18 @@ from simstudy.world.data import sample_world_data
 from simstudy.world.decision import ModelCache
 
 
+class RaiseIncomeParams(PolicyParams):
+    """The policy's parameters model: its document entry."""
+
+    kind: Literal["raise_income"] = "raise_income"
+    share: float = 0.5
+
+
 class RaiseIncome(RecoursePolicy):
     """Raises income by ``share`` of its training range for whoever may change it."""
 
     kind = "raise_income"
-
-    def __init__(self, share: float = 0.5):
-        self.share = share
+    Params = RaiseIncomeParams
 
     def recommend(self, x, profiles, ids, seed=0, feedback=None):
         names = self.context_.feature_names
@@ -39,16 +44,12 @@ class RaiseIncome(RecoursePolicy):
         intervened = np.zeros(x.shape, bool)
         intervened[:, column] = allowed
         values = np.full(x.shape, np.nan)
-        values[:, column] = x[:, column] + self.share * self.context_.feature_range[column]
+        values[:, column] = x[:, column] + self.params.share * self.context_.feature_range[column]
         return Recourse(intervened, values, allowed)
 
 
-class RaiseIncomeSpec(PolicySpec):
-    kind: Literal["raise_income"] = "raise_income"
-    share: float = 0.5
-
-    def build(self):
-        return RaiseIncome(self.share)
+class EveryoneActsParams(StrictModel):
+    kind: Literal["everyone_acts"] = "everyone_acts"
 
 
 class EveryoneActs:
@@ -56,18 +57,14 @@ class EveryoneActs:
 
     scale = (0, 1)
 
+    def __init__(self, params: EveryoneActsParams):
+        self.params = params
+
     def probabilities(self, inputs):
         return np.ones(len(inputs)), np.ones(len(inputs))
 
     def ratings(self, inputs, uniforms):
         return np.ones(len(inputs), np.int64), np.ones(len(inputs), np.int64)
-
-
-class EveryoneActsSpec(StrictModel):
-    kind: Literal["everyone_acts"] = "everyone_acts"
-
-    def build(self):
-        return EveryoneActs()
 
 
 SCENARIO = """
@@ -95,8 +92,9 @@ simulation:
 
 @pytest.fixture
 def own_kinds():
-    register("policy", RaiseIncomeSpec)
-    register("response", EveryoneActsSpec)
+    # one line each: the parameters model and the runtime that takes it
+    register("policy", RaiseIncomeParams, RaiseIncome)
+    register("response", EveryoneActsParams, EveryoneActs)
     yield
     unregister("policy", "raise_income")
     unregister("response", "everyone_acts")
@@ -106,9 +104,9 @@ def test_own_kinds_validate_from_a_scenario_file(tmp_path, own_kinds):
     path = tmp_path / "own.yaml"
     path.write_text(SCENARIO)
     scenario, _ = load_scenario(path)
-    assert isinstance(scenario.policies[0], RaiseIncomeSpec)
+    assert isinstance(scenario.policies[0], RaiseIncomeParams)
     assert scenario.policies[0].share == 0.8
-    assert isinstance(scenario.response, EveryoneActsSpec)
+    assert isinstance(scenario.response, EveryoneActsParams)
 
 
 def test_an_unregistered_kind_is_refused_by_name(tmp_path):
@@ -195,3 +193,16 @@ def test_a_world_of_ones_own_runs_from_a_scenario_file(tmp_path):
     assert len(skill_only) > 0
     assert np.allclose(skill_only["xcf_savings"] - skill_only["x_savings"],
                        0.8 * (skill_only["xcf_skill"] - skill_only["x_skill"]), atol=1e-5)
+
+
+@pytest.mark.parametrize("family", ["policy"])
+def test_every_built_in_kind_is_a_parameters_model_and_a_runtime(family):
+    import simstudy.run.scenario  # noqa: F401 - registers the built-in kinds
+    from simstudy.core.registry import KINDS, runtime_of
+
+    for name, kind in KINDS[family].items():
+        assert kind.runtime is not None, name
+        runtime = runtime_of(family, name)
+        params = kind.params.model_validate({"kind": name})
+        assert getattr(runtime, "Params", kind.params) is kind.params
+        assert type(params.build()) is runtime or family != "policy"

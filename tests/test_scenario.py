@@ -147,3 +147,15 @@ def test_people_sections_per_scenario_and_condition(tmp_path):
     specs = people_specs(scenario, populations)
     assert specs["two"].users.scale == "near" and specs["two"].response.kind == "rating"
     assert specs["far"].users.scale == "far" and specs["far"].response.act_cost_slope == 1.0
+
+
+def test_every_shipped_scenario_survives_pickling():
+    # process pools and Ray ship the validated documents to workers
+    import pickle
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "scenarios"
+    for path in sorted(root.glob("*.yaml")):
+        scenario, populations = load_scenario(path)
+        again = pickle.loads(pickle.dumps((scenario, populations)))
+        assert again[0] == scenario and again[1] == populations, path.name

@@ -4,13 +4,13 @@ import torch
 from pydantic import ValidationError
 
 from simstudy.policies.scaled import action_mask
-from simstudy.policies.wachter import WachterSpec
+from simstudy.policies.wachter import WachterParams
 
 
 @pytest.mark.parametrize("distance", ["l1", "l2"])
 def test_wachter_is_approved_and_respects_hard_constraints(lin_ctx, lin_people, distance):
     x, ids, profiles = lin_people
-    rec = WachterSpec(distance=distance, steps=100).build().fit(lin_ctx).recommend(
+    rec = WachterParams(distance=distance, steps=100).build().fit(lin_ctx).recommend(
         x, profiles, ids)
     can_act = profiles.actionable.any(axis=1)
     assert rec.found[can_act].mean() > 0.9
@@ -22,7 +22,7 @@ def test_wachter_is_approved_and_respects_hard_constraints(lin_ctx, lin_people, 
 
 def test_spec_refuses_unknown_keys():
     with pytest.raises(ValidationError):
-        WachterSpec.model_validate({"kind": "wachter", "lamda": 2})
+        WachterParams.model_validate({"kind": "wachter", "lamda": 2})
 
 
 def test_a_value_outside_the_training_range_stays_where_it_is(lin_ctx, lin_people):
@@ -32,7 +32,7 @@ def test_a_value_outside_the_training_range_stays_where_it_is(lin_ctx, lin_peopl
     x = x.copy()
     far = lin_ctx.upper + 0.3 * (lin_ctx.upper - lin_ctx.lower)
     x[~mask] = np.broadcast_to(far, x.shape)[~mask]  # every forbidden value out of range
-    rec = WachterSpec(steps=50).build().fit(lin_ctx).recommend(x, profiles, ids)
+    rec = WachterParams(steps=50).build().fit(lin_ctx).recommend(x, profiles, ids)
     assert np.array_equal(rec.counterfactual[~mask], x[~mask])
     assert not rec.intervened[~mask].any()
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.documents import UsageError, load_document, with_overrides
+from ..core.registry import build
 from ..core.store import atomic_write, atomic_write_text, check_output_dir, check_output_file
 from .run_commands import add_executor_arguments, executor_from_args
 
@@ -316,7 +317,7 @@ def _power_cmd(args) -> int:
     out = check_output_dir(args.out)
     args.workers = plan.workers
     with executor_from_args(args) as executor:
-        rows = run_power(plan.response.build(), plan.participants, plan.simulations, out,
+        rows = run_power(build("response", plan.response), plan.participants, plan.simulations, out,
                          seed=plan.seed, items=plan.items, outcome=plan.outcome,
                          distance=plan.distance, alpha=plan.alpha, executor=executor)
     table, smallest = summarize_power(rows, plan.target_power, plan.confidence)
@@ -383,8 +384,8 @@ def _study_cmd(args) -> int:
     check_output_file(args.out)
     gen = generator(spec.seed, "study", 0)
     pool = ProfilePool(size=spec.pool_size).fit(gen)
-    table = simulate_study(spec.participants, spec.response.build(), gen, items=spec.items,
-                           pool=pool, exclude_immutable=spec.exclude_immutable)
+    table = simulate_study(spec.participants, build("response", spec.response), gen,
+                           items=spec.items, pool=pool, exclude_immutable=spec.exclude_immutable)
     if spec.exclude_immutable:
         dropped = spec.participants * spec.items - len(table)
         print(f"excluded {dropped} of {spec.participants * spec.items} ratings of recourses "

@@ -97,6 +97,17 @@ def register(family: str, params: type, runtime: str | Callable[..., Any] | None
         params: the parameters model (a pydantic model with ``kind: Literal[name]``).
         runtime: what an entry builds, ``"module:Name"`` or the callable, called with the
             validated entry first (``None``: the entry's own ``build`` method).
+
+    Example:
+        >>> from typing import Literal
+        >>> from simstudy.core.documents import StrictModel
+        >>> class ShoutParams(StrictModel):
+        ...     kind: Literal["shout"] = "shout"
+        ...     word: str = "hey"
+        >>> _ = register("response", ShoutParams, lambda params: params.word.upper())
+        >>> build("response", entry_model("response", "shout")(word="recourse"))
+        'RECOURSE'
+        >>> unregister("response", "shout")
     """
     _family(family)[_kind_of(params)] = Kind(family, _kind_of(params), params, runtime)
     return params

@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import BeforeValidator, Field, SerializeAsAny
 
 from ..core.documents import StrictModel
-from ..core.registry import entries
+from ..core.registry import build, entries
 from ..core.schema import derive_spec
 from ..primitives.profiles import ActionabilityProfiles
 from . import rating as _rating  # noqa: F401 - registers the rating response kind
@@ -179,7 +179,7 @@ class PeopleSpec(StrictModel):
         else:
             profiles, groups = reported, {}
         return People.create(ids, x, tuple(feature_names), profiles, groups, seed, space,
-                             self.users.settings(), self.response.build(),
+                             self.users.settings(), build("response", self.response),
                              self.population.hidden_mismatch_probability, preference_seed,
                              None if immutable is None else tuple(immutable),
                              self.population.hidden_bound_factor)

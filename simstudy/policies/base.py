@@ -1,6 +1,7 @@
 """The recourse-policy interface.
 
-Policies follow scikit-learn's estimator contract: the constructor only stores arguments,
+Policies follow scikit-learn's estimator contract: the constructor only stores its parameters
+(one parameters model, :mod:`simstudy.policies.params`, kept as ``params``),
 :meth:`RecoursePolicy.fit` learns from a :class:`RecourseContext` (the world, the decision model
 and the training data) and stores learned attributes with a trailing underscore, and
 :meth:`RecoursePolicy.recommend` answers a whole batch of applicants at once. Randomness is
@@ -14,7 +15,7 @@ A policy that asks the people it serves questions (HARE) receives a
 :class:`~simstudy.primitives.feedback.Feedback` from the caller; the others ignore it. Policies
 never see a person's hidden truth.
 
-Every scenario entry of a policy derives from :class:`~simstudy.policies.specs.PolicySpec`,
+Every policy's parameters model derives from :class:`~simstudy.policies.params.PolicyParams`,
 which gives it a ``name`` and the switch ``personalized``: with ``personalized: false`` the
 policy is wrapped in :class:`UniversalPolicy` and never sees individual profiles, so
 "personalized versus universal recourse" is one line in a scenario.
@@ -23,19 +24,22 @@ policy is wrapped in :class:`UniversalPolicy` and never sees individual profiles
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
+from pydantic import BaseModel
 
+from ..core.registry import build
 from ..primitives.feedback import Feedback
-from ..primitives.profiles import ActionabilityProfiles
+from ..primitives.profiles import ActionabilityProfiles, CostProfile
 from ..primitives.recourse import Recourse
 from ..world.base import CausalWorld
 from ..world.data import WorldData
 from ..world.decision import ModelCache
 
-__all__ = ["RecourseContext", "RecoursePolicy", "UniversalPolicy"]
+__all__ = ["RecourseContext", "RecoursePolicy", "UniversalPolicy", "policy_to_run"]
 
 
 @dataclass
@@ -49,6 +53,8 @@ class RecourseContext:
         seed: the replication's seed, for policies that train.
         cache: the run's model cache, where policies that train store their models (``None``:
             the default cache folder).
+        cost: the cost profile of the population served (how scores become weights); policies
+            that train for a profile (iCARMA) read its ``alpha`` and ``placement`` here.
 
     Example:
         >>> from simstudy.policies import RecourseContext
@@ -67,6 +73,7 @@ class RecourseContext:
     data: WorldData
     seed: int = 0
     cache: ModelCache | None = None
+    cost: CostProfile = field(default_factory=CostProfile)
 
     @property
     def lower(self) -> np.ndarray:
@@ -104,6 +111,22 @@ class RecoursePolicy(ABC):
 
     #: short name used in results tables
     kind: str = "policy"
+    #: the parameters model the policy takes (``None``: a policy without parameters)
+    Params: ClassVar[type[BaseModel] | None] = None
+
+    def __init__(self, params: BaseModel | None = None, /, **values: Any) -> None:
+        """``params``: the policy's parameters model, or ``None`` to make one from ``values``
+        (validated as a document entry would be)."""
+        if self.Params is None:
+            if params is not None or values:
+                raise TypeError(f"{type(self).__name__} takes no parameters")
+            return
+        if params is None:
+            params = self.Params.model_validate({"kind": self.Params.model_fields[
+                "kind"].default, **values})
+        elif values:
+            raise TypeError("give the parameters model or keyword values, not both")
+        self.params = params
 
     def fit(self, context: RecourseContext) -> RecoursePolicy:
         """Learns what the policy needs; the default only remembers the context."""
@@ -174,4 +197,11 @@ class UniversalPolicy(RecoursePolicy):
 
     def model_hashes(self) -> dict[str, str]:
         return self.policy.model_hashes()
+
+
+def policy_to_run(params: Any) -> RecoursePolicy:
+    """The unfitted policy a parameters model configures, made universal when its
+    ``personalized`` is false."""
+    policy = build("policy", params)
+    return policy if params.personalized else UniversalPolicy(policy)
 

@@ -10,12 +10,11 @@ from ..primitives.recourse import Recourse
 from ..primitives.spheres import growing_spheres, sample_shell, sparsify
 from .params import GrowingSpheresParams
 from .scaled import ScaledSpacePolicy, action_mask, person_box, points_to_recourse, snap_points
-from .specs import GrowingSpheresSpec
 
-__all__ = ["sample_shell", "growing_spheres", "sparsify", "GrowingSpheres", "GrowingSpheresSpec"]
+__all__ = ["sample_shell", "growing_spheres", "sparsify", "GrowingSpheres"]
 
 
-class GrowingSpheres(GrowingSpheresParams, ScaledSpacePolicy):
+class GrowingSpheres(ScaledSpacePolicy):
     """Growing Spheres recourse restricted to each person's actionable features.
 
     Args:
@@ -23,7 +22,7 @@ class GrowingSpheres(GrowingSpheresParams, ScaledSpacePolicy):
         eta: initial radius and shell width (scaled units).
         select_features: run the feature-selection step.
 
-    The constructor is :class:`~simstudy.policies.params.GrowingSpheresParams`'.
+    Takes :class:`~simstudy.policies.params.GrowingSpheresParams` (or its fields as keywords).
 
     References:
         Laugel, Lesot, Marsala, Renard & Detyniecki, "Comparison-based inverse classification
@@ -40,6 +39,7 @@ class GrowingSpheres(GrowingSpheresParams, ScaledSpacePolicy):
     """
 
     kind = "growing_spheres"
+    Params = GrowingSpheresParams
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
                   seed: int = 0, feedback=None) -> Recourse:
@@ -47,7 +47,7 @@ class GrowingSpheres(GrowingSpheresParams, ScaledSpacePolicy):
         xs = self.space_.scale(x)
         box = person_box(self.space_, xs, self.context_.feature_names, profiles)
         r, found = growing_spheres(self.space_, xs, mask, np.asarray(ids), seed,
-                                   "growing-spheres", self.n_samples, self.eta,
-                                   select_features=self.select_features, box=box)
+                                   "growing-spheres", self.params.n_samples, self.params.eta,
+                                   select_features=self.params.select_features, box=box)
         return points_to_recourse(self.space_, x, snap_points(self.space_, xs, r, box), found)
 

@@ -62,6 +62,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -71,6 +72,7 @@ from ..metrics import Recourse
 from ..primitives.consistency import inconsistent_features, world_counterfactual
 from ..primitives.feedback import Feedback
 from ..primitives.profiles import ActionabilityProfiles
+from .base import RecoursePolicy
 from .hare_steps import (
     Questions,
     actionable_sampling,
@@ -88,7 +90,6 @@ from .scaled import (
     points_to_recourse,
     snap_points,
 )
-from .specs import HARESpec
 
 __all__ = [
     "actionable_sampling",
@@ -96,11 +97,10 @@ __all__ = [
     "tournament",
     "redundancy",
     "HARE",
-    "HARESpec",
 ]
 
 
-class HARE(HAREParams, ScaledSpacePolicy):
+class HARE(ScaledSpacePolicy):
     """HARE (``iterations = 1``) and Multi-HARE (``iterations > 1``) over a base generator.
 
     Args:
@@ -123,7 +123,8 @@ class HARE(HAREParams, ScaledSpacePolicy):
     ``redundancy_base``, ``violations`` (features the person may not act on at a value that is
     neither their own nor the world's counterfactual of the action). The returned recourse
     carries the base generator's recourse as ``base``, so the caller can measure both against
-    the people's hidden truth. The constructor is :class:`~simstudy.policies.params.HAREParams`'.
+    the people's hidden truth. Takes :class:`~simstudy.policies.params.HAREParams` (whose
+    ``base`` entry is built), or the unfitted base policy and the other fields as keywords.
 
     References:
         "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission under double-blind
@@ -142,13 +143,29 @@ class HARE(HAREParams, ScaledSpacePolicy):
     """
 
     kind = "hare"
+    Params = HAREParams
     asks_questions = True
+
+    def __init__(self, params: HAREParams | RecoursePolicy | None = None, /,
+                 **values: Any) -> None:
+        base = values.pop("base", None)
+        if isinstance(params, RecoursePolicy):
+            params, base = None, params
+        if not isinstance(base, RecoursePolicy):
+            super().__init__(params, **({} if base is None else {"base": base}), **values)
+            self.base = self.params.base.build()
+            return
+        # a base given as a policy is used as is; ``params.base`` is its entry (``None`` for a
+        # policy that has none, which no document can give)
+        super().__init__(params, **values)
+        self.params = self.params.model_copy(update={"base": getattr(base, "params", None)})
+        self.base = base
 
     def fit(self, context) -> HARE:
         super().fit(context)
-        if self.budget // self.iterations < 1:
-            raise ValueError(f"budget {self.budget} cannot be split over {self.iterations} "
-                             "iterations")
+        if self.params.budget // self.params.iterations < 1:
+            raise ValueError(f"budget {self.params.budget} cannot be split over "
+                             f"{self.params.iterations} iterations")
         self.base_ = self.base.fit(context)
         return self
 
@@ -207,14 +224,14 @@ class HARE(HAREParams, ScaledSpacePolicy):
         state.box = person_box(self.space_, xs, self.context_.feature_names, profiles)
         # as published, HARE refines the base's recourse: nobody the base failed is searched, so
         # HARE's success rate is the base's (search_without_base: the earlier variant)
-        state.searching = mask.any(dim=1) if self.search_without_base else (
+        state.searching = mask.any(dim=1) if self.params.search_without_base else (
             mask.any(dim=1) & base_found)
-        for t in range(self.iterations):
+        for t in range(self.params.iterations):
             if not bool(state.searching.any()):
                 break
             self._iteration(state, t, seed)
         r = snap_points(self.space_, xs, state.r, state.box)
-        found = base_found.clone() if not self.search_without_base else (
+        found = base_found.clone() if not self.params.search_without_base else (
             base_found | self.space_.approves(r))
         everyone = torch.arange(len(ids))
         if realise is None:
@@ -263,8 +280,8 @@ class HARE(HAREParams, ScaledSpacePolicy):
         points shown, their intervention values and intervened features, and whether each may
         be shown (approved)."""
         space, xs, mask, r = self.space_, state.xs, state.mask, state.r
-        k = self.budget // self.iterations
-        incumbent = self.keep_best and t > 0
+        k = self.params.budget // self.params.iterations
+        incumbent = self.params.keep_best and t > 0
         fresh = k - 1 if incumbent else k
         d = xs.shape[1]
         c = xs.new_zeros((len(idx), 0, d))
@@ -285,13 +302,14 @@ class HARE(HAREParams, ScaledSpacePolicy):
 
             box = None if state.box is None else (state.box[0][idx], state.box[1][idx])
             p = actionable_sampling(space, r[idx], mask[idx], init.reshape(-1, fresh, d),
-                                    self.gamma, self.lam, self.steps, self.lr,
-                                    xs[idx] if self.same_box else None, realise=realise,
+                                    self.params.gamma, self.params.lam, self.params.steps,
+                                    self.params.lr,
+                                    xs[idx] if self.params.same_box else None, realise=realise,
                                     box=box)
-            c = clip_to_box(r_i + self.gamma * p, xs[idx, None, :], m_i,
+            c = clip_to_box(r_i + self.params.gamma * p, xs[idx, None, :], m_i,
                             None if box is None else (box[0][:, None], box[1][:, None]))
             if state.realise is None:
-                c, shown = boundary_point_search(space, xs[idx], c, self.tolerance)
+                c, shown = boundary_point_search(space, xs[idx], c, self.params.tolerance)
                 z, acts = c, m_i.expand_as(c)
             else:
                 moved = m_i & (c != r_i)
@@ -302,7 +320,7 @@ class HARE(HAREParams, ScaledSpacePolicy):
                     return state.realise(idx, zz, acts)
 
                 # bisection of the intervention values; descendants follow the world
-                z, shown = boundary_point_search(space, xs[idx], z, self.tolerance, judged)
+                z, shown = boundary_point_search(space, xs[idx], z, self.params.tolerance, judged)
                 with torch.no_grad():
                     c = judged(z)
             state.unapproved[idx] += (~shown).sum(dim=1)
@@ -317,7 +335,7 @@ class HARE(HAREParams, ScaledSpacePolicy):
         """One round for everyone still searching: candidates, tournament, accept question."""
         idx = state.searching.nonzero().squeeze(1)
         c, z, acts, shown = self._candidates(state, idx, t, seed)
-        n, k = len(state.ids), self.budget // self.iterations
+        n, k = len(state.ids), self.params.budget // self.params.iterations
         full_c = state.r[:, None, :].expand(-1, k, -1).clone()
         full_c[idx] = c
         full_z = state.z[:, None, :].expand(-1, k, -1).clone()
@@ -336,7 +354,7 @@ class HARE(HAREParams, ScaledSpacePolicy):
         state.z = torch.where(take, full_z[rows, pos], state.z)
         state.acts = torch.where(take, full_acts[rows, pos], state.acts)
         state.rounds += state.searching.to(torch.int64)
-        if self.early_stop:
+        if self.params.early_stop:
             yes = state.users.accept(state.r, state.searching)
             state.accepted |= yes
             state.searching &= ~yes

@@ -29,7 +29,7 @@ an action. Memory is bounded by blocks of people.
 from __future__ import annotations
 
 import itertools
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -39,9 +39,8 @@ from ..metrics import Recourse, cost_terms, finish_cost, weighted_cost
 from ..primitives.profiles import ActionabilityProfiles
 from .base import RecourseContext, RecoursePolicy
 from .params import OracleParams
-from .specs import OracleSpec
 
-__all__ = ["CausalOracle", "OracleSpec", "oracle_grid", "enumerate_one_by_one", "within_limits",
+__all__ = ["CausalOracle", "oracle_grid", "enumerate_one_by_one", "within_limits",
            "on_levels"]
 
 _TIERS = (256, 4096, 65536)
@@ -133,7 +132,7 @@ def within_limits(grid: np.ndarray, x: np.ndarray, profiles: ActionabilityProfil
     return (change >= lo[..., None]) & (change <= hi[..., None])
 
 
-class CausalOracle(OracleParams, RecoursePolicy):
+class CausalOracle(RecoursePolicy):
     """Exact individualized causal recourse by grid search with the true SCM.
 
     Args:
@@ -145,7 +144,7 @@ class CausalOracle(OracleParams, RecoursePolicy):
             ``chunk_size * (distinct values + 1) ** K`` candidate costs at once).
         progress: show a progress bar over people.
 
-    The constructor is :class:`~simstudy.policies.params.OracleParams`'.
+    Takes :class:`~simstudy.policies.params.OracleParams` (or its fields as keywords).
 
     References:
         Individual-actionability study (2026), App. C.2.3; Karimi et al. (NeurIPS 2020,
@@ -164,6 +163,12 @@ class CausalOracle(OracleParams, RecoursePolicy):
     """
 
     kind = "oracle"
+    Params = OracleParams
+
+    def __init__(self, params: OracleParams | None = None, /, *, progress: bool = False,
+                 **values: Any) -> None:
+        super().__init__(params, **values)
+        self.progress = progress
 
     def fit(self, context: RecourseContext) -> CausalOracle:
         self.context_ = context
@@ -181,14 +186,14 @@ class CausalOracle(OracleParams, RecoursePolicy):
             if hasattr(world, "intervene_with_log_prob"):
                 # the world computes what depends on the person alone once per person
                 x_cf, lp_cf = world.intervene_with_log_prob(u, intervened, values,
-                                                            log_prob=self.plausibility,
+                                                            log_prob=self.params.plausibility,
                                                             person=person)
             else:
                 if person is not None:
                     u = u.index_select(0, person)
                 x_cf = world.counterfactual(world.predict(u), intervened, values)
-                lp_cf = world.log_prob(x_cf) if self.plausibility else None
-            if self.plausibility:
+                lp_cf = world.log_prob(x_cf) if self.params.plausibility else None
+            if self.params.plausibility:
                 # The density is cheaper than the classifier and rules out most candidates.
                 ok = lp_cf.numpy() >= logp
             rows = np.flatnonzero(ok)
@@ -205,7 +210,8 @@ class CausalOracle(OracleParams, RecoursePolicy):
         lower = self.context_.lower[feat_idx]
         upper = self.context_.upper[feat_idx]
         scale = self.context_.feature_range[feat_idx]
-        grid, usable = oracle_grid(x[:, feat_idx], lower, upper, self.n_values, self.grid)
+        grid, usable = oracle_grid(x[:, feat_idx], lower, upper, self.params.n_values,
+                                   self.params.grid)
         grid, usable = on_levels(grid, usable, x[:, feat_idx], profiles.features,
                                  self.context_.world.roles.levels)
         usable &= within_limits(grid, x[:, feat_idx], profiles, scale)
@@ -224,8 +230,8 @@ class CausalOracle(OracleParams, RecoursePolicy):
             if not cols:
                 bar.update(len(members))
                 continue
-            for start in range(0, len(members), self.chunk_size):
-                rows = members[start:start + self.chunk_size]
+            for start in range(0, len(members), self.params.chunk_size):
+                rows = members[start:start + self.params.chunk_size]
                 res = self._solve_chunk(x[rows], cols, feat_idx, grid[rows], usable[rows],
                                         profiles.weights[rows], scale,
                                         profiles.cost_placement)
@@ -422,7 +428,7 @@ def enumerate_one_by_one(
     n, d = x.shape
     feat_idx = np.array([names.index(f) for f in profiles.features])
     grid, usable = oracle_grid(x[:, feat_idx], ctx.lower[feat_idx], ctx.upper[feat_idx],
-                               oracle.n_values, oracle.grid)
+                               oracle.params.n_values, oracle.params.grid)
     scale = ctx.feature_range[feat_idx]
     grid, usable = on_levels(grid, usable, x[:, feat_idx], profiles.features,
                              ctx.world.roles.levels)

@@ -35,9 +35,8 @@ from .scaled import (
     points_to_recourse,
     snap_points,
 )
-from .specs import WachterSpec
 
-__all__ = ["wachter", "Wachter", "WachterSpec"]
+__all__ = ["wachter", "Wachter"]
 
 
 def wachter(
@@ -95,7 +94,7 @@ def wachter(
     return best, torch.isfinite(best_dist)
 
 
-class Wachter(WachterParams, ScaledSpacePolicy):
+class Wachter(ScaledSpacePolicy):
     """Wachter et al. (2017) gradient counterfactuals on each person's actionable features.
 
     Args:
@@ -106,7 +105,7 @@ class Wachter(WachterParams, ScaledSpacePolicy):
         rounds: rounds, ``λ`` growing between rounds for people still rejected.
         lambda_growth: factor applied to ``λ`` between rounds.
 
-    The constructor is :class:`~simstudy.policies.params.WachterParams`'.
+    Takes :class:`~simstudy.policies.params.WachterParams` (or its fields as keywords).
 
     References:
         Wachter, Mittelstadt & Russell, "Counterfactual explanations without opening the black
@@ -124,13 +123,15 @@ class Wachter(WachterParams, ScaledSpacePolicy):
     """
 
     kind = "wachter"
+    Params = WachterParams
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
                   seed: int = 0, feedback=None) -> Recourse:
         mask = action_mask(self.context_.feature_names, profiles)
         xs = self.space_.scale(x)
         box = person_box(self.space_, xs, self.context_.feature_names, profiles)
-        r, found = wachter(self.space_, xs, mask, self.distance, self.lam,
-                           self.lr, self.steps, self.rounds, self.lambda_growth, box)
+        p = self.params
+        r, found = wachter(self.space_, xs, mask, p.distance, p.lam, p.lr, p.steps, p.rounds,
+                           p.lambda_growth, box)
         return points_to_recourse(self.space_, x, snap_points(self.space_, xs, r, box), found)
 

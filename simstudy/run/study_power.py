@@ -47,6 +47,7 @@ import pandas as pd
 
 from ..core.documents import UsageError, with_overrides
 from ..core.plotting import plt, save_figure
+from ..core.registry import build
 from ..core.rng import derive_seed, generator
 from ..core.store import check_output_dir, file_sha256
 from ..study.calibration import draw_response, load_calibration
@@ -152,7 +153,7 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
             "study.power.sample: with_replacement")
     _check_hypothesis_columns(path, study.hypotheses, pool)
     response_spec = setup["response"]
-    response = response_spec.build()
+    response = build("response", response_spec)
     seed = derive_seed(result.manifest["base_seed"], "study-power")
     grid = sorted(set(spec.participants))
     sims = spec.simulations
@@ -324,7 +325,7 @@ def _sensitivity(study, spec, hyps, names, response_spec, planned, simulate, out
                          f"(the main effect of {names[0]})") from exc
     rows = []
     for factor in sorted(set(spec.sensitivity) | {1.0}):
-        model = scaled(response_spec, path, factor).build()
+        model = build("response", scaled(response_spec, path, factor))
         part = simulate(out / "sensitivity" / f"x{factor:g}", [planned], lambda r, m=model: m)
         t = hypothesis_power_table(part, list(hyps), study.multiplicity, (), level, spec.alpha)
         for _, row in t[t["hypothesis"].isin([names[0], "all"])].iterrows():

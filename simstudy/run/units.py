@@ -187,10 +187,20 @@ def _build_policy(spec: Any) -> RecoursePolicy:
     return spec.policy()
 
 
-def _fitted_policy(plan: RunPlan, rep: Replication, name: str) -> RecoursePolicy:
+def _fitted_policy(plan: RunPlan, rep: Replication, name: str, condition: str
+                   ) -> RecoursePolicy:
     # Fitted afresh for every unit (cheap: trained models come from the cache), so no unit
-    # depends on what another unit did to a policy in the same worker.
-    return _build_policy(_policy_spec(plan, name)).fit(rep.context)
+    # depends on what another unit did to a policy in the same worker; on the context of the
+    # condition's population (its cost profile)
+    return _build_policy(_policy_spec(plan, name)).fit(_condition_context(
+        plan, rep.context, condition))
+
+
+def _condition_context(plan: RunPlan, context: RecourseContext, condition: str
+                       ) -> RecourseContext:
+    """The replication's context with the cost profile of the condition's population."""
+    population = people_specs(plan.scenario, plan.populations)[condition].population
+    return dataclasses.replace(context, cost=population.cost.profile())
 
 
 def people_of(plan: RunPlan, rep: Replication, condition: str) -> People:
@@ -212,7 +222,7 @@ def compute_recourse_unit(unit: RecourseUnit) -> tuple[pd.DataFrame, dict[str, A
     plan, r = unit.plan, unit.replication
     rep = replication_of(plan, r)
     people = people_of(plan, rep, unit.condition)
-    policy = _fitted_policy(plan, rep, unit.policy)
+    policy = _fitted_policy(plan, rep, unit.policy, unit.condition)
     t0 = time.time()
     asks = {"feedback": people.feedback()} if policy.asks_questions else {}
     rec = policy.recommend(rep.x, people.reported, rep.ids, derive_seed(rep.seed, "policies"),
@@ -237,7 +247,8 @@ def compute_event_world_unit(unit: EventWorldUnit) -> tuple[dict[str, pd.DataFra
 
     def factory(context: RecourseContext) -> RecoursePolicy:
         # the event world's contexts use the run's model cache too
-        return _build_policy(policy_spec).fit(dataclasses.replace(context, cache=ctx.cache))
+        return _build_policy(policy_spec).fit(dataclasses.replace(
+            _condition_context(plan, context, unit.condition), cache=ctx.cache))
 
     tables, timings = simulate_tables(
         plan.scenario.simulation, ctx.world, ctx.data, ctx.model, factory, people,

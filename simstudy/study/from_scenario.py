@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.gamm import fit_gamm
+from ..core.registry import build
 from ..core.rng import derive_seed, entity_uniforms
 from ..core.store import write_csv, write_parquet
 from ..metrics import evaluate_recourse
@@ -423,7 +424,7 @@ def write_study_files(scenario: Any, recourse: pd.DataFrame, people: Any, contex
     groups = [c for c in (*context.world.roles.sensitive, *people.groups) if c in rows.columns]
     pool = study_pool(rows, context.world.roles.actionable, feature_range, groups)
     write_parquet(pool, out / "study_pool.parquet")
-    table = study_table(pool, people, study_response(scenario)[0].build(), study,
+    table = study_table(pool, people, build("response", study_response(scenario)[0]), study,
                         study.study_policies(policy_names), derive_seed(people.seed, "study"),
                         groups, context)
     write_csv(table, out / "study.csv")

@@ -21,8 +21,8 @@ References:
     Recourse", 2026, arXiv.
 
 Example:
-    >>> from simstudy.policies.icarma import ICARMASpec
-    >>> ICARMASpec(kind="icarma").build().config.epochs
+    >>> from simstudy.policies.icarma import ICARMAParams
+    >>> ICARMAParams(kind="icarma").build().params.epochs
     450
 """
 
@@ -32,7 +32,6 @@ from ...core.lazy import lazy_exports
 # hyperparameters (:mod:`.config`) are read without them
 _EXPORTS = {
     "ICARMAConfig": "config",
-    "ICARMAParams": "config",
     "ICARMANetworks": "networks",
     "load_networks": "networks",
     "save_networks": "networks",
@@ -41,7 +40,7 @@ _EXPORTS = {
     "latent_step_bounds": "objective",
     "sample_training_profiles": "objective",
     "ICARMA": "policy",
-    "ICARMASpec": "spec",
+    "ICARMAParams": "spec",
     "best_check": "training",
     "train_icarma": "training",
     "world_fingerprint": "training",

@@ -1,26 +1,28 @@
-"""iCARMA's hyperparameters: one frozen declaration, from which the scenario entry is derived."""
+"""iCARMA's hyperparameters, declared once (torch-free): the policy's document entry is made of
+them (:mod:`.spec`)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from annotated_types import Ge, Gt, Interval, Le
+from pydantic import Field, model_validator
 
-from ...core.bounds import MAX_STEPS, Epochs, LayerWidth, LearningRate, Seed
+from ...core.bounds import MAX_STEPS, Epochs, LayerWidth, LearningRate
+from ...core.documents import StrictModel
 
-__all__ = ["ICARMAConfig", "CostShapeName", "ICARMAParams"]
+__all__ = ["ICARMAConfig", "CostShapeName", "SCORE_BASED"]
 
 #: the cost profiles a model can be trained on
 #: (see :class:`simstudy.primitives.profiles.CostProfile`)
 CostShapeName = Literal["constant", "concave", "linear", "convex"]
-_Positive = Annotated[int, Gt(0), Le(MAX_STEPS)]
-_Weight = Annotated[float, Ge(0)]
-_Probability = Annotated[float, Interval(ge=0, le=1)]
+
+#: the paper's score-based (Likert) set: the values that differ from the rank-based defaults
+SCORE_BASED: dict[str, Any] = {"epochs": 900, "lr": 0.001, "margin": 0.004, "tau": 0.49,
+                               "cost_weight": 1.3, "kl_weight": 0.9,
+                               "plausibility_weight": 0.125, "feasibility_weight": 0.1}
 
 
-@dataclass(frozen=True)
-class ICARMAConfig:
+class ICARMAConfig(StrictModel):
     """Hyperparameters of iCARMA.
 
     Defaults are the rank-based set of the paper's App. C (batch 128, 450 epochs, lr 0.005,
@@ -34,9 +36,13 @@ class ICARMAConfig:
     Attributes:
         preferences: ``ranking`` (ranks 1..k of the actionable features) or ``likert`` (scores
             1..levels) drawn at training time; in both, how many and which features are
-            actionable is uniform.
+            actionable is uniform. ``likert`` starts from the score-based set
+            (:data:`SCORE_BASED`); values given explicitly replace the set's.
         cost_shapes: cost profiles drawn (uniformly) at training time.
-        alpha: the cost-profile ``alpha`` (weights range over ``1..1 + alpha``).
+        alpha: the cost-profile ``alpha`` the networks are trained for (weights range over
+            ``1..1 + alpha``). ``None`` (default): that of the population served, read from
+            the context's cost profile when the policy is fitted
+            (:attr:`~simstudy.policies.base.RecourseContext.cost`); a document cannot set it.
         levels: Likert levels for ``likert`` preferences.
         prior_high, prior_low: mask prior for the cheapest and the dearest weight.
         patience: epochs without validation improvement before stopping early (0: never; the
@@ -61,7 +67,8 @@ class ICARMAConfig:
             of the standardized noise ``z`` of the training split (``action_space: latent``
             only).
         hinge_on: ``probability`` (default; the hinge on ``2p - 1``) or ``logit``.
-        cost_placement: ``outside`` (default; weight times squared change) or ``inside``.
+        cost_placement: ``outside`` (weight times squared change) or ``inside``; ``None``
+            (default): the population's, as ``alpha``.
         cost_scale: ``standardized`` (CARMA: ``Δ^2 / (σ r)``) or ``range`` (``Δ^2 / r^2``).
         action_space: ``latent`` (default, as published: the action network gives
             intervention *magnitudes* in the causal latent space, ``u_cf = u + m ⊙ σ_u ⊙ net``
@@ -83,72 +90,61 @@ class ICARMAConfig:
     preferences: Literal["ranking", "likert"] = "ranking"
     mask_hidden: tuple[LayerWidth, ...] = (64, 64)
     action_hidden: tuple[LayerWidth, ...] = (64, 64)
-    batch_size: _Positive = 128
+    batch_size: int = Field(128, gt=0, le=MAX_STEPS)
     epochs: Epochs = 450
     lr: LearningRate = 0.005
-    margin: _Weight = 0.013
-    tau: Annotated[float, Gt(0)] = 0.36
-    cost_weight: _Weight = 1.1
-    plausibility_weight: _Weight = 0.225
-    feasibility_weight: _Weight = 0.1
-    kl_weight: _Weight = 1.5
-    prior_high: _Probability = 0.5
-    prior_low: _Probability = 0.05
+    margin: float = Field(0.013, ge=0)
+    tau: float = Field(0.36, gt=0)
+    cost_weight: float = Field(1.1, ge=0)
+    plausibility_weight: float = Field(0.225, ge=0)
+    feasibility_weight: float = Field(0.1, ge=0)
+    kl_weight: float = Field(1.5, ge=0)
+    prior_high: float = Field(0.5, ge=0, le=1)
+    prior_low: float = Field(0.05, ge=0, le=1)
     cost_shapes: tuple[CostShapeName, ...] = ("constant", "concave", "linear", "convex")
-    alpha: Annotated[float, Gt(0)] = 3.0
-    levels: Annotated[int, Ge(2)] = 4
-    patience: Annotated[int, Ge(0)] = 0
-    val_every: _Positive = 5
+    alpha: float | None = Field(None, gt=0)
+    levels: int = Field(4, ge=2)
+    patience: int = Field(0, ge=0)
+    val_every: int = Field(5, gt=0, le=MAX_STEPS)
     validity: Literal["multiplier", "penalty", "bounded", "warmup", "per_person",
                       "augmented"] = "multiplier"
-    multiplier_step: Annotated[float, Gt(0)] = 1.0
-    multiplier_bound: Annotated[float, Gt(0)] = 10.0
-    warmup_epochs: Annotated[int, Ge(0)] = 5
-    damping: _Weight = 10.0
-    weight_decay: _Weight = 5e-4
+    multiplier_step: float = Field(1.0, gt=0)
+    multiplier_bound: float = Field(10.0, gt=0)
+    warmup_epochs: int = Field(5, ge=0)
+    damping: float = Field(10.0, ge=0)
+    weight_decay: float = Field(5e-4, ge=0)
     action_clamp: bool = True
     hinge_on: Literal["probability", "logit"] = "probability"
-    cost_placement: Literal["outside", "inside"] = "outside"
+    cost_placement: Literal["outside", "inside"] | None = None
     cost_scale: Literal["standardized", "range"] = "standardized"
     action_space: Literal["value", "latent"] = "latent"
     plausibility_form: Literal["hinge", "difference"] = "hinge"
 
+    @model_validator(mode="before")
     @classmethod
-    def score_based(cls, **overrides) -> ICARMAConfig:
-        """The paper's score-based (Likert) set: 900 epochs, lr 0.001, margin 0.004, ..."""
-        base = cls(preferences="likert", epochs=900, lr=0.001, margin=0.004, tau=0.49,
-                   cost_weight=1.3, kl_weight=0.9, plausibility_weight=0.125,
-                   feasibility_weight=0.1)
-        return replace(base, **overrides)
+    def _preference_set(cls, data: Any) -> Any:
+        # a Likert entry starts from the paper's score-based set
+        if isinstance(data, dict) and data.get("preferences") == "likert":
+            return {**SCORE_BASED, **data}
+        return data
 
     @classmethod
-    def for_preferences(cls, preferences: str, **overrides) -> ICARMAConfig:
-        """The paper's set for ``ranking`` or ``likert`` preferences, with ``overrides``."""
-        base = cls() if preferences == "ranking" else cls.score_based()
-        return replace(base, **overrides)
+    def score_based(cls, **overrides: Any) -> ICARMAConfig:
+        """The paper's score-based (Likert) set: 900 epochs, lr 0.001, margin 0.004, ..."""
+        return cls(**{"preferences": "likert", **overrides})
+
+    def with_cost(self, alpha: float, placement: str) -> ICARMAConfig:
+        """This configuration with the cost profile's ``alpha`` and ``placement`` where it
+        leaves them to the population (``None``)."""
+        return self.model_copy(update={
+            "alpha": alpha if self.alpha is None else self.alpha,
+            "cost_placement": placement if self.cost_placement is None else self.cost_placement})
+
+    def training_config(self) -> ICARMAConfig:
+        """The hyperparameters alone (an entry that extends this model drops its other
+        fields: name, seeds, ...); its values were validated already."""
+        return ICARMAConfig.model_construct(**{k: getattr(self, k)
+                                               for k in ICARMAConfig.model_fields})
 
     def to_json(self) -> dict:
-        d = asdict(self)
-        for k, v in d.items():
-            if isinstance(v, tuple):
-                d[k] = list(v)
-        return d
-
-
-@dataclass(eq=False)
-class ICARMAParams:
-    """Parameters of :class:`~simstudy.policies.icarma.policy.ICARMA` (which inherits its
-    constructor from here; its scenario entry derives from the same declaration without
-    importing torch). What each parameter means is documented on the policy.
-
-    Example:
-        >>> ICARMAParams().config.epochs, ICARMAParams().cache
-        (450, True)
-    """
-
-    config: ICARMAConfig = ICARMAConfig()
-    seeds: list[Seed] | None = None
-    # ``True``, ``False`` or a :class:`~simstudy.world.decision.ModelCache` (not named here:
-    # its module imports torch)
-    cache: Any = True
-    progress: bool = True
+        return self.training_config().model_dump(mode="json")

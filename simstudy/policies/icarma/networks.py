@@ -35,15 +35,17 @@ class ICARMANetworks(nn.Module):
         actionable: the globally actionable features (the networks' outputs).
         mean, std: standardization of the features (training split).
         feature_range: training range ``r`` of every feature (action scale).
-        config: hyperparameters (layer sizes, ``alpha``).
+        config: hyperparameters (layer sizes, ``alpha``, which must be given: the cost
+            profile's, see :meth:`ICARMAConfig.with_cost`).
         step_bounds: ``(lo, hi)`` for the latent action's step ``net(h, m)`` (in units of the
             noise's spread; see :func:`~simstudy.policies.icarma.objective.latent_step_bounds`);
             unbounded by default.
 
     Example:
         >>> import torch
+        >>> config = ICARMAConfig(mask_hidden=(4,), action_hidden=(4,), alpha=3.0)
         >>> nets = ICARMANetworks(("a", "b"), ("b",), torch.zeros(2), torch.ones(2),
-        ...                       torch.ones(2), ICARMAConfig(mask_hidden=(4,), action_hidden=(4,)))
+        ...                       torch.ones(2), config)
         >>> h = nets.encode(torch.zeros(3, 2), torch.ones(3, 1, dtype=torch.bool),
         ...                 torch.ones(3, 1))
         >>> nets.mask_logits(h).shape
@@ -111,14 +113,13 @@ def save_networks(nets: ICARMANetworks, path_stem: str | Path, meta: dict) -> st
 
     Example:
         >>> import tempfile, pathlib, torch
-        >>> from dataclasses import asdict
         >>> from simstudy.policies.icarma import ICARMAConfig, ICARMANetworks
         >>> from simstudy.policies.icarma import load_networks, save_networks
-        >>> config = ICARMAConfig(mask_hidden=(4,), action_hidden=(4,))
+        >>> config = ICARMAConfig(mask_hidden=(4,), action_hidden=(4,), alpha=3.0)
         >>> nets = ICARMANetworks(("a", "b"), ("b",), torch.zeros(2), torch.ones(2), torch.ones(2),
         ...                       config)
         >>> stem = pathlib.Path(tempfile.mkdtemp()) / "nets"
-        >>> digest = save_networks(nets, stem, {"seed": 0, "config": asdict(config)})
+        >>> digest = save_networks(nets, stem, {"seed": 0, "config": config.to_json()})
         >>> loaded, meta = load_networks(stem)
         >>> meta["seed"], loaded.actionable, len(digest)
         (0, ('b',), 64)
@@ -128,6 +129,8 @@ def save_networks(nets: ICARMANetworks, path_stem: str | Path, meta: dict) -> st
 
 def _empty_networks(meta: dict) -> ICARMANetworks:
     raw = {k: tuple(v) if isinstance(v, list) else v for k, v in meta["config"].items()}
+    if raw.get("alpha") is None:  # the networks record the alpha they were trained for
+        raw["alpha"] = meta["alpha"]
     d = len(meta["feature_names"])
     return ICARMANetworks(tuple(meta["feature_names"]), tuple(meta["actionable"]),
                           torch.zeros(d), torch.ones(d), torch.ones(d), ICARMAConfig(**raw))
@@ -143,8 +146,9 @@ def load_networks(path_stem: str | Path) -> tuple[ICARMANetworks, dict]:
         >>> import tempfile, pathlib, torch
         >>> from simstudy.policies.icarma import ICARMAConfig, ICARMANetworks, save_networks
         >>> small = {"mask_hidden": [3], "action_hidden": [3]}
+        >>> config = ICARMAConfig(mask_hidden=(3,), action_hidden=(3,), alpha=3.0)
         >>> nets = ICARMANetworks(("x", "y", "z"), ("y", "z"), torch.zeros(3), torch.ones(3),
-        ...                       torch.ones(3), ICARMAConfig(mask_hidden=(3,), action_hidden=(3,)))
+        ...                       torch.ones(3), config)
         >>> folder = pathlib.Path(tempfile.mkdtemp())
         >>> _ = save_networks(nets, folder / "small", {"config": small})
         >>> loaded, meta = load_networks(folder / "small")

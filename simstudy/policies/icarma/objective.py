@@ -59,7 +59,8 @@ def sample_training_profiles(
         ``(actionable (n, k) bool, weights (n, k) float64 with inf where not actionable)``.
 
     Example:
-        >>> act, w = sample_training_profiles(5, 4, ICARMAConfig(), torch.Generator())
+        >>> config = ICARMAConfig().with_cost(alpha=3.0, placement="outside")
+        >>> act, w = sample_training_profiles(5, 4, config, torch.Generator())
         >>> bool(act.any(dim=1).all()), bool(torch.isinf(w[~act]).all())
         (True, True)
     """
@@ -162,6 +163,7 @@ class Objective:
         >>> from simstudy.policies.icarma import ICARMAConfig, Objective, train_icarma
         >>> from simstudy.policies.icarma import sample_training_profiles
         >>> config = ICARMAConfig(epochs=1, mask_hidden=(8,), action_hidden=(8,))
+        >>> config = config.with_cost(context.cost.alpha, context.cost.placement)
         >>> nets, _ = train_icarma(context, config, seed=0)
         >>> x = data.x_train[:5]
         >>> act, w = sample_training_profiles(5, 4, config, torch.Generator().manual_seed(0))

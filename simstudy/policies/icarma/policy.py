@@ -11,29 +11,35 @@ from ...primitives.levels import snap_values
 from ...primitives.profiles import ActionabilityProfiles
 from ...world.decision import ModelCache, state_dict_hash
 from ..base import RecourseContext, RecoursePolicy
-from .config import ICARMAParams
+from .config import ICARMAConfig
 from .networks import ICARMANetworks, load_networks, save_networks
 from .objective import noise_scale
+from .spec import ICARMAParams
 from .training import best_check, train_icarma, world_fingerprint
 
 __all__ = ["ICARMA"]
 
 
 
-class ICARMA(ICARMAParams, RecoursePolicy):
+class ICARMA(RecoursePolicy):
     """Amortized individualized causal recourse.
 
+    Takes :class:`~simstudy.policies.icarma.spec.ICARMAParams` (or an :class:`ICARMAConfig`
+    and the other fields as keywords). The networks are trained for the cost profile of the
+    context it is fitted on (:attr:`RecourseContext.cost`, the population's).
+
     Args:
-        config: hyperparameters (:class:`ICARMAConfig`).
+        params: the parameters (hyperparameters, ``seeds``, ``cache``).
         seeds: training seeds. With several, one model is trained per seed (each cached) and the
             best on validation (see :func:`best_check`) is deployed, as the paper reports the
             best of its training runs. ``None``: the context's seed.
         cache: ``True``: trained models are stored in the run's model cache (the context's;
-            the default cache folder when the context has none); ``False``: no caching; or a
-            :class:`ModelCache` to use.
+            the default cache folder when the context has none); ``False``: no caching; or
+            (given as a keyword, not in a document) a :class:`ModelCache` to use.
         progress: show a progress bar while training (silenced by ``--quiet``).
 
     Attributes:
+        config_: the hyperparameters trained with (the context's cost profile filled in).
         networks_: the deployed :class:`ICARMANetworks`.
         meta_: metadata of the deployed model (seed, validation figures, hash, timing).
         runs_: metadata of every trained seed.
@@ -46,18 +52,32 @@ class ICARMA(ICARMAParams, RecoursePolicy):
 
     Example:
         >>> from simstudy.policies.icarma import ICARMA, ICARMAConfig
-        >>> ICARMA(ICARMAConfig(epochs=2), seeds=[0, 1], cache=False).seeds
+        >>> ICARMA(ICARMAConfig(epochs=2), seeds=[0, 1], cache=False).params.seeds
         [0, 1]
     """
 
     kind = "icarma"
+    Params = ICARMAParams
+
+    def __init__(self, params: ICARMAParams | ICARMAConfig | None = None, /, *,
+                 cache: bool | ModelCache = True, progress: bool = True, **values) -> None:
+        if isinstance(params, ICARMAConfig) and not isinstance(params, ICARMAParams):
+            params, values = None, {**params.training_config().model_dump(
+                exclude={"alpha", "cost_placement"}), **values}
+        if params is None:
+            values["cache"] = not isinstance(cache, bool) or cache
+        super().__init__(params, **values)
+        self.cache = cache if isinstance(cache, ModelCache) else self.params.cache
+        self.progress = progress
 
     # -- training -------------------------------------------------------------------------
     def fit(self, context: RecourseContext) -> ICARMA:
         self.context_ = context
-        if self.config.action_space == "latent":
+        self.config_ = self.params.training_config().with_cost(context.cost.alpha,
+                                                              context.cost.placement)
+        if self.config_.action_space == "latent":
             self.noise_std_ = noise_scale(context)
-        seeds = list(self.seeds) if self.seeds else [int(context.seed)]
+        seeds = list(self.params.seeds) if self.params.seeds else [int(context.seed)]
         runs = [self._fit_one(context, s) for s in seeds]
         best = best_check([meta["deployed_check"] for _, meta in runs])
         self.networks_, self.meta_ = runs[best]
@@ -73,7 +93,7 @@ class ICARMA(ICARMAParams, RecoursePolicy):
 
     def _cache_key(self, context: RecourseContext, seed: int) -> str:
         return ModelCache.key(
-            "icarma", config=self.config.to_json(), seed=int(seed),
+            "icarma", config=self.config_.to_json(), seed=int(seed),
             world=world_fingerprint(context.world), model=state_dict_hash(context.model),
             data=context.data.content_hash(), torch=torch.__version__.split("+")[0])
 
@@ -81,7 +101,7 @@ class ICARMA(ICARMAParams, RecoursePolicy):
         key, cache = self._cache_key(context, seed), self._model_cache(context)
 
         def train() -> tuple[ICARMANetworks, dict]:
-            return train_icarma(context, self.config, seed, progress=self.progress)
+            return train_icarma(context, self.config_, seed, progress=self.progress)
 
         if cache is None:
             nets, meta = train()
@@ -121,7 +141,7 @@ class ICARMA(ICARMAParams, RecoursePolicy):
         with torch.no_grad():
             h = nets.encode(xt, act_t, w_t)
             mask = (nets.mask_logits(h) > 0) & act_t  # never act on a non-actionable feature
-            if self.config.action_space == "latent":
+            if self.config_.action_space == "latent":
                 x_cf = nets.latent_actions(h, xt, mask, self.context_.world, self.noise_std_)
                 theta = x_cf[:, nets.act_index]
             else:

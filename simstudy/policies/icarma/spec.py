@@ -1,66 +1,64 @@
-"""iCARMA's scenario entry, derived from :class:`ICARMAConfig` and :class:`ICARMAParams`
-(the policy's constructor) without importing torch, so documents naming iCARMA validate fast.
+"""iCARMA's parameters model (torch-free): the scenario entry, made of the hyperparameters.
 
 Example:
-    >>> ICARMASpec(kind="icarma").config().epochs
+    >>> ICARMAParams(kind="icarma").training_config().epochs
     450
+    >>> ICARMAParams(kind="icarma", preferences="likert", epochs=3).lr
+    0.001
 """
 
 from __future__ import annotations
 
-import dataclasses
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
+from pydantic import model_validator
+
+from ...core.bounds import Seed
 from ...core.registry import register
-from ...core.schema import derive_spec, resolve_runtime
-from ..specs import PolicySpec
-from .config import CostShapeName, ICARMAConfig, ICARMAParams
+from ..params import PolicyParams
+from .config import ICARMAConfig
 
-__all__ = ["ICARMASpec"]
-
-
-from ...core.bounds import LayerWidth
-
-_Hidden = list[LayerWidth] | None
-#: the hyperparameters as document fields: every one optional ("keep the preference set's
-#: value"), except the set itself; tuples are lists in a document
-_CONFIG_FIELDS = derive_spec(
-    ICARMAConfig, base=PolicySpec, optional=True, name="ICARMAConfigFields",
-    replace={"preferences": (Literal["ranking", "likert"], "ranking"),
-             "mask_hidden": (_Hidden, None), "action_hidden": (_Hidden, None),
-             "cost_shapes": (list[CostShapeName] | None, None)})
+__all__ = ["ICARMAParams"]
 
 
-@lambda entry: register("policy", entry)
-class ICARMASpec(derive_spec(ICARMAParams, runtime="simstudy.policies.icarma.policy:ICARMA",
-                             kind="icarma", base=_CONFIG_FIELDS, name="ICARMASpec",
-                             exclude=("config", "progress"), replace={"cache": (bool, True)})):
-    """Scenario entry of iCARMA.
+class ICARMAParams(PolicyParams, ICARMAConfig):
+    """Parameters of :class:`~simstudy.policies.icarma.policy.ICARMA`: its hyperparameters
+    (:class:`ICARMAConfig`) and how it is trained and deployed.
 
-    ``preferences`` picks the paper's rank-based or score-based hyperparameter set; any other
-    hyperparameter of :class:`ICARMAConfig` left out keeps that set's value. Train with the
-    ``alpha`` and ``cost_placement`` of the population it will serve (the network sees weights
-    scaled by ``alpha``). ``seeds`` trains one model per seed and deploys the best on
-    validation; ``cache: false`` trains afresh instead of using the run's model cache.
+    ``preferences`` picks the paper's rank-based or score-based hyperparameter set; a value given
+    replaces the set's. The cost profile's ``alpha`` and weight placement are not iCARMA's: they
+    are the population's (``cost:`` of the population document), read when the policy is
+    fitted, so the networks are trained for the people they serve. ``seeds`` trains one model
+    per seed and deploys the best on validation; ``cache: false`` trains afresh instead of
+    using the run's model cache.
 
     Example:
-        >>> ICARMASpec(kind="icarma", preferences="likert", epochs=3).config().lr
-        0.001
+        >>> params = ICARMAParams.model_validate({"kind": "icarma", "preferences": "likert",
+        ...                                       "epochs": 3, "seeds": [0, 1]})
+        >>> params.epochs, params.lr, params.seeds, params.training_config().alpha
+        (3, 0.001, [0, 1], None)
     """
 
     needs_gradients: ClassVar[bool] = True  # follows the decision model's gradient
+    kind: Literal["icarma"] = "icarma"
+    seeds: list[Seed] | None = None
+    cache: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cost_is_the_populations(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in ("alpha", "cost_placement"):
+                if data.get(key) is not None:
+                    raise ValueError(
+                        f"{key}: iCARMA is trained for the cost profile of the population it "
+                        "serves; set it in the population's `cost:` (alpha, placement)")
+        return data
 
     @classmethod
     def check_example(cls) -> dict:
         """Brief training for the contract checks (:mod:`simstudy.checks`)."""
         return {"kind": "icarma", "epochs": 2, "batch_size": 64, "cache": False}
 
-    def config(self) -> ICARMAConfig:
-        overrides = {f.name: getattr(self, f.name) for f in dataclasses.fields(ICARMAConfig)
-                     if f.name != "preferences" and getattr(self, f.name) is not None}
-        overrides = {k: tuple(v) if isinstance(v, list) else v for k, v in overrides.items()}
-        return ICARMAConfig.for_preferences(self.preferences, **overrides)
 
-    def build(self):
-        """The unfitted :class:`~simstudy.policies.icarma.policy.ICARMA` as configured."""
-        return resolve_runtime(self.runtime)(self.config(), **self.arguments())
+register("policy", ICARMAParams, "simstudy.policies.icarma.policy:ICARMA")

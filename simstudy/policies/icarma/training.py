@@ -151,7 +151,9 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
     """Trains the networks on the rejected training applicants (see the module docstring).
 
     Network initialization, profile draws, Gumbel noise and batch order all come from streams
-    keyed by ``seed`` (see :mod:`simstudy.core.rng`), so training is reproducible.
+    keyed by ``seed`` (see :mod:`simstudy.core.rng`), so training is reproducible. The cost
+    profile's ``alpha`` and placement the configuration leaves open are the context's
+    (:attr:`RecourseContext.cost`, the population's).
 
     References:
         Majumdar & Valera, "CARMA: A practical framework to generate recommendations for causal
@@ -169,6 +171,7 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
         (('loan_amount', 'loan_duration', 'income', 'savings'), ['best_epoch', 'best_val_cost'])
     """
     t0, c0 = time.perf_counter(), time.process_time()
+    config = config.with_cost(context.cost.alpha, context.cost.placement)
     s = _rejected(context)
     if len(s["x_tr"]) == 0:
         raise ValueError("the decision model rejects no training applicant; nothing to learn")

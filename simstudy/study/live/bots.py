@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.registry import build
 from ...core.rng import derive_seed, entity_uniforms
 from ..section import study_response
 from .engine import LiveEngine
@@ -90,7 +91,7 @@ class BotCrowd:
         self.think = think
         self.people = engine.people()
         # the response model by the study's one scope rule, as `run` and `power` read it
-        self.response = study_response(engine.scenario)[0].build()
+        self.response = build("response", study_response(engine.scenario)[0])
         self.seed = derive_seed(engine.rep_.seed, "bots", seed)
         feats = engine.features_
         lo = np.array([f.lower for f in feats])

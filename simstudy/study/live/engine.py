@@ -22,6 +22,7 @@ Item identity follows the simulated study: item ``i`` is the ``i``-th study poli
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import threading
@@ -205,7 +206,9 @@ class LiveEngine:
         cache = self._cache if self._cache is not None else ModelCache()
         self.rep_ = prepare_replication(self.scenario, self.study.replication,
                                         self.scenario.seed, cache, base_dir=self.path.parent)
-        ctx = self.rep_.context
+        # the participants' cost profile is the study population's
+        ctx = dataclasses.replace(self.rep_.context, cost=self.populations[
+            self.population_condition].cost.profile())
         self.context_ = ctx
         specs = {policy_name(p): p for p in self.scenario.policies}
         self.fitted_ = {name: specs[name].policy().fit(ctx) for name in self.conditions}
