@@ -181,7 +181,7 @@ def test_ray_writes_the_same_bytes_for_a_scenario_and_a_sweep(scenario_file, ser
     from _sweep_support import write_sweep
 
     from simstudy.core.executors import RayExecutor
-    from simstudy.run.sweep import run_sweep
+    from simstudy.run.sweep_runner import run_sweep
 
     serial, cache = serial_run
     sweep_file = write_sweep(tmp_path / "sweep")

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from simstudy.core.normal_draws import entity_normals
 from simstudy.core.registry import entries
-from simstudy.core.rng import entity_normals, entity_uniforms
+from simstudy.core.rng import entity_uniforms
 from simstudy.people import ResponseInputs, ResponseModel
 
 

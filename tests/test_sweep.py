@@ -14,7 +14,8 @@ from _sweep_support import POP, SWEEP, write_sweep
 import simstudy
 from simstudy.cli import main
 from simstudy.core.documents import DocumentError
-from simstudy.run.sweep import expand_cells, load_sweep, run_sweep, set_path
+from simstudy.run.sweep import expand_cells, load_sweep, set_path
+from simstudy.run.sweep_runner import run_sweep
 from simstudy.world.decision import ModelCache
 
 

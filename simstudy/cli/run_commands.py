@@ -124,7 +124,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from ..run.sweep import run_sweep
+    from ..run.sweep_runner import run_sweep
 
     with executor_from_args(args) as executor:
         result = run_sweep(args.sweep, args.out, executor=executor)

@@ -7,34 +7,30 @@ numbers), and results do not depend on batch sizes or worker counts.
 
 Two kinds of streams are provided:
 
-* :func:`generator` / :func:`torch_generator` give a whole stream for one purpose (for example
-  "sample the world of replication 3"), derived with :class:`numpy.random.SeedSequence`.
-* :func:`entity_uniforms` / :func:`entity_normals` give, for a vector of entity ids, draws that
+* :func:`generator` gives a whole stream for one purpose (for example "sample the world of
+  replication 3"), derived with :class:`numpy.random.SeedSequence`
+  (:func:`simstudy.core.trainer.torch_generator` is its torch twin).
+* :func:`entity_uniforms` gives, for a vector of entity ids, draws that
   depend only on ``(seed, purpose, id, draw index)``. They are computed in one vectorized pass
   with a counter-based hash (SplitMix64 finalizer), because numpy exposes no way to evaluate
   many keyed counter-based generators at once and creating one ``Generator`` per applicant is
-  too slow for populations of 10^5 people.
+  too slow for populations of 10^5 people (:func:`simstudy.core.normal_draws.entity_normals`
+  turns them into standard normals).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    import torch
 
 __all__ = [
     "key_to_int",
     "seed_sequence",
     "generator",
-    "torch_generator",
     "derive_seed",
     "entity_uniforms",
-    "entity_normals",
 ]
 
 _MASK64 = (1 << 64) - 1
@@ -66,15 +62,6 @@ def derive_seed(seed: int, *keys: int | str) -> int:
     """A 63-bit integer seed for the stream ``(seed, *keys)`` (for libraries that take ints)."""
     state = seed_sequence(seed, *keys).generate_state(2, dtype=np.uint32)
     return int((int(state[0]) << 31) ^ int(state[1])) & ((1 << 63) - 1)
-
-
-def torch_generator(seed: int, *keys: int | str) -> torch.Generator:
-    """A CPU torch generator for the stream ``(seed, *keys)``."""
-    import torch
-
-    g = torch.Generator()
-    g.manual_seed(derive_seed(seed, *keys))
-    return g
 
 
 def _splitmix64(z: np.ndarray) -> np.ndarray:
@@ -117,12 +104,3 @@ def entity_uniforms(
         bits = _splitmix64(_splitmix64(key[:, None] + draws[None, :]) ^ base)
     # 53 high bits -> double in (0, 1); the half offset keeps 0 out.
     return ((bits >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
-
-
-def entity_normals(
-    seed: int, purpose: int | str, ids: Iterable[int] | np.ndarray, n_draws: int = 1
-) -> np.ndarray:
-    """Standard normal draws keyed like :func:`entity_uniforms` (inverse-CDF transform)."""
-    from scipy.special import ndtri  # scipy only where normals are drawn
-
-    return ndtri(entity_uniforms(seed, purpose, ids, n_draws))

@@ -23,8 +23,9 @@ from collections.abc import Callable
 import torch
 
 from .progress import track
+from .rng import derive_seed
 
-__all__ = ["fit_minibatches"]
+__all__ = ["fit_minibatches", "torch_generator"]
 
 
 def fit_minibatches(
@@ -70,3 +71,17 @@ def fit_minibatches(
                 return done
     module.eval()
     return epochs
+
+
+def torch_generator(seed: int, *keys: int | str) -> torch.Generator:
+    """A CPU torch generator for the stream ``(seed, *keys)`` (the torch twin of
+    :func:`simstudy.core.rng.generator`).
+
+    Example:
+        >>> a, b = torch_generator(0, "example"), torch_generator(0, "example")
+        >>> bool((torch.rand(3, generator=a) == torch.rand(3, generator=b)).all())
+        True
+    """
+    g = torch.Generator()
+    g.manual_seed(derive_seed(seed, *keys))
+    return g

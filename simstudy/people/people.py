@@ -31,7 +31,8 @@ from functools import cached_property
 import numpy as np
 import torch
 
-from ..core.rng import entity_normals, entity_uniforms
+from ..core.normal_draws import entity_normals
+from ..core.rng import entity_uniforms
 from ..primitives.limits import ChangeLimits, limit_violations
 from ..primitives.profiles import ActionabilityProfiles
 from ..primitives.space import ScaledSpace, action_mask

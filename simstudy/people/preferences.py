@@ -42,7 +42,8 @@ from typing import Literal
 import numpy as np
 import torch
 
-from ..core.rng import entity_normals, entity_uniforms
+from ..core.normal_draws import entity_normals
+from ..core.rng import entity_uniforms
 from ..primitives.profiles import ActionabilityProfiles
 from ..primitives.space import ScaledSpace, clip_to_box
 from ..primitives.spheres import growing_spheres

@@ -67,7 +67,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..core.rng import entity_normals, entity_uniforms
+from ..core.normal_draws import entity_normals
+from ..core.rng import entity_uniforms
 from ..metrics import Recourse
 from ..primitives.consistency import inconsistent_features, world_counterfactual
 from ..primitives.feedback import Feedback

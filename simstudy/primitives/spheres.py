@@ -37,7 +37,8 @@ from typing import Literal
 import numpy as np
 import torch
 
-from ..core.rng import entity_normals, entity_uniforms
+from ..core.normal_draws import entity_normals
+from ..core.rng import entity_uniforms
 from .space import ScaledSpace, clip_to_box
 
 __all__ = ["sample_shell", "growing_spheres", "sparsify"]

@@ -18,10 +18,11 @@ that file into the cell's scenario first, so population fields can be swept too.
 scenario is validated like any scenario before anything runs; a problem is reported as
 ``SWEEP.yaml: cell <label>: field: reason``.
 
-``simstudy sweep SWEEP.yaml --out DIR`` runs every unit of every cell through one executor and
-one progress bar, each cell into ``DIR/cells/<label>/`` (a normal run directory, resumable), and
-writes ``DIR/summary.csv`` (every cell's summary rows, one per cell x policy x condition x group,
-led by the cell's label and override values) and ``DIR/sweep.json`` (the sweep, every cell's
+``simstudy sweep SWEEP.yaml --out DIR`` (:func:`simstudy.run.sweep_runner.run_sweep`) runs
+every unit of every cell through one executor and one progress bar, each cell into
+``DIR/cells/<label>/`` (a normal run directory, resumable), and writes ``DIR/summary.csv``
+(every cell's summary rows, one per cell x policy x condition x group, led by the cell's label
+and override values) and ``DIR/sweep.json`` (the sweep, every cell's
 overrides, resolved-scenario hash and status). An interrupted sweep resumes where it stopped;
 rerunning a changed sweep into the same directory refuses cells whose scenario changed.
 
@@ -39,7 +40,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, model_validator
 
@@ -47,20 +48,12 @@ from ..core.documents import (
     DocumentError,
     DocumentProblem,
     StrictModel,
-    UsageError,
     load_yaml,
     validate_data,
 )
-from ..core.store import atomic_write_text, package_versions, write_csv
 from .scenario import load_scenario
 
-if TYPE_CHECKING:  # a sweep's documents validate without the runner (torch, pandas)
-    import pandas as pd
-
-    from ..core.executors import Executor
-
-__all__ = ["SweepSpec", "VariantSpec", "Cell", "expand_cells", "set_path", "load_sweep",
-           "run_sweep", "SweepResult"]
+__all__ = ["SweepSpec", "VariantSpec", "Cell", "expand_cells", "set_path", "load_sweep"]
 
 _STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
 _PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[\d+\])*(\.[A-Za-z_][A-Za-z0-9_]*(\[\d+\])*)*$")
@@ -225,63 +218,3 @@ def load_sweep(path: str | Path) -> tuple[SweepSpec, list[tuple[Cell, Path, Any,
     if problems:
         raise DocumentError(problems)
     return spec, cells
-
-
-@dataclass
-class SweepResult:
-    out_dir: Path
-    summary: pd.DataFrame
-    manifest: dict[str, Any]
-
-
-def run_sweep(path: str | Path, out_dir: str | Path, executor: Executor | None = None,
-              progress: bool = True, cache: Any = None) -> SweepResult:
-    """Runs (or resumes) every cell of a sweep; writes ``summary.csv`` and ``sweep.json``."""
-    import pandas as pd
-
-    from .runner import SUMMARY_DIGITS, ScenarioRun, run_units
-
-    spec, cells = load_sweep(path)
-    out = Path(out_dir)
-    sweep_file = out / "sweep.json"
-    document = spec.model_dump(mode="json")
-    if sweep_file.exists():
-        previous = json.loads(sweep_file.read_text())
-        if previous.get("sweep") != document:
-            raise UsageError(f"{out} holds another sweep; choose another --out directory")
-    manifest: dict[str, Any] = {
-        "status": "running", "sweep_file": str(path), "sweep": document,
-        "versions": package_versions(),
-        "cells": [{"label": c.label, "variant": c.variant, "scenario": str(base),
-                   "overrides": c.overrides} for c, base, _, _ in cells],
-    }
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(sweep_file, json.dumps(manifest, indent=2, default=str))
-    runs: list[ScenarioRun] = []
-    try:
-        for cell, base_path, scenario, populations in cells:
-            runs.append(ScenarioRun.open(base_path, out / "cells" / cell.label, cache=cache,
-                                         loaded=(scenario, populations), executor=executor))
-    except BaseException:
-        for run in runs:
-            run.close()
-        raise
-    results = run_units(runs, executor, progress, desc=spec.name)
-    frames = []
-    grid_paths = list(spec.grid)
-    for (cell, _, _, _), res, entry in zip(cells, results, manifest["cells"], strict=True):
-        lead = {"cell": cell.label}
-        if spec.variants:
-            lead["variant"] = cell.variant
-        for p in grid_paths:
-            v = cell.overrides[p]
-            lead[p] = v if isinstance(v, str | int | float | bool) else json.dumps(v)
-        frames.append(res.summary.assign(**lead)[[*lead, *res.summary.columns]])
-        entry["resolved_sha256"] = res.manifest["resolved_sha256"]
-        entry["status"] = res.manifest["status"]
-    summary = pd.concat(frames, ignore_index=True)
-    write_csv(summary, out / "summary.csv", digits=SUMMARY_DIGITS)
-    manifest["status"] = "complete"
-    manifest["outputs"] = ["summary.csv", "cells/"]
-    atomic_write_text(sweep_file, json.dumps(manifest, indent=2, default=str))
-    return SweepResult(out, summary, manifest)

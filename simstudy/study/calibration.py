@@ -57,6 +57,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import optimize, stats
+from scipy.special import logsumexp, ndtr
+from statsmodels.tools.numdiff import approx_hess3
 
 from ..core.documents import DocumentError, DocumentProblem, load_yaml, validate_data
 from ..people.rating import RatingResponseSpec
@@ -73,8 +76,6 @@ _CUTS = np.arange(1.5, 7.0, 1.0)
 def _log_probs(y: np.ndarray, mean: np.ndarray, sd: float) -> np.ndarray:
     """log P(rating y | latent mean) for ratings 1..7 (``y`` per row, ``mean`` rows x nodes),
     stable in both tails: above the mean's category the mirror image ``Phi(-l) - Phi(-u)``."""
-    from scipy.special import ndtr
-
     top = np.r_[_CUTS, np.inf][np.clip(y - 1, 0, 6)][:, None]
     bottom = np.r_[-np.inf, _CUTS][np.clip(y - 1, 0, 6)][:, None]
     upper, lower = (top - mean) / sd, (bottom - mean) / sd
@@ -183,8 +184,6 @@ class _Likelihood:
         return dict(zip(self.names, theta, strict=True))
 
     def __call__(self, theta: np.ndarray) -> float:
-        from scipy.special import logsumexp
-
         p = self.unpack(theta)
         sds = [np.exp(p[f"log {r}.sd_intercept"]) for r in self.ratings]
         if len(self.ratings) == 2:
@@ -227,9 +226,6 @@ def calibrate(table: pd.DataFrame, ratings: list[str] | None = None,
     Returns:
         A fitted :class:`Calibration`.
     """
-    from scipy import optimize, stats
-    from statsmodels.tools.numdiff import approx_hess3
-
     ratings = ratings or [r for r in ("accept", "act") if r in table]
     if not ratings:
         raise ValueError("the table has no rating column 'accept' or 'act'")

@@ -47,6 +47,9 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scipy import stats
+from statsmodels.regression.mixed_linear_model import MixedLM
+from statsmodels.stats.multitest import multipletests
 
 from ..analysis.gamm import fit_gamm
 from .hypotheses import GROUP_VALUES, HypothesisSpec, hypothesis_names
@@ -67,8 +70,6 @@ def one_sided_p(z: float, direction: str) -> float:
         >>> round(one_sided_p(1.645, "greater"), 3), round(one_sided_p(1.645, "two-sided"), 2)
         (0.05, 0.1)
     """
-    from scipy import stats
-
     if direction in ("greater", "increasing"):
         return float(stats.norm.sf(z))
     if direction in ("less", "decreasing"):
@@ -101,8 +102,6 @@ def adjust_p(p: np.ndarray, method: str) -> np.ndarray:
     p = np.asarray(p, dtype=float)
     if method == "none" or len(p) == 0:
         return p.copy()
-    from statsmodels.stats.multitest import multipletests
-
     filled = np.where(np.isnan(p), 1.0, p)
     adjusted = multipletests(filled, method=method)[1]
     return np.where(np.isnan(p), np.nan, adjusted)
@@ -141,8 +140,6 @@ def evaluate_hypothesis(table: pd.DataFrame, h: HypothesisSpec, group: str = "ui
         policy: the column naming each rated recourse's policy.
         smooth: also fit the distance smooth of a distance hypothesis (reported beside).
     """
-    from statsmodels.regression.mixed_linear_model import MixedLM
-
     out = {"estimate": math.nan, "se": math.nan, "z": math.nan, "p": math.nan, "failed": True,
            "n_ratings": 0, "n_participants": 0, "smooth_edf": math.nan, "smooth_p": math.nan,
            "note": ""}

@@ -20,8 +20,7 @@ import time
 import torch
 from torch import nn
 
-from ...core.rng import torch_generator
-from ...core.trainer import fit_minibatches
+from ...core.trainer import fit_minibatches, torch_generator
 from ...world.decision import state_dict_hash
 from ..base import RecourseContext
 from .config import ICARMAConfig

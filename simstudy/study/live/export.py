@@ -29,6 +29,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from ...core.documents import UsageError
 from ...core.store import write_csv
 from ...run.dictionary import dictionary_table
@@ -39,8 +41,6 @@ __all__ = ["live_tables", "export_study"]
 
 def live_tables(store: Any) -> tuple[Any, Any]:
     """``(study, open answers)`` DataFrames of a live study's store."""
-    import pandas as pd
-
     meta = json.loads(store.meta("study") or "{}")
     names = meta.get("features", [])
     sensitive = [s for s in meta.get("sensitive", []) if s in names]
