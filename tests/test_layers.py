@@ -35,9 +35,10 @@ FLOORS: list[set[str]] = [
     {"__init__"},
 ]
 FLOOR = {name: level for level, names in enumerate(FLOORS) for name in names}
-#: optional readers of decision models from files (scikit-learn via skops, ONNX), loaded only
-#: when a scenario names such a file
-OPTIONAL_READERS = {"skops", "onnxruntime", "ray", "sklearn"}
+#: optional extras, imported only where they are used so that the package runs without them:
+#: readers of decision models from files (scikit-learn via skops, ONNX), the Ray executor and
+#: the live study's server and bots (``simstudy[models]``, ``[ray]``, ``[live]``)
+OPTIONAL_READERS = {"skops", "onnxruntime", "ray", "sklearn", "starlette", "uvicorn", "httpx"}
 
 
 def _module_name(path: Path) -> str:
@@ -152,3 +153,34 @@ def test_no_import_circle():
 
 def test_the_circle_finder_sees_a_circle():
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _imports_inside_functions(path: Path) -> list[tuple[int, list[str]]]:
+    found = []
+    for function in ast.walk(ast.parse(path.read_text())):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [(node.lineno, _targets(path, node)) for node in ast.walk(function)
+                      if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return found
+
+
+def test_no_import_inside_a_function_outside_the_command_line_and_optional_extras():
+    # an import inside a function hides an arrow from the graph above (and a cost from the
+    # reader); the command line may defer its imports to keep `--help` fast, and optional
+    # extras are imported where they are used
+    hidden = []
+    for path in sorted(ROOT.rglob("*.py")):
+        module = _module_name(path)
+        if module.startswith("simstudy.cli"):
+            continue
+        for line, targets in _imports_inside_functions(path):
+            extra = all(t.split(".")[0] in OPTIONAL_READERS for t in targets)
+            if not extra:
+                hidden.append(f"{path.relative_to(ROOT.parent)}:{line} {targets}")
+    assert not hidden, "imports inside functions:\n" + "\n".join(hidden)
+
+
+def test_the_hidden_import_finder_sees_one(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n    import torch\n    return torch\n")
+    assert [t for _, t in _imports_inside_functions(path)] == [["torch"]]
