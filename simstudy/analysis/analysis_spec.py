@@ -15,8 +15,10 @@ from ..core.bounds import (
     Participants,
 )
 from ..core.documents import StrictModel
+from ..core.registry import kinds
 from ..metrics import METRICS
 from ..people.rating import EffectSpec, RatingResponseSpec, RatingSpec
+from . import family_kinds as _family_kinds  # noqa: F401 - registers the GAMM families
 
 __all__ = ["EffectSpec", "RatingSpec", "ResponseSpec", "ModelSpec", "ContrastAnalysisSpec",
            "AnalysisSpec", "StudySpec", "PowerPlan", "AuditSpec"]
@@ -32,9 +34,17 @@ class ModelSpec(StrictModel):
     distance: str
     k: int | None = Field(None, ge=3, le=MAX_BASIS,
                           description="basis size; default min(10, distinct - 1)")
-    family: Literal["gaussian", "binomial", "ocat"] = Field(
-        "gaussian", description="gaussian (ratings as interval data), binomial (0/1, logit) "
-        "or ocat (ordered categories of the rating scale, cumulative logit)")
+    family: str = Field(
+        "gaussian", description="a registered family: gaussian (ratings as interval data), "
+        "binomial (0/1, logit) or ocat (ordered categories of the rating scale, cumulative "
+        "logit)")
+
+    @field_validator("family")
+    @classmethod
+    def _registered_family(cls, value: str) -> str:
+        if value not in kinds("family"):
+            raise ValueError(f"unknown family {value!r}; choose from {kinds('family')}")
+        return value
 
 
 class ContrastAnalysisSpec(StrictModel):

@@ -32,7 +32,11 @@ from abc import ABC, abstractmethod
 import numpy as np
 from scipy.special import expit, log_expit
 
-__all__ = ["Family", "Binomial", "OrderedCategorical", "make_family"]
+from ..core.registry import build, entry_model, kinds
+from .family_kinds import BinomialFamilyParams, GaussianFamilyParams, OrderedCategoricalParams
+
+__all__ = ["Family", "Binomial", "OrderedCategorical", "make_family", "gaussian_family",
+           "binomial_family", "ocat_family"]
 
 
 def _logistic_density(big_f: np.ndarray):
@@ -201,14 +205,27 @@ class OrderedCategorical(Family):
         return np.diff(cum, axis=1)
 
 
+def gaussian_family(params: GaussianFamilyParams, n_categories: int | None = None) -> None:
+    """``None``: the gaussian family is the exact REML engine, not a :class:`Family`."""
+    return None
+
+
+def binomial_family(params: BinomialFamilyParams, n_categories: int | None = None) -> Binomial:
+    """The binomial family (logit link)."""
+    return Binomial()
+
+
+def ocat_family(params: OrderedCategoricalParams,
+                n_categories: int | None = None) -> OrderedCategorical:
+    """The ordered-categorical family over ``n_categories`` (read from the data)."""
+    if n_categories is None:
+        raise ValueError("the ocat family needs the number of categories")
+    return OrderedCategorical(n_categories)
+
+
 def make_family(name: str, n_categories: int | None = None) -> Family | None:
-    """The family called ``name`` (``"gaussian"`` gives ``None``: the exact REML engine)."""
-    if name == "gaussian":
-        return None
-    if name == "binomial":
-        return Binomial()
-    if name == "ocat":
-        if n_categories is None:
-            raise ValueError("the ocat family needs the number of categories")
-        return OrderedCategorical(n_categories)
-    raise ValueError(f"family must be 'gaussian', 'binomial' or 'ocat', got {name!r}")
+    """The registered family called ``name`` (``"gaussian"`` gives ``None``: the exact REML
+    engine), for data with ``n_categories`` rating categories."""
+    if name not in kinds("family"):
+        raise ValueError(f"family must be one of {kinds('family')}, got {name!r}")
+    return build("family", entry_model("family", name)(), n_categories)

@@ -30,9 +30,11 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 import torch
+from pydantic import Field
 from threadpoolctl import threadpool_limits
 
-from .documents import UsageError
+from .documents import StrictModel, UsageError
+from .registry import build, entry_model, register
 
 __all__ = ["Executor", "SerialExecutor", "ProcessExecutor", "RayExecutor", "make_executor",
            "AffinityQueue", "affinity_of", "EXECUTORS", "BLAS_VARIABLES", "single_threaded"]
@@ -393,14 +395,41 @@ class RayExecutor(Executor):
         return {"executor": "ray", "workers": self.workers, "address": self.address}
 
 
-def make_executor(kind: Literal["local", "ray"] = "local", workers: int | None = None,
-                  address: str | None = None) -> Executor:
-    """The executor a command line asks for.
+class LocalExecutorParams(StrictModel):
+    """This process (one worker) or a local process pool of ``workers`` (default: all cores)."""
 
-    ``local`` with ``workers`` processes (default: all cores; 1 runs in this process);
-    ``ray`` joins ``address`` or starts a local instance with ``workers`` CPUs.
-    """
-    if kind == "ray":
-        return RayExecutor(address, workers)
-    workers = workers or os.cpu_count() or 1
+    kind: Literal["local"] = "local"
+    workers: int | None = Field(None, ge=1)
+
+
+class RayExecutorParams(StrictModel):
+    """A Ray cluster at ``address`` (``None``: a private local instance of ``workers`` CPUs)."""
+
+    kind: Literal["ray"] = "ray"
+    workers: int | None = Field(None, ge=1)
+    address: str | None = None
+
+
+def local_executor(params: LocalExecutorParams) -> Executor:
+    """The local executor: in this process for one worker, else a process pool."""
+    workers = params.workers or os.cpu_count() or 1
     return SerialExecutor() if workers <= 1 else ProcessExecutor(workers)
+
+
+def ray_executor(params: RayExecutorParams) -> Executor:
+    """The Ray executor (:class:`RayExecutor`)."""
+    return RayExecutor(params.address, params.workers)
+
+
+register("executor", LocalExecutorParams, local_executor)
+register("executor", RayExecutorParams, ray_executor)
+
+
+def make_executor(kind: str = "local", workers: int | None = None,
+                  address: str | None = None) -> Executor:
+    """The executor a command line asks for: the registered executor kind ``kind``
+    (``local`` or ``ray``) with ``workers`` (and, for Ray, ``address``)."""
+    values: dict[str, Any] = {"kind": kind, "workers": workers}
+    if address is not None:
+        values["address"] = address
+    return build("executor", entry_model("executor", kind).model_validate(values))
