@@ -22,18 +22,11 @@ decision model's gradient (refused for decision models without one). Any model m
 ``check_example()``, the small entry the contract checks (:mod:`simstudy.checks`) build.
 
 Example:
-    >>> from typing import Literal
-    >>> from simstudy.core.documents import StrictModel
-    >>> class EchoParams(StrictModel):
-    ...     kind: Literal["echo"] = "echo"
-    ...     text: str = "hi"
-    >>> register("response", EchoParams, "builtins:repr") is EchoParams
-    True
-    >>> build("response", EchoParams(text="yo"))
-    "EchoParams(kind='echo', text='yo')"
-    >>> unregister("response", "echo")
-    >>> "echo" in kinds("response")
-    False
+    >>> import simstudy.policies  # registers the built-in policies
+    >>> kinds("policy")
+    ['growing_spheres', 'hare', 'icarma', 'oracle', 'wachter']
+    >>> entry_model("policy", "oracle")(n_values=9).n_values
+    9
 """
 
 from __future__ import annotations
