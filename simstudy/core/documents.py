@@ -229,6 +229,8 @@ def _reason(err: dict) -> str:
     if (err["type"] == "string_pattern_mismatch"
             and err.get("ctx", {}).get("pattern") == SAFE_NAME_PATTERN):
         return safe_name_problem(err.get("input")) or err["msg"]
+    if err["type"] == "value_error" and "error" in err.get("ctx", {}):
+        return str(err["ctx"]["error"])  # the validator's own words, without "Value error, "
     return err["msg"]
 
 
