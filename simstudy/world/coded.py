@@ -112,13 +112,18 @@ class CodedFlow(nn.Module):
         nearest = codes[(v[:, None] - codes).abs().argmin(dim=1)]
         return v + (nearest - v).detach()
 
-    def _settle(self, x: torch.Tensor, intervened: torch.Tensor, values: torch.Tensor
+    def _settle(self, x: torch.Tensor, intervened: torch.Tensor, values: torch.Tensor,
+                reached: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The flow's counterfactual with every coded feature not intervened on fixed at its
-        code, one after another in causal order; returns it with the fixed mask and values."""
+        code, one after another in causal order; returns it with the fixed mask and values.
+        ``reached``: ``(n, d)``, the features an intervention reaches (default: all); a coded
+        feature no row reaches needs no pass of its own."""
         fixed, target = intervened.clone(), values.clone()
         for j in self.coded:
             free = ~intervened[:, j]
+            if reached is not None:
+                free = free & reached[:, j]
             if not bool(free.any()):
                 continue
             cf = self.flow.counterfactual(x, fixed, target)
@@ -152,7 +157,7 @@ class CodedFlow(nn.Module):
         x = x.to(torch.float64)
         intervened = intervened.bool()
         values = torch.where(intervened, values.to(torch.float64), x)
-        cf, _, _ = self._settle(x, intervened, values)
-        # a feature no intervention reaches keeps its factual value exactly
         affected = (intervened.to(torch.float64) @ self.reach.to(torch.float64)) > 0
+        cf, _, _ = self._settle(x, intervened, values, affected)
+        # a feature no intervention reaches keeps its factual value exactly
         return torch.where(affected, cf, x)
