@@ -20,7 +20,8 @@ policy found a recourse, so that each rates every policy once. They are the peop
 (:class:`~simstudy.people.People`): the person who
 answered a policy's questions is the person who rates its recourse, with the same hidden truth
 and dispositions. Distances follow the published study: ``sparsity`` is the number of changed
-features and ``proximity`` the sum of ``|change| / feature range`` over them.
+features and ``proximity`` the sum of ``|change| / feature range`` over them, a categorical
+feature's change counting one (:func:`~simstudy.metrics.published_proximity`).
 
 Random others (``random_others: k``): as the published design showed each participant random
 recourses besides the chosen ones, each participant also rates ``k`` random recourses
