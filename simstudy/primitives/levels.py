@@ -13,8 +13,10 @@ placed ``v`` on the decision boundary snaps *outward* instead: to the nearest al
 least as far from the factual ``x`` as ``v`` in the direction of the move,
 ``c = argmin |c - v|`` over ``(c - x) sign(v - x) >= |v - x|`` (the nearest allowed code when
 there is none), so that the snapped change is not smaller than the one the boundary asked
-for. Distances and costs are then computed on the codes (a categorical feature's change counts
-one unit, :func:`simstudy.metrics.normalized_change`).
+for. A categorical feature's codes have no order, so its "nearest" code is one neighbour among
+equals: acceptable for the methods that move values continuously (Wachter, Growing Spheres,
+iCARMA), while the oracle tries every code. Distances and costs are then computed on the codes
+(a categorical feature's change counts one unit, :func:`simstudy.metrics.normalized_change`).
 
 Example:
     >>> import numpy as np
