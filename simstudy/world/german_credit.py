@@ -162,9 +162,9 @@ class GermanCreditWorldSpec(StrictModel):
         return self._world().data_files(base_dir)
 
     def check_data(self, base_dir: str | Path = ".") -> list[tuple[str, str]]:
-        """``(field, reason)`` for every problem of the data file (read at validation)."""
-        return [("path" if field == "csv.path" else field, reason)
-                for field, reason in self._world().check_data(base_dir)]
+        """``(field, reason)`` for every problem of the data file (read at validation); the
+        document's only data field is ``path``, so every problem names it."""
+        return [("path", reason) for _, reason in self._world().check_data(base_dir)]
 
     def build(self, seed: int, cache: Any = None, base_dir: str | Path = ".") -> tuple:
         """``(CodedFlow, WorldData, info)``: the flow fitted to the data (or from the cache)."""
