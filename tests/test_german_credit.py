@@ -164,8 +164,7 @@ def _brute_force(context, x, profiles):
 
 
 def test_the_oracle_equals_a_brute_force_over_the_flows_counterfactuals(german):
-    context, x, ids = german
-    x, ids = x[:6], ids[:6]
+    context, x, ids = german  # every rejected deployment applicant
     features = context.world.roles.actionable
     # duration (continuous), checking and savings (ordinal), housing (categorical)
     scores = np.tile([0, 1, 1, 1, 1], (len(x), 1))
@@ -174,7 +173,7 @@ def test_the_oracle_equals_a_brute_force_over_the_flows_counterfactuals(german):
     ev = evaluate_recourse(context.world, context.model, x, rec, profiles,
                            context.feature_range)
     expected = _brute_force(context, x, profiles)
-    assert np.array_equal(rec.found, np.isfinite(expected)) and rec.found.sum() >= 2
+    assert np.array_equal(rec.found, np.isfinite(expected)) and rec.found.sum() >= len(x) // 3
     np.testing.assert_allclose(ev["cost"][rec.found], expected[rec.found], rtol=1e-12)
     assert ev["valid"][rec.found].all() and ev["plausible"][rec.found].all()
     # the categorical feature counts one unit: a housing change costs 1/K whatever the codes
