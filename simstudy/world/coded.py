@@ -80,6 +80,18 @@ class CodedFlow(nn.Module):
 
     Args:
         flow: a causal flow fitted to dequantized codes (:func:`dequantized`).
+
+    Example:
+        >>> from simstudy.core.rng import generator
+        >>> from simstudy.world import FeatureRoles, FlowConfig, fit_causal_flow
+        >>> roles = FeatureRoles(("a", "b"), (), ("a",), (), {"a": (), "b": ("a",)},
+        ...                      codebook={"b": {0: "no", 1: "yes"}})
+        >>> a = generator(0, "a").standard_normal(200)
+        >>> x = torch.from_numpy(np.stack([a, (a > 0).astype(float)], axis=1))
+        >>> xd = dequantized(x, roles, generator(0, "noise"))
+        >>> world = CodedFlow(fit_causal_flow(roles, xd[:150], xd[150:], FlowConfig(epochs=2))[0])
+        >>> set(world.sample(50, generator(1, "draw"))[:, 1].tolist()) <= {0.0, 1.0}
+        True
     """
 
     name = "causal_flow"

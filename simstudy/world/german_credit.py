@@ -123,6 +123,13 @@ class GermanCreditWorldSpec(StrictModel):
         path: another copy of the data (relative to the scenario); default the project's.
         split: fitting / validation / deployment shares (CARMA's 0.8 / 0.1 / 0.1).
         flow: the causal flow's architecture and training.
+
+    Example:
+        >>> spec = GermanCreditWorldSpec.model_validate(
+        ...     {"kind": "german_credit", "flow": {"epochs": 2, "hidden": [8]}})
+        >>> world, data, info = spec.build(seed=0)
+        >>> info["world"], data.x_test.shape, sorted(set(data.x_test[:, 6].tolist()))
+        ('german_credit', torch.Size([100, 7]), [0.0, 1.0, 2.0])
     """
 
     kind: Literal["german_credit"]
