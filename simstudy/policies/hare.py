@@ -40,6 +40,14 @@ move. ``violations`` counts, by value, the features the person may not act on wh
 is neither their own nor the world's consequence of the action
 (:func:`~simstudy.primitives.consistency.inconsistent_features`).
 
+Features with levels (a codebook in the world's roles) take only codes the person allows: right
+after the bisection each candidate's value of such a feature is snapped outward, to the nearest
+allowed code at least as far from the factual as the boundary point
+(:func:`~simstudy.primitives.levels.snap_values`), so the snapped candidate stays on the approved
+side wherever the model is monotone along the move; over a causal base the snapped value is the
+intervention's and the point shown is recomputed as the counterfactual of the snapped action. A
+candidate the model no longer approves after snapping is not shown.
+
 ``keep_best`` is a departure from the reference, off by default: from the second iteration on,
 the incumbent ``r_{t-1}`` is one of the ``k`` entrants of the tournament (with ``k - 1`` fresh
 candidates, so the budget is unchanged). In the reference, iteration ``t``'s winner replaces
