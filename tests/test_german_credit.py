@@ -226,6 +226,8 @@ def test_every_policy_keeps_the_contract_on_german_credit(case, german):
         assert not off_level(rec.values, acting, levels).any()
         if case in ("oracle", "hare/oracle"):
             assert acting[:, list(levels)].any()  # not vacuous: some recourse sets a level
+        if "violations" in rec.extras:  # HARE: forbidden features off the world's values
+            assert int(rec.extras["violations"].sum()) == 0
         if people.limits is not None:
             assert not limit_violations(people.limits, x, acting, rec.values,
                                         context.feature_range,
