@@ -20,8 +20,17 @@ Definitions (``Δ = θ - x`` on the intervened features ``I``, ``r`` = training 
 * **plausibility**: ``log p(x_cf) >= log p(x)`` under the world's density.
 * **hard action** (its population share is *hap*): the recourse acts on at least one of the
   person's least-preferred individually actionable features.
-* **sparsity**: number of intervened features. **proximity**: ``|| (x_cf - x) / r ||_2`` over
+* **sparsity**: number of intervened features. **proximity**: ``|| δ(x_cf - x) ||_2`` over
   all features, downstream effects included.
+* **published proximity** (the response models' and the user study's distance):
+  ``sum_k |δ_k|`` over the intervened features.
+
+Every change ``Δ_k`` counts in normalized units as the published user study counts distance
+(Tominaga et al.): ``δ_k = Δ_k / r_k`` for a continuous or ordinal feature (an ordinal's codes
+are ordered, so a change counts ``|Δ code| / range``), and one unit, ``δ_k = sign(Δ_k)``, for a
+categorical feature (any change of category; :attr:`~simstudy.world.base.FeatureRoles.scales`).
+:func:`normalized_change` is the one place this is computed; cost, proximity and the published
+proximity all take it.
 * **violation**: the recourse intervenes on a feature the person cannot act on (must be 0).
 """
 
@@ -42,7 +51,8 @@ if TYPE_CHECKING:  # the metric table is read by documents, which validate witho
     import pandas as pd
     import torch
 
-__all__ = ["Recourse", "weighted_cost", "cost_terms", "finish_cost", "evaluate_recourse",
+__all__ = ["Recourse", "normalized_change", "published_proximity", "weighted_cost",
+           "cost_terms", "finish_cost", "evaluate_recourse",
            "RECOURSE_COLUMNS", "COST_PLACEMENTS", "DENOMINATORS", "VALUE_RANGES", "Metric",
            "METRICS", "register_metric", "metrics_of"]
 
@@ -60,7 +70,8 @@ RECOURSE_COLUMNS: dict[str, tuple[str, str]] = {
                   "0/1"),
     "cost": ("weighted cost of the recourse: (1/K) sum_k w_k (delta_k / range_k)^2 over the K "
              "globally actionable features, delta_k the change the recourse sets (0 where it "
-             "does not act; downstream changes cost nothing), w_k the person's cost weight "
+             "does not act; downstream changes cost nothing; a categorical feature's change "
+             "counts range_k, one unit), w_k the person's cost weight "
              "(1 where they cannot act); with the population's `cost: {placement: inside}` "
              "sqrt(sum_k (w_k delta_k / range_k)^2); empty without recourse", _COST_UNIT),
     "cost_unweighted": ("the same cost with every weight 1 (compares across cost profiles); "
@@ -68,8 +79,9 @@ RECOURSE_COLUMNS: dict[str, tuple[str, str]] = {
     "hard_action": ("the recourse acts on one of the person's least-preferred actionable "
                     "features (0 without recourse)", "0/1"),
     "sparsity": ("number of acted-on features (0 without recourse)", "features"),
-    "proximity": ("||(x_cf - x) / range||_2 over all features, downstream effects included; "
-                  "empty without recourse", "range-scaled distance"),
+    "proximity": ("||delta(x_cf - x)||_2 over all features, downstream effects included, "
+                  "delta a change divided by the feature's range (a categorical feature: 1 "
+                  "for any change); empty without recourse", "range-scaled distance"),
     "violation": ("the recourse acts on a feature the person cannot act on, or outside the "
                   "globally actionable ones (must be 0)", "0/1"),
     "logp": ("log-density of the factual point under the world", "nats"),
@@ -230,7 +242,8 @@ _SPARSITY = Metric(column="sparsity", among="valid", label="sparsity", direction
                    meaning="mean number of acted-on features")
 _PROXIMITY = Metric(column="proximity", among="valid", label="proximity", direction="lower",
                     unit="range-scaled distance", values="nonnegative",
-                    meaning="mean proximity ||(x_cf - x) / range||_2 (recourse.parquet "
+                    meaning="mean proximity ||delta(x_cf - x)||_2, a change in units of the "
+                            "feature's range, a categorical change one unit (recourse.parquet "
                             "`proximity`)")
 
 #: Every population metric, in the order of the summaries and the report. Cost-type figures
@@ -299,6 +312,49 @@ def metrics_of(table: str = "recourse", *, summarized: bool | None = None,
     return {k: m for k, m in METRICS.items() if m.table == table
             and (summarized is None or m.summarized == summarized)
             and (audited is None or m.audited == audited)}
+
+
+def normalized_change(delta: np.ndarray, feature_range: np.ndarray,
+                      categorical: np.ndarray | None = None) -> np.ndarray:
+    """Changes in normalized units, as the published user study counts distance:
+
+        ``δ_k = Δ_k / r_k`` (continuous and ordinal features),
+        ``δ_k = sign(Δ_k)`` (categorical features: any change of category is one unit).
+
+    Args:
+        delta: ``(..., K)`` changes ``Δ`` (0 where nothing changes).
+        feature_range: ``(K,)`` training ranges ``r``.
+        categorical: ``(K,)`` bool, the categorical features (``None``: none).
+
+    References:
+        Tominaga et al., the user study on acceptance and action of recourse (proximity as
+        the sum of per-feature changes normalised by the feature's range, categorical 0/1).
+
+    Example:
+        >>> normalized_change(np.array([[2.0, -2.0, 0.0]]), np.array([4.0, 4.0, 4.0]),
+        ...                   np.array([False, True, True])).tolist()
+        [[0.5, -1.0, 0.0]]
+    """
+    scaled = np.asarray(delta, dtype=np.float64) / np.asarray(feature_range, dtype=np.float64)
+    if categorical is None or not np.any(categorical):
+        return scaled
+    return np.where(np.asarray(categorical, dtype=bool), np.sign(scaled), scaled)
+
+
+def published_proximity(acted: np.ndarray, values: np.ndarray, x: np.ndarray,
+                        feature_range: np.ndarray, categorical: np.ndarray | None = None
+                        ) -> np.ndarray:
+    """The published proximity ``sum_k |δ_k|`` over the acted features
+    (:func:`normalized_change`: a categorical change counts one unit).
+
+    Example:
+        >>> published_proximity(np.array([[True, True, False]]), np.array([[3.0, 2.0, 9.0]]),
+        ...                     np.array([[1.0, 0.0, 0.0]]), np.array([4.0, 4.0, 4.0]),
+        ...                     np.array([False, True, False])).tolist()
+        [1.5]
+    """
+    change = np.where(acted, np.nan_to_num(np.asarray(values, dtype=np.float64) - x), 0.0)
+    return np.abs(normalized_change(change, feature_range, categorical)).sum(axis=-1)
 
 
 def cost_terms(delta_scaled, weights, placement: str = "outside"):
@@ -386,7 +442,9 @@ def evaluate_recourse(
         logp_cf = world.log_prob(torch.from_numpy(x_cf)).numpy()
 
     act_idx = profiles.columns_in(names)
-    delta_scaled = np.where(intervened, (values - x_np) / rng_, 0.0)
+    categorical = world.roles.categorical_mask() if hasattr(world.roles, "scales") else None
+    delta_scaled = normalized_change(np.where(intervened, values - x_np, 0.0), rng_,
+                                     categorical)
     d_act = delta_scaled[:, act_idx]
     w = np.where(profiles.actionable, profiles.weights, 1.0)
     placement = profiles.cost_placement
@@ -405,7 +463,8 @@ def evaluate_recourse(
                                     np.nan),
         "hard_action": found & (acted & profiles.least_preferred).any(axis=1),
         "sparsity": np.where(found, intervened.sum(axis=1), 0),
-        "proximity": np.where(found, np.linalg.norm((x_cf - x_np) / rng_, axis=1), np.nan),
+        "proximity": np.where(found, np.linalg.norm(
+            normalized_change(x_cf - x_np, rng_, categorical), axis=1), np.nan),
         "violation": violation,
         "logp": logp,
         "logp_cf": np.where(found, logp_cf, np.nan),

@@ -61,6 +61,11 @@ def leveled():
 
 
 def _spec(kind):
+    if kind.startswith("hare/"):  # HARE over another kind, searching for everyone
+        document = example_spec("policy", "hare").model_dump()
+        document["base"] = _spec(kind.split("/")[1]).model_dump()
+        document["search_without_base"] = True
+        return type(example_spec("policy", "hare")).model_validate(document)
     if kind == "oracle":  # the checks' coarse grid finds no plausible recourse here
         return example_spec("policy", kind).model_validate({"kind": "oracle", "n_values": 25})
     if kind == "icarma":  # two epochs act for nobody; forty make the check meaningful
@@ -79,7 +84,11 @@ def _extra(kind, context, x, ids, profiles):
     return lambda rows: {"feedback": people.feedback()}
 
 
-@pytest.mark.parametrize("kind", kinds("policy"))
+#: every policy kind, and HARE over every kind it can refine
+CASES = kinds("policy") + [f"hare/{base}" for base in kinds("policy") if base != "hare"]
+
+
+@pytest.mark.parametrize("kind", CASES)
 def test_every_policy_sets_levels_and_keeps_limits(kind, leveled):
     context, x, ids, profiles = leveled
     changes = {f: ChangeSpec.model_validate({"direction": {"up": 0.4, "down": 0.3, "any": 0.3},
@@ -99,13 +108,15 @@ def test_every_policy_sets_levels_and_keeps_limits(kind, leveled):
             cols = people.columns_in(context.feature_names)
             assert not limit_violations(people.limits, x, acting, rec.values,
                                         context.feature_range, cols).any()
+        if "violations" in rec.extras:  # HARE counts forbidden features off the world's values
+            assert int(rec.extras["violations"].sum()) == 0
         # the counterfactual follows from the snapped values
         if rec.counterfactual is not None:
             moved = np.where(acting, rec.values, x)
             assert np.array_equal(rec.counterfactual[acting], moved[acting])
         check_policy(_spec(kind).policy, context, x, ids, people, name=kind, seed=3,
                      recommend_kwargs=extra,
-                     rtol=1e-4 if kind in ("hare", "wachter") else 1e-6)
+                     rtol=1e-4 if kind.startswith(("hare", "wachter")) else 1e-6)
 
 
 def test_the_oracle_is_exact_on_levels(leveled):

@@ -101,3 +101,68 @@ def test_unknown_metric_names_are_refused():
         Metric(**{**declared, "meaning": " "})
     with pytest.raises(ValueError, match="does not apply"):
         Metric(**{**declared, "table": "outcomes"})
+
+
+# -- distances on levels: ordinal codes are ordered, a categorical change is one unit ----------
+def _coded_loan(scale: str):
+    import dataclasses
+
+    from simstudy.world import LoanSCM
+    from simstudy.world.loan_roles import LOAN_ROLES
+
+    roles = dataclasses.replace(LOAN_ROLES, codebook={
+        **LOAN_ROLES.codebook, "savings": {k: f"bracket {k}" for k in range(-10, 11)}},
+        scales={"savings": scale})
+
+    class CodedLoan(LoanSCM):
+        pass
+
+    CodedLoan.roles = roles
+    return CodedLoan()
+
+
+def test_a_categorical_change_counts_one_unit_in_cost_and_distances():
+    import torch
+
+    from simstudy.metrics import evaluate_recourse, normalized_change, published_proximity
+    from simstudy.primitives.profiles import ActionabilityProfiles
+    from simstudy.primitives.recourse import Recourse
+
+    delta = np.array([[3.0, -3.0, 0.0, 0.5]])
+    rng = np.array([6.0, 6.0, 6.0, 2.0])
+    categorical = np.array([False, True, True, False])
+    assert normalized_change(delta, rng, categorical).tolist() == [[0.5, -1.0, 0.0, 0.25]]
+    assert published_proximity(delta != 0, delta, np.zeros((1, 4)), rng,
+                               categorical).tolist() == [1.75]
+    # savings (the last Loan feature, a leaf) moved by 3 codes over a range of 6
+    out = {}
+    for scale in ("ordinal", "categorical"):
+        world = _coded_loan(scale)
+        assert world.roles.categorical == (() if scale == "ordinal" else ("savings",))
+        x = np.array([[1.0, 0.0, 0.0, 1.0, 0.5, 0.2, 0.0]])
+        features = world.roles.actionable
+        profiles = ActionabilityProfiles(features, np.ones((1, 4), int), 1, np.ones((1, 4)))
+        intervened = np.zeros((1, 7), bool)
+        intervened[0, 6] = True
+        values = x.copy()
+        values[0, 6] = 3.0
+        model = torch.nn.Linear(7, 1).double()
+        feature_range = np.full(7, 6.0)
+        out[scale] = evaluate_recourse(world, model, x, Recourse(intervened, values,
+                                                                 np.array([True])),
+                                       profiles, feature_range)
+    assert out["ordinal"]["cost"][0] == pytest.approx(0.5**2 / 4)
+    assert out["categorical"]["cost"][0] == pytest.approx(1.0 / 4)
+    assert out["ordinal"]["proximity"][0] == pytest.approx(0.5)
+    assert out["categorical"]["proximity"][0] == pytest.approx(1.0)
+
+
+def test_only_coded_features_have_a_scale():
+    import dataclasses
+
+    from simstudy.world.loan_roles import LOAN_ROLES
+
+    with pytest.raises(ValueError, match="no codebook"):
+        dataclasses.replace(LOAN_ROLES, scales={"income": "categorical"})
+    with pytest.raises(ValueError, match="must be one of"):
+        dataclasses.replace(LOAN_ROLES, scales={"gender": "nominal"})

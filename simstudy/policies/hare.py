@@ -40,6 +40,14 @@ move. ``violations`` counts, by value, the features the person may not act on wh
 is neither their own nor the world's consequence of the action
 (:func:`~simstudy.primitives.consistency.inconsistent_features`).
 
+Features with levels (a codebook in the world's roles) take only codes the person allows: right
+after the bisection each candidate's value of such a feature is snapped outward, to the nearest
+allowed code at least as far from the factual as the boundary point
+(:func:`~simstudy.primitives.levels.snap_values`), so the snapped candidate stays on the approved
+side wherever the model is monotone along the move; over a causal base the snapped value is the
+intervention's and the point shown is recomputed as the counterfactual of the snapped action. A
+candidate the model no longer approves after snapping is not shown.
+
 ``keep_best`` is a departure from the reference, off by default: from the second iteration on,
 the incumbent ``r_{t-1}`` is one of the ``k`` entrants of the tournament (with ``k - 1`` fresh
 candidates, so the budget is unchanged). In the reference, iteration ``t``'s winner replaces
@@ -259,10 +267,11 @@ class HARE(ScaledSpacePolicy):
         else:
             # over a causal base the recourse is an action; the point shown is the world's
             # counterfactual of it, computed here once more for the whole batch
-            acts = (state.acts & found[:, None]).numpy()
+            z, acts_t = _snap_actions(self.space_, xs, state.z, state.acts, state.box)
+            acts = (acts_t & found[:, None]).numpy()
             shown = found.numpy() & acts.any(axis=1)
             acts &= shown[:, None]
-            values = np.where(acts, self.space_.unscale(state.z).numpy(), np.nan)
+            values = np.where(acts, self.space_.unscale(z).numpy(), np.nan)
             cf = world_counterfactual(self.context_.world, x, acts, values)
             rec = Recourse(acts, values, shown, extras=extras, counterfactual=cf)
         # by value: features the person may not act on at a value that is neither their own nor
@@ -309,8 +318,13 @@ class HARE(ScaledSpacePolicy):
                                     box=box)
             c = clip_to_box(r_i + self.params.gamma * p, xs[idx, None, :], m_i,
                             None if box is None else (box[0][:, None], box[1][:, None]))
+            box_i = None if box is None else (box[0][:, None], box[1][:, None])
             if state.realise is None:
                 c, shown = boundary_point_search(space, xs[idx], c, self.params.tolerance)
+                if space.levels:
+                    # a feature with levels is set to a code the person allows
+                    c = snap_points(space, xs[idx, None, :], c, box_i, outward=True)
+                    shown = shown & space.approves(c)
                 z, acts = c, m_i.expand_as(c)
             else:
                 moved = m_i & (c != r_i)
@@ -322,8 +336,14 @@ class HARE(ScaledSpacePolicy):
 
                 # bisection of the intervention values; descendants follow the world
                 z, shown = boundary_point_search(space, xs[idx], z, self.params.tolerance, judged)
+                if space.levels:
+                    # intervention values of features with levels set to codes the person
+                    # allows; the point shown is the counterfactual of the snapped action
+                    z, acts = _snap_actions(space, xs[idx, None, :], z, acts, box_i)
                 with torch.no_grad():
                     c = judged(z)
+                if space.levels:
+                    shown = shown & space.approves(c)
             state.unapproved[idx] += (~shown).sum(dim=1)
         if incumbent:
             c = torch.cat([r[idx, None, :], c], dim=1)
@@ -359,6 +379,23 @@ class HARE(ScaledSpacePolicy):
             yes = state.users.accept(state.r, state.searching)
             state.accepted |= yes
             state.searching &= ~yes
+
+
+def _snap_actions(space, factual: torch.Tensor, z: torch.Tensor, acts: torch.Tensor,
+                  box: tuple[torch.Tensor, torch.Tensor] | None = None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Intervention values ``z`` (scaled, ``(..., d)``) of the features with levels snapped
+    outward to codes inside the box (:func:`~simstudy.primitives.space.snap_points`); a
+    feature snapped back to its factual value is no longer intervened on. Unchanged without
+    levels."""
+    if not space.levels:
+        return z, acts
+    factual = factual.expand(z.shape)
+    snapped = snap_points(space, factual, torch.where(acts, z, factual), box, outward=True)
+    cols = torch.zeros(z.shape[-1], dtype=torch.bool)
+    cols[list(space.levels)] = True
+    acts = acts & ~(cols & (snapped == factual))
+    return torch.where(acts & cols, snapped, z), acts
 
 
 @dataclass

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from ..core.progress import progress as show_progress
-from ..metrics import Recourse, cost_terms, finish_cost, weighted_cost
+from ..metrics import Recourse, cost_terms, finish_cost, normalized_change, weighted_cost
 from ..primitives.profiles import ActionabilityProfiles
 from .base import RecourseContext, RecoursePolicy
 from .params import OracleParams
@@ -105,12 +105,28 @@ def oracle_grid(
 
 def on_levels(grid: np.ndarray, usable: np.ndarray, x: np.ndarray, features, levels
               ) -> tuple[np.ndarray, np.ndarray]:
-    """The grid of each feature with levels snapped to its nearest codes (still ascending),
-    repeats and the factual's own code made unusable; other features unchanged."""
+    """The grid of each feature with levels made of its codes (ascending), the factual's own
+    code unusable; other features unchanged.
+
+    A search over levels tries each code: when a feature's codes fit in the grid, its options
+    are every code inside the span of the person's grid (for the default grid, the training
+    range); with more codes than grid values, each grid value is snapped to its nearest code
+    (repeats unusable).
+    """
     grid, usable = grid.copy(), usable.copy()
+    n, _, n_values = grid.shape
     for k, feature in enumerate(features):
         codes = np.asarray(levels.get(feature, ()), dtype=np.float64)
         if not len(codes):
+            continue
+        if len(codes) <= n_values:
+            lo, hi = grid[:, k].min(axis=1), grid[:, k].max(axis=1)
+            pad = n_values - len(codes)
+            values = np.concatenate([codes, np.full(pad, codes[-1])])
+            inside = (codes[None, :] >= lo[:, None]) & (codes[None, :] <= hi[:, None])
+            grid[:, k] = values[None, :]
+            usable[:, k] = np.concatenate([inside, np.zeros((n, pad), bool)], axis=1)
+            usable[:, k] &= grid[:, k] != x[:, k, None]
             continue
         # nearest code, the lower one on a tie (codes ascending)
         gap = np.abs(grid[:, k, :, None] - codes)
@@ -210,6 +226,7 @@ class CausalOracle(RecoursePolicy):
         lower = self.context_.lower[feat_idx]
         upper = self.context_.upper[feat_idx]
         scale = self.context_.feature_range[feat_idx]
+        categorical = self.context_.world.roles.categorical_mask(profiles.features)
         grid, usable = oracle_grid(x[:, feat_idx], lower, upper, self.params.n_values,
                                    self.params.grid)
         grid, usable = on_levels(grid, usable, x[:, feat_idx], profiles.features,
@@ -234,19 +251,20 @@ class CausalOracle(RecoursePolicy):
                 rows = members[start:start + self.params.chunk_size]
                 res = self._solve_chunk(x[rows], cols, feat_idx, grid[rows], usable[rows],
                                         profiles.weights[rows], scale,
-                                        profiles.cost_placement)
+                                        profiles.cost_placement, categorical)
                 intervened[rows], values[rows], found[rows], evaluated[rows] = res
                 bar.update(len(rows))
         bar.close()
         return Recourse(intervened, values, found, extras={"candidates_evaluated": evaluated})
 
-    def _solve_chunk(self, x, cols, feat_idx, grid, usable, weights, scale, placement):
+    def _solve_chunk(self, x, cols, feat_idx, grid, usable, weights, scale, placement,
+                     categorical=None):
         """The cheapest feasible action of each person of a chunk (who share the actionable
         features ``cols``): candidates in increasing cost tiers, each tier found from pruned
         partial sums, until every person has one or none is left."""
         p = len(x)
         opt_values, terms = _option_terms(x, cols, feat_idx, grid, usable, weights, scale,
-                                          placement)
+                                          placement, categorical)
         n_cand = opt_values.shape[2] ** len(cols)
 
         def finish(total):
@@ -298,14 +316,16 @@ _EVAL_BATCH = 262144
 _BLOCK_NUMBERS = 1 << 22
 
 
-def _option_terms(x, cols, feat_idx, grid, usable, weights, scale, placement):
+def _option_terms(x, cols, feat_idx, grid, usable, weights, scale, placement,
+                  categorical=None):
     """Each person's options per actionable feature and their cost terms.
 
     Option 0 is "no action" (term 0); then the person's distinct grid values in ascending
     order, padded to the chunk's largest count with unusable options (term ``inf``) at the
     end, so real candidates keep their enumeration order. Returns ``opt_values``
     ``(p, m, n_opt)`` and one ``(p, n_opt)`` array of terms per feature (see
-    :func:`~simstudy.metrics.cost_terms`).
+    :func:`~simstudy.metrics.cost_terms`; a change counts in the units of
+    :func:`~simstudy.metrics.normalized_change`, one unit for a categorical feature).
     """
     p, m = len(x), len(cols)
     sub_usable = usable[:, cols]
@@ -317,7 +337,8 @@ def _option_terms(x, cols, feat_idx, grid, usable, weights, scale, placement):
     opt_ok = np.concatenate([np.ones((p, m, 1), bool), packed_ok], axis=2)
     terms = []
     for j, k in enumerate(cols):
-        delta = (opt_values[:, j] - x[:, feat_idx[k], None]) / scale[k]
+        delta = normalized_change(opt_values[:, j] - x[:, feat_idx[k], None], scale[k],
+                                  None if categorical is None else categorical[k])
         term = cost_terms(delta, weights[:, k, None], placement)
         term[:, 0] = 0.0
         terms.append(np.where(opt_ok[:, j], term, np.inf))
@@ -430,6 +451,7 @@ def enumerate_one_by_one(
     grid, usable = oracle_grid(x[:, feat_idx], ctx.lower[feat_idx], ctx.upper[feat_idx],
                                oracle.params.n_values, oracle.params.grid)
     scale = ctx.feature_range[feat_idx]
+    categorical = ctx.world.roles.categorical_mask(profiles.features)
     grid, usable = on_levels(grid, usable, x[:, feat_idx], profiles.features,
                              ctx.world.roles.levels)
     usable &= within_limits(grid, x[:, feat_idx], profiles, scale)
@@ -455,7 +477,8 @@ def enumerate_one_by_one(
                 if v is not None:
                     inter[0, feat_idx[k]] = True
                     vals[0, feat_idx[k]] = v
-                    delta[0, k] = (v - x[i, feat_idx[k]]) / scale[k]
+                    delta[0, k] = normalized_change(v - x[i, feat_idx[k]], scale[k],
+                                                    categorical[k])
             w = np.where(profiles.actionable[i:i + 1], profiles.weights[i:i + 1], 1.0)
             c = float(weighted_cost(delta, w, profiles.cost_placement)[0])
             feasible = oracle._feasible(ui, lpi, torch.from_numpy(inter),

@@ -8,8 +8,15 @@ allows (inside their box ``[low, high]``, :func:`~simstudy.primitives.space.pers
 
     ``c = argmin_{c in levels, low <= c <= high} |c - v|``  (ties: the lower code),
 
-and a feature snapped back to its factual value is no longer acted on. Distances and costs are
-then computed on the codes, as on any other value.
+and a feature snapped back to its factual value is no longer acted on. A search that has just
+placed ``v`` on the decision boundary snaps *outward* instead: to the nearest allowed code at
+least as far from the factual ``x`` as ``v`` in the direction of the move,
+``c = argmin |c - v|`` over ``(c - x) sign(v - x) >= |v - x|`` (the nearest allowed code when
+there is none), so that the snapped change is not smaller than the one the boundary asked
+for. A categorical feature's codes have no order, so its "nearest" code is one neighbour among
+equals: acceptable for the methods that move values continuously (Wachter, Growing Spheres,
+iCARMA), while the oracle tries every code. Distances and costs are then computed on the codes
+(a categorical feature's change counts one unit, :func:`simstudy.metrics.normalized_change`).
 
 Example:
     >>> import numpy as np
@@ -37,7 +44,8 @@ def level_columns(feature_names, levels: Mapping[str, tuple[float, ...]]
 
 def snap_values(values: np.ndarray, intervened: np.ndarray, x: np.ndarray,
                 levels: Mapping[int, np.ndarray], low: np.ndarray | None = None,
-                high: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                high: np.ndarray | None = None, outward: bool = False
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Snaps the intervened values of level columns to the nearest allowed code.
 
     Args:
@@ -45,6 +53,8 @@ def snap_values(values: np.ndarray, intervened: np.ndarray, x: np.ndarray,
         levels: ``{column: ascending codes}``.
         low, high: ``(n, d)`` optional bounds of the allowed values (the person's box, in the
             same units as ``values``).
+        outward: snap to the nearest allowed code at least as far from ``x`` as the value, in
+            the direction of the move (see above).
 
     Returns:
         ``(values, intervened)``: snapped copies; a column whose nearest allowed code is the
@@ -62,6 +72,11 @@ def snap_values(values: np.ndarray, intervened: np.ndarray, x: np.ndarray,
         if high is not None:
             allowed &= codes[None, :] <= high[rows, j, None]
         gap = np.where(allowed, np.abs(codes[None, :] - values[rows, j, None]), np.inf)
+        if outward:
+            move = values[rows, j, None] - x[rows, j, None]
+            beyond = (codes[None, :] - x[rows, j, None]) * np.sign(move) >= np.abs(move)
+            far = np.where(beyond, gap, np.inf)
+            gap = np.where(np.isfinite(far).any(axis=1, keepdims=True), far, gap)
         pick = gap.argmin(axis=1)  # the first (lower) code on a tie
         ok = np.isfinite(gap[np.arange(len(rows)), pick])
         values[rows, j] = np.where(ok, codes[pick], x[rows, j])

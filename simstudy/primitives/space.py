@@ -142,11 +142,14 @@ def person_box(space: ScaledSpace, factual: torch.Tensor, feature_names: Sequenc
 
 
 def snap_points(space: ScaledSpace, factual: torch.Tensor, points: torch.Tensor,
-                box: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+                box: tuple[torch.Tensor, torch.Tensor] | None = None,
+                outward: bool = False) -> torch.Tensor:
     """Scaled points ``(n, d)`` whose moved coordinates of features with levels are snapped to
     the nearest code inside the person's box (:func:`~simstudy.primitives.levels.snap_values`;
     ``box`` defaults to the widened training range of :func:`clip_to_box`). Unchanged without
-    levels.
+    levels. Points and box may have any leading shape ``(..., d)`` that ``factual``
+    broadcasts to; ``outward``: snap away from the factual (see
+    :mod:`~simstudy.primitives.levels`).
 
     Example:
         >>> space = ScaledSpace(None, torch.zeros(2, dtype=torch.float64),
@@ -158,18 +161,23 @@ def snap_points(space: ScaledSpace, factual: torch.Tensor, points: torch.Tensor,
     """
     if not space.levels:
         return points
-    factual = factual.to(torch.float64)
+    shape = points.shape
+    d = shape[-1]
+    factual = factual.to(torch.float64).expand(shape).reshape(-1, d)
+    flat = points.to(torch.float64).reshape(-1, d)
     if box is None:
         box = (torch.clamp(factual, max=0.0), torch.clamp(factual, min=1.0))
+    else:
+        box = tuple(b.to(torch.float64).expand(shape).reshape(-1, d) for b in box)
     x = space.unscale(factual).numpy()
-    values, intervened = snap_values(space.unscale(points).numpy(), (points != factual).numpy(),
+    values, intervened = snap_values(space.unscale(flat).numpy(), (flat != factual).numpy(),
                                      x, space.levels, space.unscale(box[0]).numpy(),
-                                     space.unscale(box[1]).numpy())
+                                     space.unscale(box[1]).numpy(), outward)
     cols = list(space.levels)
-    snapped = points.to(torch.float64).clone()
+    snapped = flat.clone()
     snapped[:, cols] = torch.where(torch.from_numpy(intervened[:, cols]),
                                    space.scale(values)[:, cols], factual[:, cols])
-    return snapped
+    return snapped.reshape(shape)
 
 
 def action_mask(feature_names: Sequence[str], profiles: ActionabilityProfiles) -> np.ndarray:

@@ -255,8 +255,8 @@ ENTRIES: dict[str, list[Entry]] = {
         ("item", "recourse rated: the i-th study policy, or len(policies) + j for the j-th "
                  "random recourse", "", ""),
         ("sparsity", "features the recourse changes", "features", "one rating"),
-        ("proximity", "sum over changed features of |change| / feature range",
-         "range-scaled distance", "one rating"),
+        ("proximity", "sum over changed features of |change| / feature range (a categorical "
+                      "feature's change counts 1)", "range-scaled distance", "one rating"),
         ("accept", "rating: is the plan a reasonable explanation of the rejection",
          "7-point scale", "one rating"),
         ("act", "rating: would the participant carry out the plan", "7-point scale",
@@ -367,8 +367,8 @@ _GROUPS = [
 _STUDY_RECOURSE = [
     ("policy", "policy whose recourse is rated (`random`: a random other recourse)", "", ""),
     ("sparsity", "features the recourse changes", "features", _RATER),
-    ("proximity", "sum over changed features of |change| / feature range", "range units",
-     _RATER),
+    ("proximity", "sum over changed features of |change| / feature range (a categorical "
+                  "feature's change counts 1)", "range units", _RATER),
     ("blocked", "the recourse needs a feature the participant truly cannot change", "0/1",
      _RATER),
     ("cost", "weighted recourse cost (the participant's own cost weights)", "cost units",

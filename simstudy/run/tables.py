@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..metrics import Recourse, evaluate_recourse
+from ..metrics import Recourse, evaluate_recourse, published_proximity
 from ..people import People
 from ..policies.base import RecourseContext
 from ..world.base import FeatureRoles
@@ -61,7 +61,8 @@ def recourse_table(
 
 
 def people_columns(people: People, rec: Recourse, ev: dict[str, np.ndarray],
-                   feature_range: np.ndarray) -> dict[str, np.ndarray]:
+                   feature_range: np.ndarray, categorical: np.ndarray | None = None
+                   ) -> dict[str, np.ndarray]:
     """A recourse measured against the people: hidden truth and response probabilities.
 
     Args:
@@ -69,6 +70,8 @@ def people_columns(people: People, rec: Recourse, ev: dict[str, np.ndarray],
         rec: the policy's recourse.
         ev: its metrics (:func:`~simstudy.metrics.evaluate_recourse`).
         feature_range: the training range of every feature.
+        categorical: which features are categorical (their change counts one unit in the
+            published proximity, :func:`~simstudy.metrics.published_proximity`).
 
     Returns:
         :meth:`People.truth_columns` plus ``p_accept`` and ``p_act`` (NaN where no recourse).
@@ -76,10 +79,10 @@ def people_columns(people: People, rec: Recourse, ev: dict[str, np.ndarray],
     found = ev["found"]
     intervened = rec.intervened & rec.found[:, None]
     out = people.truth_columns(ev["x_cf"], found, intervened)
-    delta = np.where(intervened, np.abs(np.nan_to_num(rec.values - people.x)), 0.0)
+    proximity = published_proximity(intervened, rec.values, people.x, feature_range,
+                                    categorical)
     inputs = people.response_inputs(np.arange(len(people)), ev["cost"], ev["cost_unweighted"],
-                                    intervened.sum(axis=1), (delta / feature_range).sum(axis=1),
-                                    out["blocked"])
+                                    intervened.sum(axis=1), proximity, out["blocked"])
     p_accept, p_act = people.response.probabilities(inputs)
     out["p_accept"] = np.where(found, p_accept, np.nan)
     out["p_act"] = np.where(found, p_act, np.nan)
@@ -91,7 +94,8 @@ def policy_table(people: People, rec: Recourse, context: RecourseContext,
     """The run-table rows of one policy's recourse for one condition's people."""
     world, model, fr = context.world, context.model, context.feature_range
     ev = evaluate_recourse(world, model, people.x, rec, people.reported, fr)
-    extras = {**rec.extras, **people_columns(people, rec, ev, fr)}
+    extras = {**rec.extras, **people_columns(people, rec, ev, fr,
+                                             world.roles.categorical_mask())}
     if rec.base is not None:
         ev_base = evaluate_recourse(world, model, people.x, rec.base, people.reported, fr)
         base = people.truth_columns(ev_base["x_cf"], ev_base["found"],

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..metrics import published_proximity
+
 __all__ = ["Offer", "ResponsePhase"]
 
 
@@ -78,10 +80,11 @@ class ResponsePhase:
     def _respond(self, offer: Offer,
                  cost_unweighted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Who accepts and who acts once accepted (logs ``declined`` and ``no_action``)."""
-        delta = np.where(offer.intervened, np.abs(offer.values - offer.x), 0.0) / self.feature_range
+        proximity = published_proximity(offer.intervened, offer.values, offer.x,
+                                        self.feature_range, self.world.roles.categorical_mask())
         inputs = self.people.response_inputs(
             offer.ids, offer.cost, cost_unweighted, offer.intervened.sum(axis=1),
-            delta.sum(axis=1), offer.blocked.any(axis=1))
+            proximity, offer.blocked.any(axis=1))
         p_accept, p_act = self.people.response.probabilities(inputs)
         u, g, t1 = offer.draws, offer.ids, offer.time
         accept = u[:, 0] < p_accept

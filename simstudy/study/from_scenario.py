@@ -20,7 +20,8 @@ policy found a recourse, so that each rates every policy once. They are the peop
 (:class:`~simstudy.people.People`): the person who
 answered a policy's questions is the person who rates its recourse, with the same hidden truth
 and dispositions. Distances follow the published study: ``sparsity`` is the number of changed
-features and ``proximity`` the sum of ``|change| / feature range`` over them.
+features and ``proximity`` the sum of ``|change| / feature range`` over them, a categorical
+feature's change counting one (:func:`~simstudy.metrics.published_proximity`).
 
 Random others (``random_others: k``): as the published design showed each participant random
 recourses besides the chosen ones, each participant also rates ``k`` random recourses
@@ -55,7 +56,7 @@ from ..analysis.gamm import fit_gamm
 from ..core.registry import build
 from ..core.rng import derive_seed, entity_uniforms
 from ..core.store import write_csv, write_parquet
-from ..metrics import evaluate_recourse
+from ..metrics import evaluate_recourse, published_proximity
 from ..people.response import ResponseInputs
 from ..primitives.recourse import Recourse
 from .contrast import fit_policy_contrast
@@ -91,7 +92,7 @@ POWER_COLUMNS = ["n", "sim", "p_policy", "estimate", "p_smooth", "edf", "F",
 
 
 def study_pool(recourse: pd.DataFrame, features: tuple[str, ...], feature_range: dict[str, float],
-               group_columns: list[str]) -> pd.DataFrame:
+               group_columns: list[str], categorical: tuple[str, ...] = ()) -> pd.DataFrame:
     """Every found recourse of one replication x condition, as the study's response inputs.
 
     Args:
@@ -99,6 +100,8 @@ def study_pool(recourse: pd.DataFrame, features: tuple[str, ...], feature_range:
         features: the globally actionable features (``act_*`` / ``theta_*`` / ``x_*`` columns).
         feature_range: each feature's training range.
         group_columns: group columns to carry.
+        categorical: the categorical features (a change of category counts one unit,
+            :func:`~simstudy.metrics.published_proximity`).
 
     Returns:
         :data:`POOL_COLUMNS` plus ``group_columns``, one row per found recourse.
@@ -108,7 +111,8 @@ def study_pool(recourse: pd.DataFrame, features: tuple[str, ...], feature_range:
         np.column_stack([found[f"act_{f}"].to_numpy(bool) for f in features]),
         np.column_stack([found[f"theta_{f}"].to_numpy(float) for f in features]),
         np.column_stack([found[f"x_{f}"].to_numpy(float) for f in features]),
-        np.array([feature_range[f] for f in features]))
+        np.array([feature_range[f] for f in features]),
+        np.array([f in categorical for f in features], dtype=bool))
     pool = pd.DataFrame({
         "applicant_id": found["applicant_id"].to_numpy(np.int64),
         "policy": found["policy"].astype(str).to_numpy(),
@@ -122,13 +126,6 @@ def study_pool(recourse: pd.DataFrame, features: tuple[str, ...], feature_range:
         if col in found:
             pool[col] = found[col].to_numpy()
     return pool
-
-
-def published_proximity(acted: np.ndarray, values: np.ndarray, x: np.ndarray,
-                        feature_range: np.ndarray) -> np.ndarray:
-    """The published proximity: ``sum |change| / feature range`` over the acted features."""
-    change = np.abs(np.where(acted, values, x) - x) / feature_range[None, :]
-    return np.where(acted, change, 0.0).sum(axis=1)
 
 
 def random_recourse_pool(people: Any, context: Any, ids: np.ndarray, k: int, seed: int,
@@ -161,7 +158,8 @@ def random_recourse_pool(people: Any, context: Any, ids: np.ndarray, k: int, see
         part = pd.DataFrame({
             "applicant_id": ids, "policy": RANDOM_POLICY,
             "sparsity": ev["sparsity"].astype(np.int64),
-            "proximity": published_proximity(acted, rec.values, x, feature_range),
+            "proximity": published_proximity(acted, rec.values, x, feature_range,
+                                             context.world.roles.categorical_mask()),
             "cost": ev["cost"], "cost_unweighted": ev["cost_unweighted"],
             "blocked": people.truth_columns(ev["x_cf"], ev["found"], acted, rows)["blocked"],
             "item_offset": j})
@@ -422,7 +420,8 @@ def write_study_files(scenario: Any, recourse: pd.DataFrame, people: Any, contex
     names = context.feature_names
     feature_range = dict(zip(names, np.asarray(context.feature_range, dtype=float), strict=True))
     groups = [c for c in (*context.world.roles.sensitive, *people.groups) if c in rows.columns]
-    pool = study_pool(rows, context.world.roles.actionable, feature_range, groups)
+    pool = study_pool(rows, context.world.roles.actionable, feature_range, groups,
+                      context.world.roles.categorical)
     write_parquet(pool, out / "study_pool.parquet")
     table = study_table(pool, people, build("response", study_response(scenario)[0]), study,
                         study.study_policies(policy_names), derive_seed(people.seed, "study"),

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
+from ..metrics import published_proximity
 from ..people.rating import RatingResponse
 
 __all__ = [
@@ -135,9 +136,9 @@ class ProfilePool:
 
 def distances(person: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sparsity and proximity of each candidate profile relative to ``person``."""
-    diff = candidates - person[None, :]
-    delta = np.where(_CATEGORICAL[None, :], diff != 0, np.abs(diff) / _RANGES[None, :])
-    return (delta != 0).sum(axis=1), delta.sum(axis=1)
+    changed = candidates != person[None, :]
+    return changed.sum(axis=1), published_proximity(changed, candidates, person[None, :],
+                                                    _RANGES, _CATEGORICAL)
 
 
 def choose_recourses(person: np.ndarray, approved: np.ndarray, k: int,

@@ -5,6 +5,7 @@ worlds themselves, which import torch, load when first used.
 """
 
 from ..core.lazy import lazy_exports
+from . import german_credit as _german_credit  # noqa: F401 - registers the German-credit world
 from . import known_specs as _known_specs  # noqa: F401 - registers CARMA's synthetic worlds
 from . import specs as _specs  # noqa: F401 - registers the built-in world kinds
 
@@ -32,6 +33,8 @@ _EXPORTS = {
     "KNOWN_TABLES": "known",
     "known_world": "known",
     "KNOWN_ROLES": "known_roles",
+    "CodedFlow": "coded",
+    "GermanCreditWorldSpec": "german_credit",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

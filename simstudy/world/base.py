@@ -19,7 +19,10 @@ import numpy as np
 if TYPE_CHECKING:  # torch is imported where a world computes; documents validate without it
     import torch
 
-__all__ = ["FeatureRoles", "CausalWorld", "causal_order_check"]
+__all__ = ["FeatureRoles", "CausalWorld", "causal_order_check", "LEVEL_SCALES"]
+
+#: How the codes of a coded feature are measured (:attr:`FeatureRoles.scales`).
+LEVEL_SCALES = ("ordinal", "categorical")
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,10 @@ class FeatureRoles:
             (:attr:`levels`, :mod:`simstudy.primitives.levels`).
         reference_levels: the reference (conventionally advantaged) level of a coded feature;
             audit gaps are ``focal - reference``.
+        scales: how the codes of a coded feature are measured, ``ordinal`` (the codes are
+            ordered: a change counts ``|delta code| / range``) or ``categorical`` (unordered:
+            any change of category counts one unit); a coded feature not named is ordinal
+            (:func:`simstudy.metrics.normalized_change`).
 
     Example:
         >>> from simstudy.world import FeatureRoles
@@ -62,6 +69,16 @@ class FeatureRoles:
     income: str | None = None
     codebook: dict[str, dict[int, str]] = field(default_factory=dict)
     reference_levels: dict[str, int] = field(default_factory=dict)
+    scales: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for feature, scale in self.scales.items():
+            if scale not in LEVEL_SCALES:
+                raise ValueError(f"scale of {feature!r} must be one of {LEVEL_SCALES}, not "
+                                 f"{scale!r}")
+            if feature not in self.codebook:
+                raise ValueError(f"{feature!r} has a scale but no codebook: only coded "
+                                 "features are ordinal or categorical")
 
     @property
     def dim(self) -> int:
@@ -79,6 +96,17 @@ class FeatureRoles:
         """``{feature: ascending codes}`` of the globally actionable features with levels."""
         return {f: tuple(float(c) for c in sorted(self.codebook[f]))
                 for f in self.actionable if f in self.codebook}
+
+    @property
+    def categorical(self) -> tuple[str, ...]:
+        """The coded features whose codes name unordered categories (:attr:`scales`)."""
+        return tuple(f for f in self.names if self.scales.get(f) == "categorical")
+
+    def categorical_mask(self, names=None) -> np.ndarray:
+        """``(len(names),)`` bool: which of ``names`` (default: every feature) are
+        categorical."""
+        return np.array([f in self.categorical for f in (self.names if names is None
+                                                         else names)], dtype=bool)
 
     def adjacency(self) -> torch.Tensor:
         """Boolean ``(d, d)`` matrix with ``A[i, j]`` true when feature j is a parent of i."""

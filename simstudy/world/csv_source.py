@@ -26,6 +26,7 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -53,13 +54,22 @@ class CsvFeature(StrictModel):
         column: CSV column (defaults to ``name``).
         startswith: for a text column, the feature is 1 where the text starts with this prefix
             and 0 elsewhere.
+        codes: for a text column of categories, the code of each category (every present cell
+            must be one of them).
         parents: the feature's causal parents (names of earlier features).
     """
 
     name: str
     column: str | None = None
     startswith: str | None = None
+    codes: dict[str, int] | None = None
     parents: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> CsvFeature:
+        if self.startswith is not None and self.codes is not None:
+            raise ValueError("give `startswith` or `codes`, not both")
+        return self
 
 
 class CsvSource(StrictModel):
@@ -78,6 +88,9 @@ class CsvSource(StrictModel):
         default_factory=dict, description="labels of coded values: {feature: {code: label}}")
     reference_levels: dict[str, int] = Field(
         default_factory=dict, description="reference level of a coded feature in audit gaps")
+    scales: dict[str, Literal["ordinal", "categorical"]] = Field(
+        default_factory=dict, description="how a coded feature's codes are measured: ordinal "
+                                          "(ordered; the default) or categorical (unordered)")
     split: SplitShares = (0.5, 0.25, 0.25)
 
     @model_validator(mode="after")
@@ -93,6 +106,9 @@ class CsvSource(StrictModel):
         if both:
             raise ValueError(f"features both actionable and immutable: {both}; a feature "
                              "nobody can change cannot be acted on")
+        unscaled = sorted(set(self.scales) - set(self.codebook))
+        if unscaled:
+            raise ValueError(f"scales name features without a codebook: {unscaled}")
         coded = {*self.codebook, *self.reference_levels} | ({self.income} - {None})
         if coded - set(names):
             raise ValueError(f"income, codebook or reference_levels name unknown features: "
@@ -109,7 +125,8 @@ class CsvSource(StrictModel):
                             tuple(self.actionable), tuple(self.sensitive),
                             {f.name: tuple(f.parents) for f in self.features},
                             income=self.income, codebook=dict(self.codebook),
-                            reference_levels=dict(self.reference_levels))
+                            reference_levels=dict(self.reference_levels),
+                            scales=dict(self.scales))
 
 
 class CsvProblem(FieldProblem):
@@ -219,6 +236,17 @@ def read_csv_source(source: CsvSource, base_dir: str | Path = ".") -> tuple[np.n
         if f.startswith is not None:
             values = np.array([t.startswith(f.startswith) for t in raw.as_text()],
                               dtype=np.float64)
+        elif f.codes is not None:
+            text = raw.as_text()
+            unknown = np.array([not m and t not in f.codes
+                                for t, m in zip(text, raw.missing, strict=True)], dtype=bool)
+            if unknown.any():
+                row = _first_row(unknown)
+                raise CsvProblem(f"csv.features[{i}].codes", (
+                    f"column {name!r} has a category without a code (row {row}: "
+                    f"{text[row - 2]!r})"))
+            values = np.array([math.nan if m else float(f.codes[t])
+                               for t, m in zip(text, raw.missing, strict=True)])
         else:
             if raw.kind == "text":
                 row = _first_row(raw.text_rows)

@@ -234,6 +234,7 @@ class CausalFlow(nn.Module):
                 "codebook": {k: {str(c): lab for c, lab in v.items()}
                              for k, v in r.codebook.items()},
                 "reference_levels": dict(r.reference_levels),
+                "scales": dict(r.scales),
                 "discrete": {k: [v[0], v[1]] for k, v in self.discrete.items()},
                 "config": self.config.to_json()}
 
@@ -255,7 +256,8 @@ class CausalFlow(nn.Module):
                              meta.get("income"),
                              {k: {int(c): lab for c, lab in v.items()}
                               for k, v in meta.get("codebook", {}).items()},
-                             dict(meta.get("reference_levels", {})))
+                             dict(meta.get("reference_levels", {})),
+                             dict(meta.get("scales", {})))
         cfg = dict(meta["config"])
         cfg["hidden"] = tuple(cfg["hidden"])
         n_c = len(roles.names) - len(meta["discrete"])

@@ -114,6 +114,10 @@ class CausalFlowWorldSpec(StrictModel):
     n_samples: int = Field(20000, ge=100)
     csv: CsvSource | None = None
     flow: FlowSettings = Field(default_factory=FlowSettings)
+    dequantize: bool = Field(False, description=(
+        "fit the flow to the coded features (those with a codebook) dequantized by uniform "
+        "noise on (-1/2, 1/2), and map every value the world produces back to a code "
+        "(simstudy.world.coded)"))
 
     @classmethod
     def check_example(cls) -> dict:
@@ -167,8 +171,15 @@ class CausalFlowWorldSpec(StrictModel):
         else:
             data = load_object("simstudy.world.learned:load_csv_data")(self.csv, seed, base_dir)
         fit = load_object("simstudy.world.flow:cached_causal_flow")
-        flow, meta = fit(cache, data.roles, data.x_train, data.x_val, self.flow.config(),
+        x_train, x_val = data.x_train, data.x_val
+        if self.dequantize:
+            noisy = load_object("simstudy.world.coded:dequantized")
+            x_train = noisy(x_train, data.roles, generator(seed, "dequantize-train"))
+            x_val = noisy(x_val, data.roles, generator(seed, "dequantize-val"))
+        flow, meta = fit(cache, data.roles, x_train, x_val, self.flow.config(),
                          self.flow.seed, progress=True)
+        if self.dequantize:
+            flow = load_object("simstudy.world.coded:CodedFlow")(flow)
         info = {"world": "causal_flow", "source": self.source, "flow": {
             k: meta[k] for k in ("state_dict_sha256", "val_nll", "best_epoch", "cached")
             if k in meta}}

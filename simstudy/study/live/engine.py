@@ -7,7 +7,7 @@ at a time: their reported profile ``x`` and their stated actionability become a 
 profile),
 the condition's policy recommends from them with the participant's index as person id, and the
 recourse is measured by the simulator's code (:func:`~simstudy.metrics.evaluate_recourse`,
-:func:`~simstudy.study.from_scenario.published_proximity`). Each participant also rates the study's
+:func:`~simstudy.metrics.published_proximity`). Each participant also rates the study's
 ``random_others`` random recourses (:func:`~simstudy.study.from_scenario.random_recourse`).
 
 A policy that asks questions (HARE) answers through the participant's recorded answers and
@@ -37,13 +37,13 @@ import numpy as np
 
 from ...core.documents import DocumentError, DocumentProblem
 from ...core.rng import derive_seed, entity_uniforms
-from ...metrics import Recourse, evaluate_recourse
+from ...metrics import Recourse, evaluate_recourse, published_proximity
 from ...primitives.profiles import ActionabilityProfiles
 from ...primitives.space import ScaledSpace
 from ...run.scenario import load_scenario, people_specs, policy_name
 from ...run.units import prepare_replication
 from ...world.decision import ModelCache
-from ..from_scenario import RANDOM_POLICY, published_proximity, random_recourse
+from ..from_scenario import RANDOM_POLICY, random_recourse
 from .questions import NeedAnswer, QuestionSessions, ReplayFeedback
 
 __all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "MemoBase",
@@ -276,7 +276,9 @@ class LiveEngine:
         ok = bool(ev["found"][0])
         return {"found": ok, "intervened": acted[0], "x_cf": ev["x_cf"][0],
                 "sparsity": int(ev["sparsity"][0]),
-                "proximity": float(published_proximity(acted, vals, x2, fr)[0]) if ok else 0.0,
+                "proximity": float(published_proximity(
+                    acted, vals, x2, fr, self.context_.world.roles.categorical_mask())[0])
+                if ok else 0.0,
                 "cost": float(ev["cost"][0]), "cost_unweighted": float(ev["cost_unweighted"][0])}
 
     def recourses(self, index: int, condition: str, x: np.ndarray, scores: np.ndarray,

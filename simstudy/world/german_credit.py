@@ -1,0 +1,179 @@
+"""The German-credit world: a causal flow fitted to the real applicants over CARMA's graph.
+
+CARMA's public code has no structural equations for German credit (its equations module holds
+a placeholder); its world is a causal normalizing flow fitted to the real data over a stated
+graph of seven variables. This kind is that world on the project's copy of the data
+(``populations/data/german_credit.csv``, the UCI Statlog German Credit table), built by the CSV
+causal-flow world (:class:`~simstudy.world.specs.CausalFlowWorldSpec`) from a fixed feature
+table, with the coded features dequantized to fit and mapped back to codes
+(:mod:`simstudy.world.coded`), as CARMA's flow treats them.
+
+Graph (parents), in causal order::
+
+    sex, age                                   (roots)
+    credit_amount  <- sex, age
+    duration       <- sex, age, credit_amount
+    checking       <- sex, age
+    savings        <- sex, age, checking
+    housing        <- sex, age, checking, savings
+
+Roles. Sex is immutable and the sensitive attribute; age is immutable. CARMA's German-credit
+preparator lists sex and age as the variables it intervenes on (``intervention_index_list``),
+but that list serves to evaluate the fitted flow's interventional distributions, not recourse:
+nobody can be advised to change their sex or age. Actionable are the terms of the credit the
+applicant asks for (its amount and its duration in months, which the applicant chooses) and the
+three coded features an applicant can change by acting on their finances or their home: the
+checking account's status (opening one or moving money into it), the savings bracket (saving,
+or moving money into savings) and the housing type (renting, owning or living for free,
+changed by moving; a large change, which each person's own profile may rule out).
+
+Codebook. Checking account and savings are ordinal, ordered by the money the applicant holds at
+the bank: checking ``0`` overdrawn (``< 0 DM``), ``1`` no checking account (nothing held),
+``2`` ``0 to 200 DM``, ``3`` ``>= 200 DM`` or salary paid in for at least a year; savings ``0``
+unknown or none, ``1`` ``< 100 DM``, ``2`` ``100 to 500``, ``3`` ``500 to 1000``,
+``4`` ``>= 1000 DM``. Housing is categorical (rent, own, for free have no order): any change
+counts one unit in cost and distances (:func:`simstudy.metrics.normalized_change`).
+
+The split is CARMA's (80 % fitting, 10 % validation, 10 % deployment); the flow's settings are
+the CSV world's and may be overridden (``flow:``).
+
+References:
+    Majumdar & Valera, "CARMA: A practical framework to generate recommendations for causal
+    algorithmic recourse at scale", FAccT 2024 (code: ayanmaj92/carma-recourse,
+    ``causal_flows/causal_nf/sem_equations/german_credit.py``, ``preparators/``,
+    ``datasets/german_credit.py``); Hofmann, Statlog (German Credit Data), UCI Machine Learning
+    Repository, 1994, https://doi.org/10.24432/C5NC77.
+
+Example:
+    >>> from simstudy.core.registry import entry_model
+    >>> spec = entry_model("world", "german_credit").model_validate({"kind": "german_credit"})
+    >>> spec.roles().actionable
+    ('credit_amount', 'duration', 'checking', 'savings', 'housing')
+    >>> spec.roles().categorical, spec.roles().parents["housing"]
+    (('housing',), ('sex', 'age', 'checking', 'savings'))
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from ..core.documents import StrictModel
+from ..core.registry import register
+from .base import FeatureRoles
+from .config import SplitShares
+from .csv_source import CsvSource
+from .specs import CausalFlowWorldSpec, FlowSettings
+
+__all__ = ["GermanCreditWorldSpec", "GERMAN_CREDIT_CSV", "german_credit_source"]
+
+#: The project's copy of the UCI German Credit table.
+GERMAN_CREDIT_CSV = Path(__file__).resolve().parents[2] / "populations" / "data" / \
+    "german_credit.csv"
+
+CHECKING = {"... < 0 DM": 0, "no checking account": 1, "0 <= ... < 200 DM": 2,
+            "... >= 200 DM / salary assignments for at least 1 year": 3}
+SAVINGS = {"unknown/ no savings account": 0, "... < 100 DM": 1, "100 <= ... < 500 DM": 2,
+           "500 <= ... < 1000 DM": 3, "... >= 1000 DM": 4}
+HOUSING = {"rent": 0, "own": 1, "for free": 2}
+
+
+def _labels(codes: dict[str, int]) -> dict[int, str]:
+    return {code: text for text, code in codes.items()}
+
+
+def german_credit_source(path: str | Path = GERMAN_CREDIT_CSV,
+                         split: tuple[float, float, float] = (0.8, 0.1, 0.1)) -> CsvSource:
+    """The CSV entry of the German-credit world: features, graph, roles and codebook."""
+    return CsvSource.model_validate({
+        "path": str(path),
+        "features": [
+            {"name": "sex", "column": "personal_status_and_sex", "startswith": "male"},
+            {"name": "age", "column": "age_in_years"},
+            {"name": "credit_amount", "parents": ["sex", "age"]},
+            {"name": "duration", "column": "duration_in_month",
+             "parents": ["sex", "age", "credit_amount"]},
+            {"name": "checking", "column": "status_of_existing_checking_account",
+             "codes": CHECKING, "parents": ["sex", "age"]},
+            {"name": "savings", "column": "savings_account_and_bonds", "codes": SAVINGS,
+             "parents": ["sex", "age", "checking"]},
+            {"name": "housing", "column": "housing", "codes": HOUSING,
+             "parents": ["sex", "age", "checking", "savings"]},
+        ],
+        "label": "creditability", "positive": "good",
+        "immutable": ["sex", "age"],
+        "actionable": ["credit_amount", "duration", "checking", "savings", "housing"],
+        "sensitive": ["sex"],
+        "codebook": {"sex": {0: "female", 1: "male"}, "checking": _labels(CHECKING),
+                     "savings": _labels(SAVINGS), "housing": _labels(HOUSING)},
+        "reference_levels": {"sex": 1},
+        "scales": {"checking": "ordinal", "savings": "ordinal", "housing": "categorical"},
+        "split": split,
+    })
+
+
+@lambda entry: register("world", entry)
+class GermanCreditWorldSpec(StrictModel):
+    """The German-credit world (see :mod:`simstudy.world.german_credit`): a causal flow fitted
+    to the real applicants over CARMA's seven-variable graph, coded features kept on codes.
+
+    Attributes:
+        path: another copy of the data (relative to the scenario); default the project's.
+        split: fitting / validation / deployment shares (CARMA's 0.8 / 0.1 / 0.1).
+        flow: the causal flow's architecture and training.
+
+    Example:
+        >>> spec = GermanCreditWorldSpec.model_validate(
+        ...     {"kind": "german_credit", "flow": {"epochs": 2, "hidden": [8]}})
+        >>> world, data, info = spec.build(seed=0)
+        >>> info["world"], data.x_test.shape, sorted(set(data.x_test[:, 6].tolist()))
+        ('german_credit', torch.Size([100, 7]), [0.0, 1.0, 2.0])
+    """
+
+    kind: Literal["german_credit"]
+    #: a learned flow has no label rule, so the event world cannot retrain on it
+    labels: ClassVar[bool] = False
+    name: str | None = None
+    path: str | None = Field(None, description="another copy of the German Credit CSV "
+                                               "(default: the project's)")
+    split: SplitShares = (0.8, 0.1, 0.1)
+    flow: FlowSettings = Field(default_factory=FlowSettings)
+
+    @classmethod
+    def check_example(cls) -> dict:
+        """A briefly trained flow for the contract checks (:mod:`simstudy.checks`)."""
+        return {"kind": "german_credit",
+                "flow": {"hidden": [16], "epochs": 3, "spline_bins": 4}}
+
+    def _world(self) -> CausalFlowWorldSpec:
+        return CausalFlowWorldSpec(
+            kind="causal_flow", name=self.name, source="csv", dequantize=True,
+            csv=german_credit_source(self.path or GERMAN_CREDIT_CSV, self.split),
+            flow=self.flow)
+
+    def roles(self) -> FeatureRoles:
+        """The world's feature roles, without torch."""
+        return self._world().roles()
+
+    def feature_names(self) -> tuple[str, ...]:
+        return self.roles().names
+
+    def ranking_names(self) -> tuple[str, ...]:
+        """The ranking distributions the world names (none)."""
+        return ()
+
+    def data_files(self, base_dir: str | Path = ".") -> list[Path]:
+        """The data file (its hash is part of a run's resume key)."""
+        return self._world().data_files(base_dir)
+
+    def check_data(self, base_dir: str | Path = ".") -> list[tuple[str, str]]:
+        """``(field, reason)`` for every problem of the data file (read at validation); the
+        document's only data field is ``path``, so every problem names it."""
+        return [("path", reason) for _, reason in self._world().check_data(base_dir)]
+
+    def build(self, seed: int, cache: Any = None, base_dir: str | Path = ".") -> tuple:
+        """``(CodedFlow, WorldData, info)``: the flow fitted to the data (or from the cache)."""
+        world, data, info = self._world().build(seed, cache, base_dir)
+        return world, data, {**info, "world": "german_credit"}
