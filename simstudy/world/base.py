@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 if TYPE_CHECKING:  # torch is imported where a world computes; documents validate without it
     import torch
@@ -80,12 +81,11 @@ class FeatureRoles:
         return {f: tuple(float(c) for c in sorted(self.codebook[f]))
                 for f in self.actionable if f in self.codebook}
 
-    def adjacency(self) -> torch.Tensor:
-        """Boolean ``(d, d)`` matrix with ``A[i, j]`` true when feature j is a parent of i."""
-        import torch
-
+    def adjacency(self) -> npt.NDArray[np.bool_]:
+        """Boolean ``(d, d)`` matrix with ``A[i, j]`` true when feature j is a parent of i
+        (a NumPy array: the roles are read without torch)."""
         d = self.dim
-        adj = torch.zeros(d, d, dtype=torch.bool)
+        adj = np.zeros((d, d), dtype=bool)
         for i, name in enumerate(self.names):
             for parent in self.parents.get(name, ()):
                 adj[i, self.names.index(parent)] = True
