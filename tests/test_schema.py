@@ -50,9 +50,9 @@ def _registered() -> dict[tuple[str, str], type[BaseModel]]:
 def _model_entries() -> dict[tuple[str, str], type[BaseModel]]:
     from simstudy.analysis.analysis_spec import EffectSpec, RatingSpec
     from simstudy.people.spec import ActionabilitySpec, CostSpec, GroupsSpec, NoiseSpec, UsersSpec
-    from simstudy.world.specs import DecisionModelSpec, FlowSettings
+    from simstudy.world.config import DecisionConfig, FlowSettings
 
-    return {("model", s.__name__): s for s in (DecisionModelSpec, FlowSettings, CostSpec,
+    return {("model", s.__name__): s for s in (DecisionConfig, FlowSettings, CostSpec,
                                                NoiseSpec, GroupsSpec, ActionabilitySpec,
                                                UsersSpec, RatingSpec, EffectSpec)}
 
