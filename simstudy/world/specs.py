@@ -34,7 +34,9 @@ class WorldParams(StrictModel):
     Optional members a subclass may add (see :mod:`simstudy.core.registry`): ``roles()``,
     ``feature_names()``, ``ranking_names()``, ``check_data(base_dir)``,
     ``data_files(base_dir)``, ``check_example()``; ``labels`` says whether the world has a
-    label rule (so the event world may retrain on it).
+    label rule (so the event world may retrain on it). The builder of a world that knows its
+    label may end in :func:`simstudy.world.data.sampled_world` (its data drawn and split as
+    the built-in worlds' are).
 
     Example:
         >>> from simstudy.world import WorldParams
@@ -116,6 +118,8 @@ class CausalFlowWorldSpec(WorldParams):
     """
 
     kind: Literal["causal_flow"]
+    #: a learned flow has no label rule, so the event world cannot retrain on it
+    labels: ClassVar[bool] = False
     name: str | None = None
     source: Literal["loan", "csv"] = "loan"
     n_samples: int = Field(20000, ge=100)
