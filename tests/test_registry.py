@@ -11,7 +11,7 @@ import pytest
 
 from simstudy import register
 from simstudy.core.documents import StrictModel
-from simstudy.core.registry import unregister
+from simstudy.core.registry import entry_model, kinds, unregister
 from simstudy.core.rng import generator
 from simstudy.metrics import Recourse
 from simstudy.policies.base import RecoursePolicy
@@ -22,6 +22,7 @@ from simstudy.world.additive import AdditiveNoiseSCM, Bernoulli, Equation, Norma
 from simstudy.world.base import FeatureRoles
 from simstudy.world.data import sample_world_data
 from simstudy.world.decision import ModelCache
+from simstudy.world.specs import WorldParams
 
 
 class RaiseIncomeParams(PolicyParams):
@@ -142,7 +143,7 @@ TOY_TABLE = SCMTable("toy", TOY_ROLES, (
     label_score=lambda x, u: x["skill"] + x["savings"] - 0.5)
 
 
-class ToyWorldSpec(StrictModel):
+class ToyWorldParams(WorldParams):
     kind: Literal["toy"] = "toy"
     labels: ClassVar[bool] = True
     n_samples: int = 1500
@@ -153,10 +154,12 @@ class ToyWorldSpec(StrictModel):
     def ranking_names(self):
         return ()
 
-    def build(self, seed, cache=None, base_dir="."):
-        world = AdditiveNoiseSCM(TOY_TABLE)
-        data = sample_world_data(world, self.n_samples, generator(seed, "world-sample"))
-        return world, data, {"kind": "toy", "data_sha256": data.content_hash()}
+
+def build_toy_world(params: ToyWorldParams, seed, cache=None, base_dir="."):
+    # the world's runtime takes its validated entry first
+    world = AdditiveNoiseSCM(TOY_TABLE)
+    data = sample_world_data(world, params.n_samples, generator(seed, "world-sample"))
+    return world, data, {"kind": params.kind, "data_sha256": data.content_hash()}
 
 
 WORLD_SCENARIO = """
@@ -175,7 +178,7 @@ conditions:
 
 
 def test_a_world_of_ones_own_runs_from_a_scenario_file(tmp_path):
-    register("world", ToyWorldSpec)
+    register("world", ToyWorldParams, build_toy_world)
     try:
         path = tmp_path / "world.yaml"
         path.write_text(WORLD_SCENARIO)
@@ -209,7 +212,7 @@ def test_the_table_holds_every_family_of_kinds():
     assert kinds("executor") == ["local", "ray"]
 
 
-@pytest.mark.parametrize("family", ["policy", "family", "executor"])
+@pytest.mark.parametrize("family", ["policy", "world", "family", "executor"])
 def test_every_built_in_kind_is_a_parameters_model_and_a_runtime(family):
     import simstudy.analysis.analysis_spec  # noqa: F401 - registers the GAMM families
     import simstudy.core.executors  # noqa: F401 - registers the executors
@@ -223,3 +226,17 @@ def test_every_built_in_kind_is_a_parameters_model_and_a_runtime(family):
         if family == "policy":
             params = kind.params.model_validate({"kind": name})
             assert runtime.Params is kind.params and type(params.build()) is runtime
+
+
+def test_a_model_naming_several_kinds_is_registered_under_each():
+    class TwinWorldParams(ToyWorldParams):
+        kind: Literal["twin_a", "twin_b"]
+
+    register("world", TwinWorldParams, build_toy_world)
+    try:
+        assert entry_model("world", "twin_a") is entry_model("world", "twin_b") is TwinWorldParams
+        assert TwinWorldParams(kind="twin_b", n_samples=100).build(0)[2]["kind"] == "twin_b"
+    finally:
+        unregister("world", "twin_a")
+        unregister("world", "twin_b")
+    assert not {"twin_a", "twin_b"} & set(kinds("world"))

@@ -71,19 +71,21 @@ def _family(family: str) -> dict[str, Kind]:
     return KINDS[family]
 
 
-def _kind_of(params: type) -> str:
+def _kinds_of(params: type) -> tuple[str, ...]:
+    # every name of the ``kind`` literal: one model may serve several kinds of one runtime
     field = getattr(params, "model_fields", {}).get("kind")
     if field is not None and getattr(field.annotation, "__args__", None):
-        return field.annotation.__args__[0]
+        return tuple(field.annotation.__args__)
     # an annotation pydantic has not resolved yet (postponed annotations in a local scope):
     # the literal's own default names the kind
     if field is not None and isinstance(field.default, str):
-        return field.default
+        return (field.default,)
     raise TypeError(f"{params.__name__} needs a field `kind: Literal['...']`")
 
 
 def register(family: str, params: type, runtime: str | Callable[..., Any] | None = None) -> type:
-    """Adds a kind to ``family`` under the name its ``kind`` field gives; returns ``params``.
+    """Adds a kind to ``family`` under the name its ``kind`` field gives (under each name,
+    when the literal gives several); returns ``params``.
 
     Args:
         family: one of :data:`FAMILIES`.
@@ -102,7 +104,8 @@ def register(family: str, params: type, runtime: str | Callable[..., Any] | None
         'RECOURSE'
         >>> unregister("response", "shout")
     """
-    _family(family)[_kind_of(params)] = Kind(family, _kind_of(params), params, runtime)
+    for name in _kinds_of(params):
+        _family(family)[name] = Kind(family, name, params, runtime)
     return params
 
 

@@ -61,7 +61,8 @@ from ..people.spec import (
 )
 from ..sim.spec import SimulationSpec
 from ..study.section import StudySectionSpec, response_scope_problems, study_problems
-from ..world.specs import DecisionModelEntry, DecisionModelSpec, ExternalModelSpec
+from ..world.config import DecisionConfig
+from ..world.specs import DecisionModelEntry, ExternalModelSpec
 
 __all__ = [
     "ActionabilitySpec",
@@ -69,7 +70,6 @@ __all__ = [
     "GroupsSpec",
     "PopulationSpec",
     "ConditionSpec",
-    "DecisionModelSpec",
     "ApplicantsSpec",
     "ContrastSpec",
     "Scenario",  # noqa: F822 - built on first use (module __getattr__)
@@ -127,7 +127,7 @@ class ApplicantsSpec(StrictModel):
 def _union(registry: dict[str, type], what: str) -> Any:
     if not registry:
         raise RuntimeError(f"no {what} kinds are registered")
-    members = tuple(registry.values())
+    members = tuple(dict.fromkeys(registry.values()))  # a model may serve several kinds
     if len(members) == 1:
         return members[0]
     return Annotated[Union[members], Field(discriminator="kind")]  # noqa: UP007
@@ -145,7 +145,7 @@ def _scenario_model() -> type[StrictModel]:
         seed: int = Field(0, ge=0)
         replications: int = Field(1, ge=1, le=1000)
         world: world_union  # type: ignore[valid-type]
-        decision_model: DecisionModelEntry = DecisionModelSpec()
+        decision_model: DecisionModelEntry = DecisionConfig()
         applicants: ApplicantsSpec = ApplicantsSpec()
         policies: list[policy_union] = Field(min_length=1)  # type: ignore[valid-type]
         conditions: list[ConditionSpec] = Field(min_length=1)

@@ -22,6 +22,7 @@ _EXPORTS = {
     "fit_causal_flow": "flow",
     "cached_causal_flow": "flow",
     "CausalFlowWorldSpec": "specs",
+    "WorldParams": "specs",
     "LoanWorldSpec": "specs",
     "load_csv_data": "learned",
     "LOAN_ROLES": "loan",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 if TYPE_CHECKING:  # torch is imported where a world computes; documents validate without it
     import torch
@@ -108,12 +109,11 @@ class FeatureRoles:
         return np.array([f in self.categorical for f in (self.names if names is None
                                                          else names)], dtype=bool)
 
-    def adjacency(self) -> torch.Tensor:
-        """Boolean ``(d, d)`` matrix with ``A[i, j]`` true when feature j is a parent of i."""
-        import torch
-
+    def adjacency(self) -> npt.NDArray[np.bool_]:
+        """Boolean ``(d, d)`` matrix with ``A[i, j]`` true when feature j is a parent of i
+        (a NumPy array: the roles are read without torch)."""
         d = self.dim
-        adj = torch.zeros(d, d, dtype=torch.bool)
+        adj = np.zeros((d, d), dtype=bool)
         for i, name in enumerate(self.names):
             for parent in self.parents.get(name, ()):
                 adj[i, self.names.index(parent)] = True

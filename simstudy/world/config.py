@@ -1,10 +1,9 @@
 """Training configurations of the decision model and the causal flow, declared without torch.
 
-Each is the one declaration of its parameters, constraints and defaults: the trainers
-(:func:`simstudy.world.decision.train_decision_model`,
-:func:`simstudy.world.flow.fit_causal_flow`) take it, the Loan SCM inherits its constructor from
-:class:`LoanParams`, and the scenario entries (``decision_model:``, ``world.flow:``,
-``world: {kind: loan}``) are derived from them (:func:`simstudy.core.schema.derive_spec`).
+Each is the one declaration of its parameters, constraints and defaults, a frozen document
+model: the trainers (:func:`simstudy.world.decision.train_decision_model`,
+:func:`simstudy.world.flow.fit_causal_flow`) take it, and a scenario's ``decision_model:`` and
+``world.flow:`` entries are validated by it.
 
 Example:
     >>> DecisionConfig().to_json()["hidden"]
@@ -15,20 +14,32 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 from annotated_types import Ge, Gt, Le
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
-from ..core.bounds import MAX_APPLICANTS, Epochs, LayerWidth, LearningRate
+from ..core.bounds import MAX_APPLICANTS, Epochs, LayerWidth, LearningRate, Seed
+from ..core.documents import StrictModel
 
-__all__ = ["DecisionConfig", "FlowConfig", "LoanParams"]
+__all__ = ["DecisionConfig", "FlowConfig", "FlowSettings", "SplitShares"]
 
 
-@dataclass(frozen=True)
-class DecisionConfig:
-    """Training configuration of the decision model (defaults: the published set-up).
+class _Config(StrictModel):
+    # a configuration is a value: frozen, and hashable like one
+    model_config = ConfigDict(frozen=True)
+
+    def to_json(self) -> dict:
+        """The fields as JSON values (``hidden`` as a list), in declaration order."""
+        values = self.model_dump()
+        values["hidden"] = list(self.hidden)  # type: ignore[attr-defined]
+        return values
+
+
+class DecisionConfig(_Config):
+    """Training configuration of the decision model (defaults: the published set-up); the
+    scenario's ``decision_model:`` entry when the model is trained.
 
     Attributes:
         hidden: hidden-layer widths of the multilayer perceptron.
@@ -46,14 +57,13 @@ class DecisionConfig:
     lr: LearningRate = 1e-3
     weight_decay: Annotated[float, Ge(0)] = 0.0
 
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["hidden"] = list(self.hidden)
-        return d
+    def obtain(self, data: Any, cache: Any, seed: int, base_dir: str | Path = ".",
+               progress: bool = False) -> tuple[Any, dict]:
+        """The model trained on ``data`` (from the cache when it holds it) and its record."""
+        return cache.decision_model(data, self, seed, progress=progress)
 
 
-@dataclass(frozen=True)
-class FlowConfig:
+class FlowConfig(_Config):
     """Architecture and training of a causal flow.
 
     Attributes:
@@ -83,18 +93,22 @@ class FlowConfig:
     weight_decay: Annotated[float, Ge(0)] = 0.0
     patience: Annotated[int, Ge(0)] = 25
 
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["hidden"] = list(self.hidden)
-        return d
 
+class FlowSettings(FlowConfig):
+    """A causal flow's architecture and training (:class:`FlowConfig`) and the seed of its
+    training: the ``flow:`` of a ``causal_flow`` world.
 
-@dataclass(eq=False)
-class LoanParams:
-    """Parameters of the Loan SCM (:class:`~simstudy.world.loan.LoanSCM` inherits its
-    constructor from here; the ``loan`` world entry is derived from it)."""
+    Example:
+        >>> settings = FlowSettings.model_validate({"epochs": 5, "seed": 2})
+        >>> settings.seed, settings.config() == FlowConfig(epochs=5)
+        (2, True)
+    """
 
-    stochastic_label: bool = False
+    seed: Seed = 0
+
+    def config(self) -> FlowConfig:
+        """The architecture and training without the seed (what a trained flow records)."""
+        return FlowConfig(**self.model_dump(exclude={"seed"}))
 
 
 def _check_shares(v: tuple[float, float, float]) -> tuple[float, float, float]:

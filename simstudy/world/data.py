@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
+from ..core.rng import generator
 from .base import CausalWorld, FeatureRoles
 from .config import SplitShares  # the document type of a split, re-exported
 
-__all__ = ["WorldData", "sample_world_data", "tensor_hash", "SplitShares"]
+__all__ = ["WorldData", "sample_world_data", "sampled_world", "tensor_hash", "SplitShares"]
 
 
 def tensor_hash(*tensors: torch.Tensor | np.ndarray) -> str:
@@ -103,3 +105,22 @@ def sample_world_data(
     n_val = int(round(split[1] * n_samples))
     parts = (slice(0, n_train), slice(n_train, n_train + n_val), slice(n_train + n_val, None))
     return WorldData(world.roles, *(t for s in parts for t in (x[s], y[s])))
+
+
+def sampled_world(world: CausalWorld, params: Any, seed: int) -> tuple[CausalWorld, WorldData,
+                                                                     dict]:
+    """``(world, data, info)`` of a world that knows its label, as a world entry builds it.
+
+    ``data`` is the world's sample of ``params.n_samples`` draws split by ``params.split``,
+    drawn from the stream ``"world-sample"`` of ``seed``; ``info`` is what a run records of it
+    (``params.kind`` and the data's hash).
+
+    Example:
+        >>> from simstudy.world import LoanSCM, LoanWorldSpec
+        >>> _, data, info = sampled_world(LoanSCM(), LoanWorldSpec(n_samples=200), seed=0)
+        >>> len(data.x_test), info["kind"], info["data_sha256"] == data.content_hash()
+        (50, 'loan', True)
+    """
+    data = sample_world_data(world, params.n_samples, generator(seed, "world-sample"),
+                             params.split)
+    return world, data, {"kind": params.kind, "data_sha256": data.content_hash()}

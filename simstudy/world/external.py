@@ -124,6 +124,8 @@ def external_model_record(spec: ExternalModelSpec, model: ExternalDecisionModel,
 # -- formats ----------------------------------------------------------------------------
 def _sklearn(spec: ExternalModelSpec, path: Path, names: tuple[str, ...], sha: str
              ) -> ExternalDecisionModel:
+    # an optional reader (``simstudy[models]``): imported only where a file of its format is
+    # read, so that simstudy installs and runs without it
     try:
         import skops.io as sio
     except ImportError:
@@ -180,6 +182,7 @@ def _torchscript(spec: ExternalModelSpec, path: Path, names: tuple[str, ...], sh
 
 def _onnx(spec: ExternalModelSpec, path: Path, names: tuple[str, ...], sha: str
           ) -> ExternalDecisionModel:
+    # an optional reader (``simstudy[models]``), imported where it is needed, as skops above
     try:
         import onnxruntime as ort
     except ImportError:

@@ -49,12 +49,12 @@ __all__ = [
 ]
 
 
-def graph_generations(adjacency: torch.Tensor) -> int:
+def graph_generations(adjacency: torch.Tensor | np.ndarray) -> int:
     """Number of topological generations (longest directed path + 1) of a DAG.
 
     ``adjacency[i, j]`` is true when ``j`` is a parent of ``i``; raises on cycles.
     """
-    adj = adjacency.clone().bool()
+    adj = torch.as_tensor(adjacency).clone().bool()
     adj.fill_diagonal_(False)
     indegree = adj.sum(dim=1).tolist()
     frontier = [i for i, k in enumerate(indegree) if k == 0]
@@ -129,7 +129,7 @@ class CausalFlow(nn.Module):
         self.register_buffer("cont_idx", torch.tensor(cont, dtype=torch.long))
         self.register_buffer("mean", torch.as_tensor(mean, dtype=torch.float64).clone())
         self.register_buffer("std", torch.as_tensor(std, dtype=torch.float64).clone())
-        adj = roles.adjacency()
+        adj = torch.from_numpy(roles.adjacency())
         self.generations = graph_generations(adj)
         n_c, n_d = len(cont), len(disc)
         adj_cc = adj[cont][:, cont] | torch.eye(n_c, dtype=torch.bool)

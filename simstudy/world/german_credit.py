@@ -56,16 +56,15 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from ..core.documents import StrictModel
 from ..core.registry import register
 from .base import FeatureRoles
 from .config import SplitShares
 from .csv_source import CsvSource
-from .specs import CausalFlowWorldSpec, FlowSettings
+from .specs import CausalFlowWorldSpec, FlowSettings, WorldParams
 
 __all__ = ["GermanCreditWorldSpec", "GERMAN_CREDIT_CSV", "german_credit_source"]
 
@@ -114,8 +113,7 @@ def german_credit_source(path: str | Path = GERMAN_CREDIT_CSV,
     })
 
 
-@lambda entry: register("world", entry)
-class GermanCreditWorldSpec(StrictModel):
+class GermanCreditWorldSpec(WorldParams):
     """The German-credit world (see :mod:`simstudy.world.german_credit`): a causal flow fitted
     to the real applicants over CARMA's seven-variable graph, coded features kept on codes.
 
@@ -147,7 +145,8 @@ class GermanCreditWorldSpec(StrictModel):
         return {"kind": "german_credit",
                 "flow": {"hidden": [16], "epochs": 3, "spline_bins": 4}}
 
-    def _world(self) -> CausalFlowWorldSpec:
+    def flow_world(self) -> CausalFlowWorldSpec:
+        """The CSV causal-flow world this entry stands for (the German-credit table)."""
         return CausalFlowWorldSpec(
             kind="causal_flow", name=self.name, source="csv", dequantize=True,
             csv=german_credit_source(self.path or GERMAN_CREDIT_CSV, self.split),
@@ -155,7 +154,7 @@ class GermanCreditWorldSpec(StrictModel):
 
     def roles(self) -> FeatureRoles:
         """The world's feature roles, without torch."""
-        return self._world().roles()
+        return self.flow_world().roles()
 
     def feature_names(self) -> tuple[str, ...]:
         return self.roles().names
@@ -166,14 +165,13 @@ class GermanCreditWorldSpec(StrictModel):
 
     def data_files(self, base_dir: str | Path = ".") -> list[Path]:
         """The data file (its hash is part of a run's resume key)."""
-        return self._world().data_files(base_dir)
+        return self.flow_world().data_files(base_dir)
 
     def check_data(self, base_dir: str | Path = ".") -> list[tuple[str, str]]:
         """``(field, reason)`` for every problem of the data file (read at validation); the
         document's only data field is ``path``, so every problem names it."""
-        return [("path", reason) for _, reason in self._world().check_data(base_dir)]
+        return [("path", reason) for _, reason in self.flow_world().check_data(base_dir)]
 
-    def build(self, seed: int, cache: Any = None, base_dir: str | Path = ".") -> tuple:
-        """``(CodedFlow, WorldData, info)``: the flow fitted to the data (or from the cache)."""
-        world, data, info = self._world().build(seed, cache, base_dir)
-        return world, data, {**info, "world": "german_credit"}
+
+
+register("world", GermanCreditWorldSpec, "simstudy.world.learned:build_german_credit_world")

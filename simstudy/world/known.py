@@ -60,6 +60,8 @@ Example:
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -73,10 +75,12 @@ from .additive import (
     NormalMixture,
     SCMTable,
 )
+from .data import WorldData, sampled_world
 from .known_roles import KNOWN_ROLES
+from .known_specs import KnownWorldSpec
 from .loan_roles import LOAN_ROLES
 
-__all__ = ["KNOWN_TABLES", "LOAN_TABLE", "known_world"]
+__all__ = ["KNOWN_TABLES", "LOAN_TABLE", "known_world", "build_known_world"]
 
 _SEX = Bernoulli(0.5)
 _U1 = NormalMixture(weights=(0.5, 0.5), means=(-2.0, 1.5), sds=(math.sqrt(1.5), 1.0))
@@ -188,3 +192,17 @@ def known_world(kind: str) -> AdditiveNoiseSCM:
     if kind not in KNOWN_TABLES:
         raise ValueError(f"unknown known world {kind!r}; known: {sorted(KNOWN_TABLES)}")
     return AdditiveNoiseSCM(KNOWN_TABLES[kind])
+
+
+def build_known_world(params: KnownWorldSpec, seed: int, cache: Any = None,
+                      base_dir: str | Path = ".") -> tuple[AdditiveNoiseSCM, WorldData, dict]:
+    """``(world, WorldData, info)``: the synthetic world ``params.kind`` and its sampled, split
+    data (the runtime of the six known kinds; ``cache`` and ``base_dir`` are not needed).
+
+    Example:
+        >>> spec = KnownWorldSpec(kind="triangle_linear", n_samples=200)
+        >>> world, data, info = build_known_world(spec, seed=0)
+        >>> world.roles.parents["x2"], len(data.x_val), info["kind"]
+        (('x1',), 50, 'triangle_linear')
+    """
+    return sampled_world(known_world(params.kind), params, seed)

@@ -1,8 +1,9 @@
-"""Scenario entries of CARMA's known synthetic worlds, without torch.
+"""Scenario entry of CARMA's known synthetic worlds, without torch.
 
-One kind per world (``world: {kind: triangle_non_linear, n_samples: 20000}``), all derived from
-:class:`KnownWorldSpec`; the world itself is :func:`simstudy.world.known.known_world`. The six
-kinds are registered when this module is imported (by :mod:`simstudy.world`).
+One parameters model, :class:`KnownWorldSpec`, whose ``kind`` names the world
+(``world: {kind: triangle_non_linear, n_samples: 20000}``); it is registered under each of the
+six names, all built by :func:`simstudy.world.known.build_known_world` (the equations:
+:mod:`simstudy.world.known`).
 
 Example:
     >>> from simstudy.core.registry import entry_model
@@ -13,41 +14,52 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal, get_args
 
-from pydantic import Field, create_model
+from pydantic import Field
 
-from ..core.documents import StrictModel
-from ..core.registry import load_object, register
-from ..core.rng import generator
+from ..core.registry import register
 from .base import FeatureRoles
 from .known_roles import KNOWN_ROLES
-from .specs import SplitShares
+from .specs import SplitShares, WorldParams
 
-__all__ = ["KnownWorldSpec", "KNOWN_WORLD_KINDS"]
+__all__ = ["KnownWorldSpec", "KnownWorldKind", "KNOWN_WORLD_KINDS"]
 
+#: the names of the synthetic worlds: a graph (chain, collider, triangle) and a form
+KnownWorldKind = Literal["chain_linear", "chain_non_linear", "collider_linear",
+                         "collider_non_linear", "triangle_linear", "triangle_non_linear"]
 #: the kinds registered here, one per synthetic world
-KNOWN_WORLD_KINDS: tuple[str, ...] = tuple(KNOWN_ROLES)
+KNOWN_WORLD_KINDS: tuple[str, ...] = get_args(KnownWorldKind)
 
 
-class KnownWorldSpec(StrictModel):
+class KnownWorldSpec(WorldParams):
     """A known synthetic world of CARMA (its equations: :mod:`simstudy.world.known`): the
     world's sample of ``n_samples`` draws, split into train / validation / deployment.
+
+    Attributes:
+        kind: the world (see :data:`KNOWN_WORLD_KINDS`).
+        n_samples: draws from the world.
+        split: train / validation / deployment shares of the draws.
 
     References:
         Majumdar & Valera, "CARMA: A practical framework to generate recommendations for
         causal algorithmic recourse at scale", FAccT 2024,
         https://doi.org/10.1145/3630106.3659003.
+
+    Example:
+        >>> from simstudy.world.known_specs import KnownWorldSpec
+        >>> KnownWorldSpec(kind="collider_linear", n_samples=500).roles().parents["x3"]
+        ('sex', 'x1', 'x2')
     """
 
-    #: the world has a label rule, so the event world may retrain
+    kind: KnownWorldKind
     labels: ClassVar[bool] = True
     n_samples: int = Field(20000, ge=100, le=10_000_000)
     split: SplitShares = (0.5, 0.25, 0.25)
 
     def roles(self) -> FeatureRoles:
         """The world's feature roles, without torch."""
-        return KNOWN_ROLES[self.kind]  # type: ignore[attr-defined]
+        return KNOWN_ROLES[self.kind]
 
     def feature_names(self) -> tuple[str, ...]:
         return self.roles().names
@@ -61,23 +73,5 @@ class KnownWorldSpec(StrictModel):
         """A small world for the contract checks (:mod:`simstudy.checks`)."""
         return {"n_samples": 400}
 
-    def build(self, seed: int, cache: Any = None, base_dir: Any = ".") -> tuple[Any, Any, dict]:
-        """``(world, WorldData, info)``: the world and its sampled, split data."""
-        world = load_object("simstudy.world.known:known_world")(self.kind)  # type: ignore[attr-defined]
-        sample = load_object("simstudy.world.data:sample_world_data")
-        data = sample(world, self.n_samples, generator(seed, "world-sample"), self.split)
-        return world, data, {"kind": self.kind,  # type: ignore[attr-defined]
-                             "data_sha256": data.content_hash()}
 
-
-def _spec_name(kind: str) -> str:
-    return "".join(part.capitalize() for part in kind.split("_")) + "WorldSpec"
-
-
-for _kind in KNOWN_WORLD_KINDS:
-    _cls = create_model(_spec_name(_kind), __base__=KnownWorldSpec,
-                        __module__=__name__, kind=(Literal[_kind], ...))
-    _cls.__doc__ = f"The ``{_kind}`` world. " + (KnownWorldSpec.__doc__ or "")
-    globals()[_cls.__name__] = register("world", _cls)  # module-level: documents pickle
-    __all__.append(_cls.__name__)
-del _kind, _cls
+register("world", KnownWorldSpec, "simstudy.world.known:build_known_world")

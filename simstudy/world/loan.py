@@ -22,14 +22,17 @@ Every equation is invertible given its parents, so abduction is exact and the de
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
-from .config import LoanParams
+from .data import WorldData, sampled_world
 from .loan_roles import LOAN_ROLES
+from .specs import LoanWorldSpec
 
-__all__ = ["LoanSCM", "LOAN_ROLES", "loan_label_probability", "loan_label"]
+__all__ = ["LoanSCM", "LOAN_ROLES", "loan_label_probability", "loan_label", "build_loan_world"]
 
 
 _NOISE_SD = {"education": 0.5, "loan_amount": 2.0, "loan_duration": 3.0, "income": 2.0,
@@ -85,13 +88,12 @@ def loan_label(
     return (draws < p).to(torch.int64)
 
 
-class LoanSCM(LoanParams):
+class LoanSCM:
     """The Loan structural causal model; implements :class:`~simstudy.world.CausalWorld`.
 
     Args:
-        stochastic_label: draw ``Y ~ Bernoulli(p(x))`` instead of thresholding ``p`` at 0.5.
-
-    The constructor is :class:`~simstudy.world.config.LoanParams`'.
+        params: the ``loan`` world entry (:class:`~simstudy.world.specs.LoanWorldSpec`; it
+            says whether the label is drawn, ``stochastic_label``), or its fields as keywords.
 
     References:
         Karimi, von Kügelgen, Schölkopf & Valera, "Algorithmic recourse under imperfect causal
@@ -108,6 +110,11 @@ class LoanSCM(LoanParams):
 
     roles = LOAN_ROLES
     name = "loan"
+
+    def __init__(self, params: LoanWorldSpec | None = None, /, **values: Any) -> None:
+        self.params = params if params is not None else LoanWorldSpec(**values)
+        #: draw ``Y ~ Bernoulli(p(x))`` instead of thresholding ``p`` at 0.5
+        self.stochastic_label = self.params.stochastic_label
 
     # -- noise ---------------------------------------------------------------------------
     def sample_noise(self, n: int, generator: np.random.Generator) -> torch.Tensor:
@@ -300,3 +307,16 @@ class LoanSCM(LoanParams):
     def label(self, x: torch.Tensor, generator: np.random.Generator | None = None) -> torch.Tensor:
         """Ground-truth label of each row (see :func:`loan_label`)."""
         return loan_label(x, self.stochastic_label, generator)
+
+
+def build_loan_world(params: LoanWorldSpec, seed: int, cache: Any = None,
+                     base_dir: str | Path = ".") -> tuple[LoanSCM, WorldData, dict]:
+    """``(LoanSCM, WorldData, info)``: the ``loan`` world and its sampled, split data (the
+    runtime of the ``loan`` kind; ``cache`` and ``base_dir`` are not needed).
+
+    Example:
+        >>> world, data, info = build_loan_world(LoanWorldSpec(n_samples=200), seed=0)
+        >>> world.stochastic_label, len(data.x_train), info["kind"]
+        (False, 100, 'loan')
+    """
+    return sampled_world(LoanSCM(params), params, seed)

@@ -1,9 +1,10 @@
 """Scenario entries of the built-in worlds and of the decision model, without torch.
 
-The entries validate documents (``world:``, ``decision_model:``) and build the runtime objects;
-the modules that do the work (sampling, the causal flow, training, reading a model file)
-import torch and are imported only by the ``build``/``obtain``/``load`` methods. Training
-settings come from the one declaration of each configuration (:mod:`simstudy.world.config`).
+The entries validate documents (``world:``, ``decision_model:``); each world kind is a row of
+the table of kinds (:mod:`simstudy.core.registry`) naming the builder that makes the world and
+its data from the entry, ``builder(params, seed, cache, base_dir) -> (world, data, info)``, in
+a module that imports torch only when a world is built. The training settings are the one
+declaration of each configuration (:mod:`simstudy.world.config`).
 """
 
 from __future__ import annotations
@@ -13,30 +14,54 @@ from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
-from ..core.bounds import Seed
+from ..core import registry
 from ..core.documents import FieldProblem, StrictModel
 from ..core.registry import load_object, register
-from ..core.rng import generator
-from ..core.schema import derive_spec
 from .base import FeatureRoles
-from .config import DecisionConfig, FlowConfig, LoanParams, SplitShares
+from .config import DecisionConfig, FlowSettings, SplitShares
 from .csv_source import CsvFeature, CsvProblem, CsvSource, read_csv_source
 from .loan_roles import LOAN_ROLES
 
-__all__ = ["SplitShares", "CsvFeature", "CsvSource", "LoanWorldSpec", "FlowSettings",
-           "CausalFlowWorldSpec", "DecisionModelSpec", "ExternalModelSpec",
+__all__ = ["SplitShares", "CsvFeature", "CsvSource", "WorldParams", "LoanWorldSpec",
+           "CausalFlowWorldSpec", "ExternalModelSpec",
            "DecisionModelEntry", "EXTERNAL_KINDS"]
 
 
-def _loan_names() -> tuple[str, ...]:
-    return LOAN_ROLES.names
+class WorldParams(StrictModel):
+    """Base of the world entries: a subclass declares ``kind: Literal[...]`` and its fields,
+    and is registered with its builder (``register("world", Params, "module:builder")``).
+
+    Optional members a subclass may add (see :mod:`simstudy.core.registry`): ``roles()``,
+    ``feature_names()``, ``ranking_names()``, ``check_data(base_dir)``,
+    ``data_files(base_dir)``, ``check_example()``; ``labels`` says whether the world has a
+    label rule (so the event world may retrain on it). The builder of a world that knows its
+    label may end in :func:`simstudy.world.data.sampled_world` (its data drawn and split as
+    the built-in worlds' are).
+
+    Example:
+        >>> from simstudy.world import WorldParams
+        >>> class EmptyWorldParams(WorldParams):
+        ...     kind: Literal["empty"] = "empty"
+        >>> EmptyWorldParams().labels
+        False
+    """
+
+    #: the world has a label rule (``label(x, generator)``), so the event world may retrain
+    labels: ClassVar[bool] = False
+
+    def build(self, seed: int, cache: Any = None, base_dir: str | Path = ".") -> tuple:
+        """``(world, WorldData, info)``: the registered builder of this kind, given the entry."""
+        return registry.build("world", self, seed, cache, base_dir)
 
 
-@lambda entry: register("world", entry)
-class LoanWorldSpec(derive_spec(LoanParams, runtime="simstudy.world.loan:LoanSCM", kind="loan",
-                                name="LoanWorldSpec")):
-    """The Loan SCM (its parameters are :class:`~simstudy.world.config.LoanParams`'): the
+class LoanWorldSpec(WorldParams):
+    """The Loan SCM (:class:`~simstudy.world.loan.LoanSCM`, which takes this entry): the
     world's sample of ``n_samples`` draws, split into train / validation / deployment.
+
+    Attributes:
+        stochastic_label: draw ``Y ~ Bernoulli(p(x))`` instead of thresholding ``p`` at 0.5.
+        n_samples: draws from the world.
+        split: train / validation / deployment shares of the draws.
 
     References:
         Karimi, von Kügelgen, Schölkopf & Valera, "Algorithmic recourse under imperfect causal
@@ -49,13 +74,14 @@ class LoanWorldSpec(derive_spec(LoanParams, runtime="simstudy.world.loan:LoanSCM
         ('loan', (0.5, 0.25, 0.25), False)
     """
 
-    #: the world has a label rule (``label(x, generator)``), so the event world may retrain
+    kind: Literal["loan"] = "loan"
     labels: ClassVar[bool] = True
+    stochastic_label: bool = False
     n_samples: int = Field(20000, ge=100, le=10_000_000)
     split: SplitShares = (0.5, 0.25, 0.25)
 
     def feature_names(self) -> tuple[str, ...]:
-        return _loan_names()
+        return LOAN_ROLES.names
 
     def roles(self) -> FeatureRoles:
         """The world's feature roles, without torch."""
@@ -70,26 +96,11 @@ class LoanWorldSpec(derive_spec(LoanParams, runtime="simstudy.world.loan:LoanSCM
         """A small world for the contract checks (:mod:`simstudy.checks`)."""
         return {"kind": "loan", "n_samples": 400}
 
-    def build(self, seed: int, cache: Any = None, base_dir: Any = ".") -> tuple[Any, Any, dict]:
-        """``(LoanSCM, WorldData, info)``: the world and its sampled, split data."""
-        world = super().build()
-        sample = load_object("simstudy.world.data:sample_world_data")
-        data = sample(world, self.n_samples, generator(seed, "world-sample"), self.split)
-        return world, data, {"kind": "loan", "data_sha256": data.content_hash()}
+
+register("world", LoanWorldSpec, "simstudy.world.loan:build_loan_world")
 
 
-class FlowSettings(derive_spec(FlowConfig, name="FlowSettings")):
-    """Architecture and training of the causal flow (fields and defaults are
-    :class:`~simstudy.world.config.FlowConfig`'s) and the seed of its training."""
-
-    seed: Seed = 0
-
-    def config(self) -> FlowConfig:
-        return self.build()
-
-
-@lambda entry: register("world", entry)
-class CausalFlowWorldSpec(StrictModel):
+class CausalFlowWorldSpec(WorldParams):
     """A causal flow fitted to data: Loan samples (``source: loan``) or a CSV file.
 
     The data keep their own labels (the Loan SCM's ground truth or the CSV's label column); the
@@ -133,7 +144,7 @@ class CausalFlowWorldSpec(StrictModel):
 
     def feature_names(self) -> tuple[str, ...]:
         if self.csv is None:
-            return _loan_names()
+            return LOAN_ROLES.names
         return tuple(f.name for f in self.csv.features)
 
     def ranking_names(self) -> tuple[str, ...]:
@@ -161,42 +172,8 @@ class CausalFlowWorldSpec(StrictModel):
             return [(exc.field, exc.reason)]
         return []
 
-    def build(self, seed: int, cache: Any = None, base_dir: str | Path = ".") -> tuple:
-        """``(CausalFlow, WorldData, info)``: the flow fitted to the data (or from the cache)."""
-        if self.source == "loan":
-            # the same draws as the ``loan`` world of the same seed, so the two compare
-            world = load_object("simstudy.world.loan:LoanSCM")()
-            data = load_object("simstudy.world.data:sample_world_data")(
-                world, self.n_samples, generator(seed, "world-sample"))
-        else:
-            data = load_object("simstudy.world.learned:load_csv_data")(self.csv, seed, base_dir)
-        fit = load_object("simstudy.world.flow:cached_causal_flow")
-        x_train, x_val = data.x_train, data.x_val
-        if self.dequantize:
-            noisy = load_object("simstudy.world.coded:dequantized")
-            x_train = noisy(x_train, data.roles, generator(seed, "dequantize-train"))
-            x_val = noisy(x_val, data.roles, generator(seed, "dequantize-val"))
-        flow, meta = fit(cache, data.roles, x_train, x_val, self.flow.config(),
-                         self.flow.seed, progress=True)
-        if self.dequantize:
-            flow = load_object("simstudy.world.coded:CodedFlow")(flow)
-        info = {"world": "causal_flow", "source": self.source, "flow": {
-            k: meta[k] for k in ("state_dict_sha256", "val_nll", "best_epoch", "cached")
-            if k in meta}}
-        return flow, data, info
 
-
-class DecisionModelSpec(derive_spec(DecisionConfig, name="DecisionModelSpec")):
-    """The decision model's architecture and training (fields and defaults are
-    :class:`~simstudy.world.config.DecisionConfig`'s: the published set-up)."""
-
-    def config(self) -> DecisionConfig:
-        return self.build()
-
-    def obtain(self, data: Any, cache: Any, seed: int, base_dir: str | Path = ".",
-               progress: bool = False) -> tuple[Any, dict]:
-        """The model trained on ``data`` (from the cache when it holds it) and its record."""
-        return cache.decision_model(data, self.config(), seed, progress=progress)
+register("world", CausalFlowWorldSpec, "simstudy.world.learned:build_flow_world")
 
 
 EXTERNAL_KINDS = ("sklearn", "torchscript", "onnx")
@@ -257,7 +234,7 @@ def _decision_form(value: Any) -> str:
 
 #: ``decision_model:`` in a scenario: training settings, or a model file with a ``kind``.
 DecisionModelEntry = Annotated[
-    Union[Annotated[DecisionModelSpec, Tag("trained")],  # noqa: UP007
+    Union[Annotated[DecisionConfig, Tag("trained")],  # noqa: UP007
           Annotated[ExternalModelSpec, Tag("file")]],
     Discriminator(_decision_form),
 ]
