@@ -32,7 +32,6 @@ HEAVY_LIBRARIES = {"torch", "pandas", "scipy", "statsmodels", "matplotlib", "pya
 #: modules that import one of the package's own heavy modules where it is needed, and why
 DEFERRING_MODULES = {
     "world/specs.py": "document entries (torch-free) build their runtime",
-    "people/spec.py": "document entries (torch-free) build the people",
     "policies/specs.py": "document entries (torch-free) build their policy",
     "run/sweep.py": "a sweep document validates without the runner",
     "sim/experiment.py": "matplotlib only where the figure is drawn",

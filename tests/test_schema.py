@@ -48,13 +48,9 @@ def _registered() -> dict[tuple[str, str], type[BaseModel]]:
 
 
 def _model_entries() -> dict[tuple[str, str], type[BaseModel]]:
-    from simstudy.analysis.analysis_spec import EffectSpec, RatingSpec
-    from simstudy.people.spec import ActionabilitySpec, CostSpec, GroupsSpec, NoiseSpec, UsersSpec
     from simstudy.world.specs import DecisionModelSpec, FlowSettings
 
-    return {("model", s.__name__): s for s in (DecisionModelSpec, FlowSettings, CostSpec,
-                                               NoiseSpec, GroupsSpec, ActionabilitySpec,
-                                               UsersSpec, RatingSpec, EffectSpec)}
+    return {("model", s.__name__): s for s in (DecisionModelSpec, FlowSettings)}
 
 
 def _is_derived(spec: type) -> bool:
