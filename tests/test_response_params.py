@@ -52,3 +52,31 @@ def test_the_parameters_are_frozen_where_they_are_shared():
         PUBLISHED_ACT.intercept = 0.0  # type: ignore[misc]
     rating = RatingModel()
     assert np.isclose(rating.noise_scale, rating.sd_noise)
+
+
+SCOPES = """
+name: scopes
+world: {kind: loan, n_samples: 400}
+policies: [{kind: oracle, name: a}, {kind: oracle, name: b, personalized: false}]
+conditions:
+  - {name: c, population: {}, response: {kind: rating, threshold: 4}}
+  - {name: d, population: {}}
+"""
+
+
+def test_every_scope_states_its_response_with_the_one_entry_type(tmp_path):
+    from simstudy.run.scenario import load_scenario
+
+    def load(text):
+        path = tmp_path / "s.yaml"
+        path.write_text(SCOPES + text)
+        return load_scenario(path)[0]
+
+    scenario = load("response: {act_cost_slope: 1.0}\nstudy: {condition: c}\n")
+    study = load("study: {condition: d, response: {kind: rating}}\n")
+    stated = [scenario.conditions[0].response, scenario.response, study.study.response]
+    assert [type(r) for r in stated] == [RatingResponseParams, LogisticResponseParams,
+                                         RatingResponseParams]
+    assert stated[0].threshold == 4 and stated[1] == LogisticResponseParams(act_cost_slope=1.0)
+    with pytest.raises(Exception, match="state the response once"):
+        load("response: {act_cost_slope: 1.0}\nstudy: {condition: d, response: {kind: rating}}\n")
