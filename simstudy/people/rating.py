@@ -22,7 +22,10 @@ The two ratings together form :class:`RatingResponse`, the ``rating`` kind of th
 :class:`~simstudy.people.response.ResponseModel` protocol: "accepts" / "acts" means a rating at
 or above ``threshold``. Its person effects come from the standard-normal dispositions the
 simulated people carry (:meth:`RatingResponse.effects_from_normals`), so the same person is
-equally keen in the event world, the run tables and a simulated study.
+equally keen in the event world, the run tables and a simulated study. Its parameters (the
+``response: {kind: rating}`` entry) are declared without scipy in
+:mod:`simstudy.people.response_params` (:class:`~simstudy.people.response_params.RatingModel`,
+:class:`~simstudy.people.response_params.DistanceEffect`); this module computes with them.
 
 Default calibration (:func:`published_model`): Tominaga et al. (362 participants x 5 recourses;
 1,738 ratings analysed) report for action vs sparsity a GAMM smooth with EDF 4.25 and F = 18.46
