@@ -192,6 +192,12 @@ class GroupAssignment(StrictModel):
             :attr:`~simstudy.world.base.FeatureRoles.income` unless a document names one).
         gender_feature: the feature within whose levels the ``attribute`` rule balances its
             attribute (the world's first sensitive feature unless a document names one).
+
+    Example:
+        >>> rule = GroupAssignment(rule="income", privileged_share=0.5, income_feature="pay")
+        >>> x = np.array([[1.0], [3.0], [2.0], [4.0]])
+        >>> assign_groups(rule, x, ("pay",), np.arange(4), seed=0)["privileged"].tolist()
+        [False, True, False, True]
     """
 
     model_config = ConfigDict(frozen=True)
