@@ -35,15 +35,16 @@ def loan_setup(n_people: int, seed: int = 0, n_samples: int = 20000):
     features = LOAN_ROLES.actionable
     scores, levels = RankingSampler().sample(features,
                                              entity_uniforms(seed, "actionability", ids, 2))
-    weights = CostProfile("linear").weights(scores, levels)
+    weights = CostProfile(shape="linear").weights(scores, levels)
     profiles = ActionabilityProfiles(features, scores, levels, weights)
     context = RecourseContext(world, model, data, seed)
     return context, data.x_test[rejected].numpy(), ids, profiles
 
 
 def people_for(context, x, ids, profiles, seed: int = 0, **users) -> People:
-    """The simulated people behind ``loan_setup``'s applicants (``users``: UsersSpec fields)."""
-    return PeopleSpec.model_validate({"users": users}).build(
+    """The simulated people behind ``loan_setup``'s applicants (``users``: UserSettings fields)."""
+    return People.from_spec(
+        PeopleSpec.model_validate({"users": users}),
         x, ids, seed, context.feature_names, context.world.roles.actionable,
         ScaledSpace.from_context(context), reported=profiles,
         immutable=context.world.roles.immutable)

@@ -32,12 +32,12 @@ from simstudy.cli import main  # noqa: E402
 #: effects, no random slopes).
 from simstudy.examples import RECOVERY_TRUE_VALUES as TRUE_VALUES  # noqa: E402
 from simstudy.examples import RECOVERY_TRUTH as TRUTH  # noqa: E402
-from simstudy.people.rating import RatingResponseSpec  # noqa: E402
+from simstudy.people.response_params import RatingResponseParams  # noqa: E402
 from simstudy.study.calibration import simulate_pilot  # noqa: E402
 
 
 def run(participants: int, items: int, seed: int) -> dict:
-    model = RatingResponseSpec.model_validate(TRUTH).build()
+    model = RatingResponseParams.model_validate(TRUTH).build()
     table = simulate_pilot(model, participants, np.random.default_rng(seed), items=items)
     with tempfile.TemporaryDirectory() as tmp:
         data, out = Path(tmp) / "pilot.csv", Path(tmp) / "response.yaml"

@@ -28,7 +28,6 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -39,7 +38,8 @@ sys.path.insert(0, str(ROOT))
 import pandas as pd  # noqa: E402
 
 from simstudy.core.rng import generator  # noqa: E402
-from simstudy.people.rating import DistanceEffect, published_model  # noqa: E402
+from simstudy.people.rating import published_model  # noqa: E402
+from simstudy.people.response_params import DistanceEffect  # noqa: E402
 from simstudy.study.power import clopper_pearson  # noqa: E402
 from simstudy.study.simulated import simulate_study  # noqa: E402
 
@@ -50,7 +50,7 @@ DISTANCES = ("sparsity", "proximity")
 def _response(scenario: str):
     model = published_model()
     if scenario.startswith("null"):
-        model = replace(model, act=replace(model.act, effect=DistanceEffect("none")))
+        model = model.with_effect("act", DistanceEffect(kind="none"))
     return model
 
 

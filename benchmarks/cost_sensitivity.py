@@ -57,7 +57,7 @@ def main() -> None:
     oracle = CausalOracle(n_values=25).fit(RecourseContext(world, model, data, args.seed))
 
     def solve(shape: str, alpha: float, placement: str) -> dict:
-        cost = CostProfile(shape, alpha=alpha, placement=placement)
+        cost = CostProfile(shape=shape, alpha=alpha, placement=placement)
         profiles = ActionabilityProfiles(features, scores, levels, cost.weights(scores, levels),
                                          "ranking", placement)
         t0 = time.perf_counter()

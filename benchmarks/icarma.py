@@ -69,7 +69,7 @@ def main() -> None:
     features = world.roles.actionable
     scores, levels = RankingSampler().sample(features, entity_uniforms(args.seed, "bench", ids, 2))
     profiles = ActionabilityProfiles(features, scores, levels,
-                                     CostProfile("linear").weights(scores, levels))
+                                     CostProfile(shape="linear").weights(scores, levels))
     policy.recommend(x[:10], profiles.subset(slice(0, 10)), ids[:10])  # warm-up
     t0 = time.perf_counter()
     rec = policy.recommend(x, profiles, ids)

@@ -54,7 +54,7 @@ def conditions(features, ids, seed, preferences="ranking", alpha=3.0, placement=
     u = entity_uniforms(seed, "actionability", ids, 8)
 
     def profiles(scores, levels, shape, kind="ranking"):
-        cost = CostProfile(shape, alpha=alpha, placement=placement)
+        cost = CostProfile(shape=shape, alpha=alpha, placement=placement)
         return ActionabilityProfiles(features, scores, levels, cost.weights(scores, levels),
                                      kind, placement)
 

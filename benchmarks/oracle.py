@@ -53,7 +53,7 @@ def main() -> None:
     scores, levels = RankingSampler("uniform", 4).sample(
         features, entity_uniforms(args.seed, "actionability", rejected, 2))
     profiles = ActionabilityProfiles(features, scores, levels,
-                                     CostProfile("constant").weights(scores, levels))
+                                     CostProfile(shape="constant").weights(scores, levels))
     oracle = CausalOracle(n_values=25).fit(RecourseContext(world, model, data, args.seed))
 
     t0 = time.perf_counter()

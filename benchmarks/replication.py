@@ -28,7 +28,8 @@ import numpy as np  # noqa: E402
 
 from simstudy.analysis.gamm import fit_gamm  # noqa: E402
 from simstudy.core.rng import generator  # noqa: E402
-from simstudy.people.rating import DistanceEffect, published_model  # noqa: E402
+from simstudy.people.rating import published_model  # noqa: E402
+from simstudy.people.response_params import DistanceEffect  # noqa: E402
 from simstudy.study.simulated import simulate_study  # noqa: E402
 
 
@@ -36,7 +37,7 @@ def one(args: tuple[str, int, int]) -> dict:
     kind, seed, r = args
     model = published_model()
     if kind == "null":
-        model = model.with_effect("act", DistanceEffect("none"))
+        model = model.with_effect("act", DistanceEffect(kind="none"))
     data = simulate_study(362, model, generator(seed, "study", kind, r))
     act = fit_gamm(data, "act", "sparsity")
     acc = fit_gamm(data, "accept", "sparsity")

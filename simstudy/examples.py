@@ -99,9 +99,9 @@ def small_people(context: RecourseContext, ids: np.ndarray, x: np.ndarray,
         3
     """
     roles = context.world.roles
-    return PeopleSpec().build(x, ids, 0, context.feature_names, roles.actionable,
-                              ScaledSpace.from_context(context), reported=profiles,
-                              immutable=roles.immutable)
+    return People.from_spec(PeopleSpec(), x, ids, 0, context.feature_names,
+                            roles.actionable, ScaledSpace.from_context(context),
+                            reported=profiles, immutable=roles.immutable)
 
 
 def small_event_world(n_samples: int = 400, epochs: int = 5, horizon_days: float = 10,

@@ -70,14 +70,14 @@ def lin_people(lin_ctx):
 
 
 def make_people(ctx, x, ids, profiles, seed=0, response=None, mismatch=0.0, **users):
-    """Simulated people with a given reported profile (``users`` are ``UsersSpec`` fields)."""
-    from simstudy.people import PeopleSpec
+    """Simulated people with a given reported profile (``users`` are ``UserSettings`` fields)."""
+    from simstudy.people import People, PeopleSpec
     from simstudy.primitives.space import ScaledSpace
 
     spec = PeopleSpec.model_validate({
         "population": {"hidden_mismatch_probability": mismatch}, "users": users,
         **({"response": response} if response is not None else {})})
-    return spec.build(x, ids, seed, ctx.feature_names, ctx.world.roles.actionable,
-                      ScaledSpace.from_context(ctx), reported=profiles,
-                      immutable=ctx.world.roles.immutable,
-                      rankings=ctx.world.roles.rankings)
+    return People.from_spec(spec, x, ids, seed, ctx.feature_names, ctx.world.roles.actionable,
+                            ScaledSpace.from_context(ctx), reported=profiles,
+                            immutable=ctx.world.roles.immutable,
+                            rankings=ctx.world.roles.rankings)

@@ -9,7 +9,7 @@ import yaml
 
 from simstudy.cli import main
 from simstudy.examples import RECOVERY_TRUE_VALUES, RECOVERY_TRUTH
-from simstudy.people.rating import RatingResponseSpec
+from simstudy.people.response_params import RatingResponseParams
 from simstudy.study.calibration import (
     calibrate,
     draw_response,
@@ -21,7 +21,7 @@ TRUTH, TRUE_VALUES = RECOVERY_TRUTH, RECOVERY_TRUE_VALUES
 
 
 def _pilot(participants, seed, items=5):
-    return simulate_pilot(RatingResponseSpec.model_validate(TRUTH).build(), participants,
+    return simulate_pilot(RatingResponseParams.model_validate(TRUTH).build(), participants,
                           np.random.default_rng(seed), items=items)
 
 

@@ -17,7 +17,7 @@ from simstudy.checks import (
 )
 from simstudy.core.rng import generator
 from simstudy.metrics import Recourse
-from simstudy.people import PeopleSpec
+from simstudy.people import People, PeopleSpec
 from simstudy.policies import CausalOracle
 from simstudy.policies.base import RecourseContext
 from simstudy.primitives.consistency import inconsistent_features, world_counterfactual
@@ -71,7 +71,8 @@ def _feedback(context, x, ids, profiles, spec):
     questions, people with hidden preference weights answer (a fresh session per request)."""
     if not spec.policy().asks_questions:
         return None
-    people = PeopleSpec.model_validate({"users": {"preference": "weights"}}).build(
+    people = People.from_spec(
+        PeopleSpec.model_validate({"users": {"preference": "weights"}}),
         x, ids, 0, context.feature_names, context.world.roles.actionable,
         ScaledSpace.from_context(context), reported=profiles,
         immutable=context.world.roles.immutable)

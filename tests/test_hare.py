@@ -210,7 +210,7 @@ def test_weighted_users_get_their_cheapest_candidate(lin_ctx, lin_people, weight
         return {**rec.extras, "user_loss": people.loss(rec.counterfactual)}
 
     honest = extras(NoiseModel())
-    random = extras(NoiseModel("bernoulli", p=0.5))
+    random = extras(NoiseModel(kind="bernoulli", p=0.5))
     assert "gtd" not in _truth(lin_ctx, people, HARE(GrowingSpheres(n_samples=50), budget=2)
                                .fit(lin_ctx).recommend(x, profiles, ids,
                                                        feedback=people.feedback()))

@@ -73,7 +73,7 @@ def test_never_acts_on_non_actionable_features(loan_context, trained):
         scores, levels = RankingSampler(n_actionable=n_act).sample(
             features, entity_uniforms(3, "profiles", ids, 2))
         profiles = ActionabilityProfiles(features, scores, levels,
-                                         CostProfile("convex").weights(scores, levels))
+                                         CostProfile(shape="convex").weights(scores, levels))
         rec = policy.recommend(x, profiles, ids)
         names = loan_context.world.roles.names
         act_idx = [names.index(f) for f in features]
@@ -112,7 +112,7 @@ def test_weights_steer_away_from_expensive_features(loan_context, trained):
     hap = {}
     for shape in ("constant", "convex"):
         profiles = ActionabilityProfiles(features, scores, levels,
-                                         CostProfile(shape).weights(scores, levels))
+                                         CostProfile(shape=shape).weights(scores, levels))
         result = evaluate_recourse(loan_context.world, loan_context.model, x,
                                    policy.recommend(x, profiles, ids), profiles,
                                    loan_context.feature_range)
@@ -219,7 +219,7 @@ def test_trains_through_a_learned_flow(loan_context):
     scores, levels = RankingSampler().sample(data.roles.actionable,
                                              entity_uniforms(1, "p", ids, 2))
     profiles = ActionabilityProfiles(data.roles.actionable, scores, levels,
-                                     CostProfile("linear").weights(scores, levels))
+                                     CostProfile(shape="linear").weights(scores, levels))
     result = evaluate_recourse(flow, loan_context.model, x, policy.recommend(x, profiles, ids),
                                profiles, loan_context.feature_range)
     assert result["violation"].sum() == 0
@@ -251,7 +251,7 @@ def test_latent_action_is_the_hard_intervention_on_its_values(loan_context):
     features = loan_context.world.roles.actionable
     scores, levels = RankingSampler().sample(features, entity_uniforms(2, "p", ids, 2))
     profiles = ActionabilityProfiles(features, scores, levels,
-                                     CostProfile("linear").weights(scores, levels))
+                                     CostProfile(shape="linear").weights(scores, levels))
     rec = policy.recommend(x, profiles, ids)
     result = evaluate_recourse(loan_context.world, loan_context.model, x, rec, profiles,
                                loan_context.feature_range)

@@ -10,7 +10,7 @@ from scipy import special, stats
 from simstudy.checks import check_policy, check_profiles, check_world, example_spec
 from simstudy.core.registry import kinds
 from simstudy.core.rng import generator
-from simstudy.people import PeopleSpec
+from simstudy.people import People, PeopleSpec
 from simstudy.policies.base import RecourseContext
 from simstudy.policies.oracle import CausalOracle
 from simstudy.primitives.profiles import ActionabilityProfiles
@@ -298,7 +298,8 @@ def test_every_policy_keeps_its_contract_on_every_known_world(known_context, pol
     profiles = check_profiles(context.world.roles.actionable, ids)
     extra = None
     if spec.policy().asks_questions:
-        people = PeopleSpec.model_validate({"users": {"preference": "weights"}}).build(
+        people = People.from_spec(
+            PeopleSpec.model_validate({"users": {"preference": "weights"}}),
             x, ids, 0, context.feature_names, context.world.roles.actionable,
             ScaledSpace.from_context(context), reported=profiles,
             immutable=context.world.roles.immutable)

@@ -9,7 +9,7 @@ import torch
 from simstudy.checks import check_policy, check_profiles, example_spec
 from simstudy.core.registry import kinds
 from simstudy.core.rng import generator
-from simstudy.people import PeopleSpec
+from simstudy.people import People, PeopleSpec
 from simstudy.people.change_limits import ChangeSpec, draw_limits
 from simstudy.policies.base import RecourseContext
 from simstudy.policies.oracle import CausalOracle, enumerate_one_by_one
@@ -77,7 +77,8 @@ def _spec(kind):
 def _extra(kind, context, x, ids, profiles):
     if not _spec(kind).policy().asks_questions:
         return None
-    people = PeopleSpec.model_validate({"users": {"preference": "weights"}}).build(
+    people = People.from_spec(
+        PeopleSpec.model_validate({"users": {"preference": "weights"}}),
         x, ids, 0, context.feature_names, context.world.roles.actionable,
         ScaledSpace.from_context(context), reported=profiles,
         immutable=context.world.roles.immutable)

@@ -8,7 +8,7 @@ import torch
 from simstudy.checks import beyond_range, check_policy, check_profiles, example_spec
 from simstudy.core.registry import kinds
 from simstudy.core.rng import generator
-from simstudy.people import PeopleSpec, PopulationSpec
+from simstudy.people import People, PeopleSpec, PopulationSpec
 from simstudy.people.change_limits import ChangeSpec, draw_limits
 from simstudy.policies.base import RecourseContext
 from simstudy.primitives.limits import ChangeLimits, limit_violations
@@ -122,7 +122,8 @@ def _recourse(kind, context, x, ids, profiles):
     policy = _spec(kind).policy().fit(context)
     extra = {}
     if policy.asks_questions:
-        people = PeopleSpec.model_validate({"users": {"preference": "weights"}}).build(
+        people = People.from_spec(
+            PeopleSpec.model_validate({"users": {"preference": "weights"}}),
             x, ids, 0, context.feature_names, context.world.roles.actionable,
             ScaledSpace.from_context(context), reported=profiles,
             immutable=context.world.roles.immutable)
@@ -147,7 +148,8 @@ def test_no_policy_moves_a_feature_against_direction_or_beyond_bound(kind, limit
     # and the whole contract, limits included, with people beyond the training range
     extra = None
     if _spec(kind).policy().asks_questions:
-        people = PeopleSpec.model_validate({"users": {"preference": "weights"}}).build(
+        people = People.from_spec(
+            PeopleSpec.model_validate({"users": {"preference": "weights"}}),
             x, ids, 0, names, context.world.roles.actionable, ScaledSpace.from_context(context),
             reported=profiles, immutable=context.world.roles.immutable)
 
@@ -178,7 +180,8 @@ def test_true_bounds_judge_the_recourse(limited_people):
     context, x, ids, profiles = limited_people
     population = PopulationSpec.model_validate({"hidden_mismatch_probability": 1.0,
                                                 "hidden_bound_factor": 0.5})
-    people = PeopleSpec(population=population).build(
+    people = People.from_spec(
+        PeopleSpec(population=population),
         x, ids, 0, context.feature_names, context.world.roles.actionable,
         ScaledSpace.from_context(context), reported=profiles,
         immutable=context.world.roles.immutable)

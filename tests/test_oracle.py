@@ -13,7 +13,7 @@ def _profiles(ids, n_actionable, shape="constant", features=None):
     scores, levels = RankingSampler("uniform", n_actionable).sample(
         features, entity_uniforms(11, "actionability", ids, 2))
     return ActionabilityProfiles(features, scores, levels,
-                                 CostProfile(shape, alpha=3.0).weights(scores, levels))
+                                 CostProfile(shape=shape, alpha=3.0).weights(scores, levels))
 
 
 def test_grid_stays_inside_the_range_and_drops_repeats():

@@ -8,7 +8,7 @@ from _sim_support import PreferredFeaturePolicy, ranking_population, small_world
 from conftest import make_people
 
 from simstudy.metrics import evaluate_recourse
-from simstudy.people import LogisticResponse, LogisticResponseSpec, PeopleSpec
+from simstudy.people import LogisticResponse, LogisticResponseParams, People, PeopleSpec
 from simstudy.policies.growing_spheres import GrowingSpheres
 from simstudy.policies.hare import HARE
 from simstudy.primitives.space import ScaledSpace
@@ -19,9 +19,10 @@ from simstudy.sim.world import EventWorld
 def _build(ctx, spec, rows=slice(None), seed=11):
     x = ctx.data.x_test.numpy()[rows]
     ids = np.arange(len(ctx.data.x_test))[rows]
-    return spec.build(x, ids, seed, ctx.feature_names, ctx.world.roles.actionable,
-                      ScaledSpace.from_context(ctx), immutable=ctx.world.roles.immutable,
-                      rankings=ctx.world.roles.rankings)
+    return People.from_spec(spec, x, ids, seed, ctx.feature_names,
+                            ctx.world.roles.actionable, ScaledSpace.from_context(ctx),
+                            immutable=ctx.world.roles.immutable,
+                            rankings=ctx.world.roles.rankings)
 
 
 def test_every_draw_is_keyed_by_person(lin_ctx):
@@ -95,7 +96,7 @@ class _RecordingResponse(LogisticResponse):
 
 
 def test_in_the_event_world_the_same_people_answer_and_respond(monkeypatch):
-    monkeypatch.setattr(LogisticResponseSpec, "build", lambda self: _RecordingResponse())
+    monkeypatch.setattr(LogisticResponseParams, "build", lambda self: _RecordingResponse())
     _AskingPolicy.sessions, _RecordingResponse.calls = [], []
     world, data, model = small_world()
     spec = SimulationSpec.model_validate({

@@ -3,7 +3,7 @@ import pytest
 import torch
 from conftest import make_people
 
-from simstudy.people.answers import NoiseModel
+from simstudy.people.answers import NoiseModel, answer_probability
 from simstudy.primitives.feedback import Feedback
 
 
@@ -36,25 +36,25 @@ def test_noiseless_people_prefer_the_point_nearer_their_ground_truth(people):
 
 def test_bernoulli_flips_with_probability_one_always_flip(people):
     rows, near, far = _near_far(people)
-    session = people.feedback(noise=NoiseModel("bernoulli", p=1.0))
+    session = people.feedback(noise=NoiseModel(kind="bernoulli", p=1.0))
     assert not session.prefer(people.ids[rows], near, far).any()
 
 
 def test_noise_probabilities():
     gap = torch.tensor([0.3, -0.3], dtype=torch.float64)
     sep = torch.tensor([0.0, 0.0], dtype=torch.float64)
-    logistic = NoiseModel("logistic").probability(gap, sep)
+    logistic = answer_probability(NoiseModel(kind="logistic"), gap, sep)
     flip = 1 - torch.sigmoid(torch.tensor(2.0, dtype=torch.float64))
     np.testing.assert_allclose(logistic.numpy(), [1 - flip, flip])
-    bt = NoiseModel("bradley_terry", temperature=0.1).probability(gap, sep)
+    bt = answer_probability(NoiseModel(kind="bradley_terry", temperature=0.1), gap, sep)
     np.testing.assert_allclose(bt.numpy(), torch.sigmoid(gap / 0.1).numpy())
     with pytest.raises(ValueError):
-        NoiseModel("bernoulli", p=1.5)
+        NoiseModel(kind="bernoulli", p=1.5)
 
 
 def test_answers_are_keyed_by_person_not_batch(people):
     rows, near, far = _near_far(people)
-    noisy = NoiseModel("bernoulli", p=0.5)
+    noisy = NoiseModel(kind="bernoulli", p=0.5)
     whole = people.feedback(noise=noisy)
     answers = [whole.prefer(people.ids[rows], near, far) for _ in range(3)]
     half = len(rows) // 2

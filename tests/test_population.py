@@ -53,21 +53,21 @@ def test_explicit_permutation_probabilities_are_checked():
 
 def test_likert_scores_with_and_without_the_not_actionable_level():
     u = entity_uniforms(3, "a", np.arange(20000), 8)
-    scores, levels = LikertSampler(4, False).sample(FEATURES, u)
+    scores, levels = LikertSampler(levels=4, allow_not_actionable=False).sample(FEATURES, u)
     assert levels == 4 and scores.min() == 1 and scores.max() == 4
-    scores, _ = LikertSampler(4, True).sample(FEATURES, u)
+    scores, _ = LikertSampler(levels=4, allow_not_actionable=True).sample(FEATURES, u)
     np.testing.assert_allclose(np.bincount(scores.ravel()) / scores.size, 0.2, atol=0.01)
 
 
 def test_cost_profiles_order_and_endpoints():
     scores = np.array([[1, 2, 3, 4]])
-    w = {s: CostProfile(s, alpha=3.0).weights(scores, 4)[0]
+    w = {s: CostProfile(shape=s, alpha=3.0).weights(scores, 4)[0]
          for s in ("constant", "concave", "linear", "convex")}
     assert (w["constant"] == 1).all()
     for shape in ("concave", "linear", "convex"):
         assert w[shape][0] == 1 and w[shape][-1] == 4
     assert w["concave"][1] > w["linear"][1] > w["convex"][1]
-    assert np.isinf(CostProfile("linear").weights(np.array([[0, 1]]), 4)[0, 0])
+    assert np.isinf(CostProfile(shape="linear").weights(np.array([[0, 1]]), 4)[0, 0])
 
 
 def test_least_preferred_is_the_worst_actionable_score():
@@ -82,11 +82,12 @@ def test_group_rules():
     n = 4000
     x = np.column_stack([rng.integers(0, 2, n), rng.normal(size=n)])
     ids = np.arange(n)
-    income = assign_groups(GroupAssignment("income", 0.25, income_feature="f1",
-                                           gender_feature="f0"), x, ("f0", "f1"), ids, 0)
+    rule = GroupAssignment(rule="income", privileged_share=0.25, income_feature="f1",
+                           gender_feature="f0")
+    income = assign_groups(rule, x, ("f0", "f1"), ids, 0)
     assert income["privileged"].mean() == pytest.approx(0.25, abs=0.001)
     assert x[income["privileged"], 1].min() >= x[~income["privileged"], 1].max()
-    race = assign_groups(GroupAssignment("attribute", gender_feature="f0"), x, ("f0", "f1"),
+    race = assign_groups(GroupAssignment(rule="attribute", gender_feature="f0"), x, ("f0", "f1"),
                          ids, 0)
     for g in (0, 1):
         members = race["race"][x[:, 0] == g]
@@ -94,9 +95,9 @@ def test_group_rules():
     assert race["privileged"][race["race"] == 0].mean() == pytest.approx(0.9, abs=0.03)
     # the features come from the world (or the document); generic code names none
     with pytest.raises(ValueError, match="income feature"):
-        assign_groups(GroupAssignment("income"), x, ("f0", "f1"), ids, 0)
+        assign_groups(GroupAssignment(rule="income"), x, ("f0", "f1"), ids, 0)
     with pytest.raises(ValueError, match="sensitive feature"):
-        assign_groups(GroupAssignment("attribute"), x, ("f0", "f1"), ids, 0)
+        assign_groups(GroupAssignment(rule="attribute"), x, ("f0", "f1"), ids, 0)
     assert race["privileged"][race["race"] == 1].mean() == pytest.approx(0.05, abs=0.02)
 
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 from conftest import make_people
 
-from simstudy.people import PeopleSpec
+from simstudy.people import People, PeopleSpec
 from simstudy.people.preferences import (
     GROUND_TRUTH_SEARCHES,
     centred_weights,
@@ -181,7 +181,8 @@ def test_derived_threshold_formula():
 
 def test_people_without_the_world_roles_cannot_search_mutable_truth(lin_ctx, lin_people):
     x, ids, profiles = lin_people
-    people = PeopleSpec.model_validate({"users": {"ground_truth": "all_mutable"}}).build(
+    people = People.from_spec(
+        PeopleSpec.model_validate({"users": {"ground_truth": "all_mutable"}}),
         x, ids, 0, lin_ctx.feature_names, lin_ctx.world.roles.actionable,
         ScaledSpace.from_context(lin_ctx), reported=profiles)
     with pytest.raises(ValueError, match="immutable"):

@@ -1,16 +1,17 @@
 import numpy as np
 
 from simstudy.core.rng import generator
-from simstudy.people.rating import DistanceEffect, RatingModel, RatingResponse, published_model
+from simstudy.people.rating import RatingResponse, category_probabilities, published_model
+from simstudy.people.response_params import DistanceEffect, RatingModel
 
 
 def test_effect_shapes():
     d = np.arange(1.0, 9.0)
-    plateau = DistanceEffect("plateau", slope=0.5, threshold=4.0)(d)
+    plateau = DistanceEffect(kind="plateau", slope=0.5, threshold=4.0)(d)
     np.testing.assert_allclose(plateau, -0.5 * (np.minimum(d, 4) - 1))
-    np.testing.assert_allclose(DistanceEffect("linear", slope=0.2)(d), -0.2 * (d - 1))
-    assert np.all(DistanceEffect("none")(d) == 0)
-    dip = DistanceEffect("none", dip=0.4, dip_below=1.0)(d)
+    np.testing.assert_allclose(DistanceEffect(kind="linear", slope=0.2)(d), -0.2 * (d - 1))
+    assert np.all(DistanceEffect(kind="none")(d) == 0)
+    dip = DistanceEffect(kind="none", dip=0.4, dip_below=1.0)(d)
     assert dip[0] == -0.4 and np.all(dip[1:] == 0)
 
 
@@ -36,8 +37,9 @@ def test_blocked_features_and_logit_noise_lower_action():
     _, blocked = model.rating_probabilities(d, eff, blocked=np.ones(5000, bool))
     assert blocked.mean() < free.mean() - 0.2
     logit = RatingModel(intercept=4.0, sd_intercept=0.0, noise="logistic")
-    probs = logit.category_probs(np.array([4.0]))
+    probs = category_probabilities(logit, np.array([4.0]))
     np.testing.assert_allclose(probs.sum(), 1.0)
     assert probs[0].argmax() == 3
     rm = RatingResponse(act=logit)
-    assert rm.with_effect("act", DistanceEffect("linear", slope=1.0)).act.effect.kind == "linear"
+    linear = DistanceEffect(kind="linear", slope=1.0)
+    assert rm.with_effect("act", linear).act.effect.kind == "linear"

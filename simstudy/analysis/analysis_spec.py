@@ -17,14 +17,11 @@ from ..core.bounds import (
 from ..core.documents import StrictModel
 from ..core.registry import kinds
 from ..metrics import METRICS
-from ..people.rating import EffectSpec, RatingResponseSpec, RatingSpec
+from ..people.response_params import RatingResponseParams
 from . import family_kinds as _family_kinds  # noqa: F401 - registers the GAMM families
 
-__all__ = ["EffectSpec", "RatingSpec", "ResponseSpec", "ModelSpec", "ContrastAnalysisSpec",
-           "AnalysisSpec", "StudySpec", "PowerPlan", "AuditSpec"]
-
-#: The response model of studies and power plans: the calibrated rating model.
-ResponseSpec = RatingResponseSpec
+__all__ = ["ModelSpec", "ContrastAnalysisSpec", "AnalysisSpec", "StudySpec", "PowerPlan",
+           "AuditSpec"]
 
 
 class ModelSpec(StrictModel):
@@ -95,7 +92,7 @@ class StudySpec(StrictModel):
     items: int = Field(5, ge=2, le=100)
     pool_size: int = Field(4057, gt=10, le=MAX_PARTICIPANTS)
     exclude_immutable: bool = True
-    response: ResponseSpec = ResponseSpec()
+    response: RatingResponseParams = RatingResponseParams()
 
 
 class PowerPlan(StrictModel):
@@ -111,7 +108,7 @@ class PowerPlan(StrictModel):
     target_power: float = Field(0.8, gt=0, lt=1)
     confidence: float = Field(0.95, gt=0, lt=1)
     workers: int | None = Field(None, ge=1)
-    response: ResponseSpec = ResponseSpec()
+    response: RatingResponseParams = RatingResponseParams()
 
 
 

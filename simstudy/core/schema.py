@@ -206,13 +206,13 @@ def check_constraints(instance: Any) -> None:
         >>> from dataclasses import dataclass
         >>> @dataclass
         ... class Noise:
-        ...     p: Annotated[float, Ge(0), Le(1)] = 0.0
+        ...     p: Annotated[float, Ge(0.0), Le(0.5)] = 0.0
         ...     def __post_init__(self):
         ...         check_constraints(self)
-        >>> Noise(1.5)
+        >>> Noise(0.75)
         Traceback (most recent call last):
         ...
-        ValueError: p must be at most 1, got 1.5
+        ValueError: p must be at most 0.5, got 0.75
     """
     hints = _type_hints(type(instance).__init__)
     for f in dataclasses.fields(instance):

@@ -6,32 +6,32 @@
 * :class:`PeopleSpec` — builds them from the population document and the ``users:`` and
   ``response:`` sections;
 * the response-model protocol (:class:`ResponseModel`, registered kinds ``logistic`` and
-  ``rating``) and the calibrated rating model (:mod:`simstudy.people.rating`).
+  ``rating`` with their parameters in :mod:`simstudy.people.response_params`) and the
+  calibrated rating model (:mod:`simstudy.people.rating`).
 """
 
 from ..core.lazy import lazy_exports
-from . import spec as _spec  # noqa: F401 - registers the response kinds (torch-free)
+from . import response_params as _response_params  # noqa: F401 - registers the response kinds
 
 _EXPORTS = {
     "People": "people",
     "PeopleSpec": "spec",
-    "PopulationSpec": "spec",
-    "ActionabilitySpec": "spec",
-    "CostSpec": "spec",
-    "GroupsSpec": "spec",
-    "UsersSpec": "spec",
-    "NoiseSpec": "spec",
+    "PopulationSpec": "population_spec",
+    "ActionabilitySpec": "population_spec",
+    "GroupsSpec": "population_spec",
+    "UserSettings": "settings",
     "NoiseModel": "noise",
     "PeopleFeedback": "answers",
-    "UserSettings": "people",
     "TRUTH_COLUMNS": "people",
     "ResponseModel": "response",
     "ResponseInputs": "response",
-    "ResponseSpecs": "spec",
+    "ResponseSpecs": "response_params",
     "LogisticResponse": "response",
-    "LogisticResponseSpec": "response",
+    "LogisticResponseParams": "response_params",
     "RatingResponse": "rating",
-    "RatingResponseSpec": "rating",
+    "RatingResponseParams": "response_params",
+    "RatingModel": "response_params",
+    "DistanceEffect": "response_params",
     "published_model": "rating",
 }
 __all__ = list(_EXPORTS)

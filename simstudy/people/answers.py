@@ -31,7 +31,37 @@ from ..core.rng import entity_uniforms
 from ..primitives.space import ScaledSpace
 from .noise import NoiseModel
 
-__all__ = ["NoiseModel", "PeopleFeedback", "Answerers"]
+__all__ = ["NoiseModel", "PeopleFeedback", "Answerers", "answer_probability"]
+
+
+def answer_probability(noise: NoiseModel, gap: torch.Tensor, separation: torch.Tensor
+                       ) -> torch.Tensor:
+    """Probability of answering "yes" to a question whose noiseless answer is ``gap > 0``.
+
+    ``none``: ``1[gap >= 0]``; ``bernoulli``: flipped with probability ``p``; ``logistic``:
+    flipped with probability ``1 - σ(scale (δ + offset))``; ``bradley_terry``:
+    ``σ(gap / T)`` (see the module docstring).
+
+    Args:
+        noise: the person's answer noise.
+        gap: how much better "yes" is than "no" under the hidden loss (loss_b - loss_a for a
+            comparison, threshold - loss for accept / reject).
+        separation: ``δ`` of the logistic model.
+
+    Example:
+        >>> gap = torch.tensor([-1.0, 1.0])
+        >>> answer_probability(NoiseModel(kind="bernoulli", p=0.1), gap, gap.abs()).tolist()
+        [0.1, 0.9]
+    """
+    truth = (gap >= 0).to(torch.float64)
+    if noise.kind == "none":
+        return truth
+    if noise.kind == "bernoulli":
+        return truth * (1 - noise.p) + (1 - truth) * noise.p
+    if noise.kind == "logistic":
+        flip = 1 - torch.sigmoid(noise.scale * (separation + noise.offset))
+        return truth * (1 - flip) + (1 - truth) * flip
+    return torch.sigmoid(gap / noise.temperature)
 
 
 class Answerers(Protocol):
@@ -106,10 +136,10 @@ class PeopleFeedback:
         gap = self._loss(rows, b) - self._loss(rows, a)
         space = self.people.space
         separation = (space.scale(a) - space.scale(b)).norm(dim=-1)
-        return (self._draw(rows) < self.noise.probability(gap, separation)).numpy()
+        return (self._draw(rows) < answer_probability(self.noise, gap, separation)).numpy()
 
     def accept(self, ids: np.ndarray, r: np.ndarray) -> np.ndarray:
         """"Is ``r`` satisfactory?" (see :class:`~simstudy.primitives.Feedback`)."""
         rows = self.people.rows(ids)
         gap = torch.from_numpy(self.people.accept_threshold[rows]) - self._loss(rows, r)
-        return (self._draw(rows) < self.noise.probability(gap, gap.abs())).numpy()
+        return (self._draw(rows) < answer_probability(self.noise, gap, gap.abs())).numpy()

@@ -1,31 +1,27 @@
 """Answer noise of simulated people, declared without torch (see
-:mod:`simstudy.people.answers` for the models' formulas).
+:mod:`simstudy.people.answers` for the models' formulas and
+:func:`~simstudy.people.answers.answer_probability`, which applies them).
 
-:class:`NoiseModel` is the one declaration of the noise parameters: the ``users.noise`` entry of
-a scenario is derived from it (:class:`~simstudy.people.spec.NoiseSpec`).
+:class:`NoiseModel` is the one declaration of the noise parameters and the ``users.noise`` entry
+of a scenario.
 
 Example:
-    >>> NoiseModel("bernoulli", p=0.1).kind
+    >>> NoiseModel(kind="bernoulli", p=0.1).kind
     'bernoulli'
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Literal
 
-from annotated_types import Ge, Gt, Le
+from pydantic import ConfigDict, Field
 
-from ..core.schema import check_constraints
-
-if TYPE_CHECKING:
-    import torch
+from ..core.documents import StrictModel
 
 __all__ = ["NoiseModel"]
 
 
-@dataclass(frozen=True)
-class NoiseModel:
+class NoiseModel(StrictModel):
     """How a simulated person's answers deviate from their hidden preference.
 
     Attributes:
@@ -41,38 +37,18 @@ class NoiseModel:
     Example:
         >>> import torch
         >>> from simstudy.people import NoiseModel
+        >>> from simstudy.people.answers import answer_probability
         >>> gap = torch.tensor([-1.0, 1.0])
-        >>> NoiseModel("bernoulli", p=0.1).probability(gap, gap.abs()).tolist()
+        >>> answer_probability(NoiseModel(kind="bernoulli", p=0.1), gap, gap.abs()).tolist()
         [0.1, 0.9]
-        >>> NoiseModel("none").probability(gap, gap.abs()).tolist()
+        >>> answer_probability(NoiseModel(), gap, gap.abs()).tolist()
         [0.0, 1.0]
     """
 
+    model_config = ConfigDict(frozen=True)
+
     kind: Literal["none", "bernoulli", "logistic", "bradley_terry"] = "none"
-    p: Annotated[float, Ge(0.0), Le(1.0)] = 0.0
+    p: float = Field(0.0, ge=0.0, le=1.0)
     scale: float = 2.0
     offset: float = 1.0
-    temperature: Annotated[float, Gt(0.0)] = 0.1
-
-    def __post_init__(self) -> None:
-        check_constraints(self)
-
-    def probability(self, gap: torch.Tensor, separation: torch.Tensor) -> torch.Tensor:
-        """Probability of answering "yes" to a question whose noiseless answer is ``gap > 0``.
-
-        Args:
-            gap: how much better "yes" is than "no" under the hidden loss (loss_b - loss_a for a
-                comparison, threshold - loss for accept / reject).
-            separation: ``δ`` of the logistic model.
-        """
-        import torch  # the answers are tensors; the document entry validates without torch
-
-        truth = (gap >= 0).to(torch.float64)
-        if self.kind == "none":
-            return truth
-        if self.kind == "bernoulli":
-            return truth * (1 - self.p) + (1 - truth) * self.p
-        if self.kind == "logistic":
-            flip = 1 - torch.sigmoid(self.scale * (separation + self.offset))
-            return truth * (1 - flip) + (1 - truth) * flip
-        return torch.sigmoid(gap / self.temperature)
+    temperature: float = Field(0.1, gt=0.0)

@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -45,6 +46,7 @@ from .preferences import (
 )
 from .response import ResponseInputs, ResponseModel
 from .settings import UserSettings
+from .spec import PeopleSpec
 from .truth import ground_truth_dissimilarity, ground_truth_proximity
 
 __all__ = ["People", "UserSettings", "TRUTH_COLUMNS"]
@@ -58,7 +60,7 @@ TRUTH_COLUMNS = ("blocked", "user_loss", "has_ground_truth", "gtp", "gtd")
 class People:
     """The simulated people of one replication x condition (see the module docstring).
 
-    Build with :meth:`simstudy.people.PeopleSpec.build`.
+    Build with :meth:`People.from_spec` (from a :class:`~simstudy.people.PeopleSpec`).
 
     Attributes:
         ids: ``(n,)`` person ids (keys of every draw).
@@ -106,6 +108,47 @@ class People:
     preference_seed: int
     immutable: tuple[str, ...] | None = None
     hidden_bound_factor: float = 1.0
+
+    @classmethod
+    def from_spec(cls, spec: PeopleSpec, x: np.ndarray, ids: np.ndarray, seed: int,
+                  feature_names: Sequence[str], actionable: tuple[str, ...], space: ScaledSpace,
+                  reported: ActionabilityProfiles | None = None,
+                  preference_seed: int | None = None,
+                  immutable: Sequence[str] | None = None,
+                  rankings: Mapping[str, Sequence[str]] | None = None,
+                  income: str | None = None, sensitive: Sequence[str] = ()) -> People:
+        """The people a :class:`~simstudy.people.PeopleSpec` describes behind rows ``x`` (ids
+        ``ids``), every draw keyed by ``(seed, purpose, id)``.
+
+        Args:
+            spec: the population, ``users:`` and ``response:`` sections.
+            x, ids: their features and person ids.
+            seed: the replication's seed.
+            feature_names, actionable: the world's features and its globally actionable ones.
+            space: the replication's scaled space (a hidden ground truth is an approved point
+                of its decision model), e.g. ``ScaledSpace.from_context(context)``.
+            reported: use these reported profiles instead of drawing them from the population
+                document (no group columns then).
+            preference_seed: the stream of hidden preferences and answers (default: ``seed``).
+            immutable: the world's immutable features (``world.roles.immutable``); needed by
+                the ``all_mutable`` ground-truth search, which moves every other feature.
+            rankings: the world's named ranking distributions (``world.roles.rankings``);
+                needed by a population document naming one other than ``uniform``.
+            income, sensitive: the world's income-like and sensitive features
+                (``world.roles.income``, ``world.roles.sensitive``); read by the group rules.
+        """
+        x = np.asarray(x, dtype=np.float64)
+        ids = np.asarray(ids, dtype=np.int64)
+        if reported is None:
+            profiles, groups = spec.population.draw(x, feature_names, actionable, ids, seed,
+                                                    rankings, income, tuple(sensitive))
+        else:
+            profiles, groups = reported, {}
+        return cls.create(ids, x, tuple(feature_names), profiles, groups, seed, space,
+                          spec.users, spec.response.build(),
+                          spec.population.hidden_mismatch_probability, preference_seed,
+                          None if immutable is None else tuple(immutable),
+                          spec.population.hidden_bound_factor)
 
     @classmethod
     def create(cls, ids: np.ndarray, x: np.ndarray, feature_names: tuple[str, ...],
@@ -199,7 +242,7 @@ class People:
         """``(n, d)`` bool over every feature: not one of the world's immutable features."""
         if self.immutable is None:
             raise ValueError("these people were built without the world's immutable features; "
-                             "pass immutable=world.roles.immutable to PeopleSpec.build")
+                             "pass immutable=world.roles.immutable to People.from_spec")
         row = np.array([f not in self.immutable for f in self.feature_names])
         return np.repeat(row[None, :], len(self), axis=0)
 

@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 import numpy as np
-from annotated_types import Ge, Gt, Le, Lt
+from annotated_types import Ge, Le
+from pydantic import ConfigDict, Field
 
+from ..core.documents import StrictModel
 from ..core.rng import entity_uniforms
 
 __all__ = [
@@ -136,16 +138,22 @@ class RankingSampler:
     n_uniforms = 2
 
 
-@dataclass(frozen=True)
-class LikertSampler:
+class LikertSampler(StrictModel):
     """Independent Likert scores per feature, uniform over ``1..levels`` (or ``0..levels``).
 
     Attributes:
         levels: ``S``, number of score levels.
         allow_not_actionable: include the level 0 ("I cannot change this") among the draws.
+
+    Example:
+        >>> scores, levels = LikertSampler(levels=4).sample(("a", "b"), np.array([[0.1, 0.9]]))
+        >>> scores.tolist(), levels
+        ([[1, 4]], 4)
     """
 
-    levels: Annotated[int, Ge(2), Le(10)] = 4
+    model_config = ConfigDict(frozen=True)
+
+    levels: int = Field(4, ge=2, le=10)
     allow_not_actionable: bool = False
 
     def sample(self, features: Sequence[str], uniforms: np.ndarray) -> tuple[np.ndarray, int]:
@@ -169,8 +177,7 @@ class AllActionableSampler:
     n_uniforms = 1
 
 
-@dataclass(frozen=True)
-class GroupAssignment:
+class GroupAssignment(StrictModel):
     """Which applicants get the privileged ranking distribution.
 
     Attributes:
@@ -185,13 +192,21 @@ class GroupAssignment:
             :attr:`~simstudy.world.base.FeatureRoles.income` unless a document names one).
         gender_feature: the feature within whose levels the ``attribute`` rule balances its
             attribute (the world's first sensitive feature unless a document names one).
+
+    Example:
+        >>> rule = GroupAssignment(rule="income", privileged_share=0.5, income_feature="pay")
+        >>> x = np.array([[1.0], [3.0], [2.0], [4.0]])
+        >>> assign_groups(rule, x, ("pay",), np.arange(4), seed=0)["privileged"].tolist()
+        [False, True, False, True]
     """
 
+    model_config = ConfigDict(frozen=True)
+
     rule: Literal["random", "income", "attribute"] = "random"
-    privileged_share: Annotated[float, Gt(0), Lt(1)] = 0.25
+    privileged_share: float = Field(0.25, gt=0, lt=1)
     attribute: str = "race"
-    privileged_if_majority: Annotated[float, Ge(0), Le(1)] = 0.9
-    privileged_if_minority: Annotated[float, Ge(0), Le(1)] = 0.05
+    privileged_if_majority: float = Field(0.9, ge=0, le=1)
+    privileged_if_minority: float = Field(0.05, ge=0, le=1)
     income_feature: str | None = None
     gender_feature: str | None = None
 

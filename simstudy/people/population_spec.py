@@ -7,9 +7,10 @@ A population document states how individual actionability is assigned::
     groups: {rule: income, privileged: {bias: privileged}, non_privileged: {bias: non_privileged}}
     hidden_mismatch_probability: 0.25   # one reported-actionable feature is in truth not
 
-The entries derive from the runtime samplers and rules of :mod:`simstudy.people.population`; the
-world supplies the ranking distributions, the income-like and sensitive features that the
-rules read (:class:`~simstudy.world.base.FeatureRoles`), unless the document names them.
+The entries configure the runtime samplers and rules of :mod:`simstudy.people.population` (the
+cost entry is :class:`~simstudy.primitives.profiles.CostProfile` itself); the world supplies
+the ranking distributions, the income-like and sensitive features that the rules read
+(:class:`~simstudy.world.base.FeatureRoles`), unless the document names them.
 
 Example:
     >>> spec = PopulationSpec.model_validate({"groups": {"rule": "income"}})
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -31,7 +31,6 @@ from pydantic import Field, model_validator
 
 from ..core.documents import DocumentProblem, StrictModel
 from ..core.rng import entity_uniforms
-from ..core.schema import derive_spec
 from ..primitives.profiles import ActionabilityProfiles, CostProfile
 from .change_limits import ChangeSpec, draw_limits
 from .population import (
@@ -43,19 +42,19 @@ from .population import (
     assign_groups,
 )
 
-__all__ = ["ActionabilitySpec", "CostSpec", "GroupProfileSpec", "GroupsSpec", "PopulationSpec",
+__all__ = ["ActionabilitySpec", "GroupProfileSpec", "GroupsSpec", "PopulationSpec",
            "population_problems"]
 
 
-class ActionabilitySpec(derive_spec(LikertSampler, name="ActionabilitySpec", base=derive_spec(
-        RankingSampler, name="RankingSamplerSpec", exclude=("rankings",)))):
+class ActionabilitySpec(StrictModel):
     """How each person's individual actionability scores are drawn.
 
     ``ranking``: a permutation from ``bias`` and a threshold leaving ``n_actionable`` features
     (``null``: uniform over 1..K). ``likert``: scores uniform in 1..``levels`` (0 included when
-    ``allow_not_actionable``). ``all``: no personalization. The fields and defaults are the
-    samplers' (:class:`~simstudy.people.population.RankingSampler`,
-    :class:`~simstudy.people.population.LikertSampler`).
+    ``allow_not_actionable``). ``all``: no personalization. :meth:`sampler` makes the sampler
+    (:class:`~simstudy.people.population.RankingSampler`,
+    :class:`~simstudy.people.population.LikertSampler`,
+    :class:`~simstudy.people.population.AllActionableSampler`).
 
     References:
         "From Universal to Individualized Actionability: Revisiting Personalization in
@@ -71,6 +70,10 @@ class ActionabilitySpec(derive_spec(LikertSampler, name="ActionabilitySpec", bas
         ([2, 2, 2, 2], 3)
     """
 
+    bias: BiasName | tuple[Annotated[float, Field(ge=0)], ...] = "uniform"
+    n_actionable: int | None = Field(None, ge=0, le=16)
+    levels: int = Field(4, ge=2, le=10)
+    allow_not_actionable: bool = False
     kind: Literal["ranking", "likert", "all"] = "ranking"
 
     def sampler(self, bias: Any = None, rankings: Mapping[str, Sequence[str]] | None = None):
@@ -81,30 +84,9 @@ class ActionabilitySpec(derive_spec(LikertSampler, name="ActionabilitySpec", bas
             chosen = tuple(chosen) if isinstance(chosen, list) else chosen
             return RankingSampler(chosen, self.n_actionable, dict(rankings or {}))
         if self.kind == "likert":
-            return LikertSampler(self.levels, self.allow_not_actionable)
+            return LikertSampler(levels=self.levels,
+                                 allow_not_actionable=self.allow_not_actionable)
         return AllActionableSampler()
-
-
-class CostSpec(derive_spec(CostProfile, name="CostSpec")):
-    """Cost profile mapping scores to weights: ``w(s) = 1 + alpha ((s-1)/(S-1))^p``; the
-    weights enter the cost outside the square (the paper's weighted L2) unless ``placement:
-    inside`` (see :func:`simstudy.metrics.weighted_cost`). Fields and defaults are
-    :class:`~simstudy.primitives.profiles.CostProfile`'s.
-
-    References:
-        "From Universal to Individualized Actionability: Revisiting Personalization in
-        Algorithmic Recourse", 2026, arXiv (submitted 9 April 2026).
-
-    Example:
-        >>> import numpy as np
-        >>> from simstudy.people import CostSpec
-        >>> profile = CostSpec(shape="linear", alpha=3.0).profile()
-        >>> profile.weights(np.array([[1, 2, 3, 4]]), levels=4).tolist()
-        [[1.0, 2.0, 3.0, 4.0]]
-    """
-
-    def profile(self) -> CostProfile:
-        return self.build()
 
 
 class GroupProfileSpec(StrictModel):
@@ -115,11 +97,11 @@ class GroupProfileSpec(StrictModel):
     changes: dict[str, ChangeSpec] | None = None
 
 
-class GroupsSpec(derive_spec(GroupAssignment, name="GroupsSpec")):
-    """Group-correlated assignment of a privileged and a non-privileged ranking distribution
-    (the assignment's fields and defaults are
-    :class:`~simstudy.people.population.GroupAssignment`'s;
-    the features its rules read are the world's roles unless the document names them).
+class GroupsSpec(GroupAssignment):
+    """Group-correlated assignment of a privileged and a non-privileged ranking distribution:
+    the assignment (:class:`~simstudy.people.population.GroupAssignment`, whose fields these
+    are; the features its rules read are the world's roles unless the document names them) and
+    each group's ranking distribution.
 
     References:
         "From Universal to Individualized Actionability: Revisiting Personalization in
@@ -139,8 +121,9 @@ class GroupsSpec(derive_spec(GroupAssignment, name="GroupsSpec")):
                    ) -> GroupAssignment:
         """The runtime rule; ``income``, ``sensitive``: the world's features, used where the
         document names none."""
-        return replace(self.build(), income_feature=self.income_feature or income,
-                       gender_feature=self.gender_feature or sensitive)
+        rule = {name: getattr(self, name) for name in GroupAssignment.model_fields}
+        return GroupAssignment(**{**rule, "income_feature": self.income_feature or income,
+                                  "gender_feature": self.gender_feature or sensitive})
 
 
 class PopulationSpec(StrictModel):
@@ -162,7 +145,7 @@ class PopulationSpec(StrictModel):
 
     description: str = ""
     actionability: ActionabilitySpec = ActionabilitySpec()
-    cost: CostSpec = CostSpec()
+    cost: CostProfile = CostProfile()
     groups: GroupsSpec | None = None
     stylized_attribute: str | None = Field(
         None, description="add a stylized binary attribute (equal gender x attribute cells) "
@@ -313,7 +296,7 @@ class PopulationSpec(StrictModel):
         within = sensitive[0] if len(sensitive) else None
         if self.stylized_attribute is not None:
             groups.update({k: v for k, v in assign_groups(
-                GroupAssignment("attribute", attribute=self.stylized_attribute,
+                GroupAssignment(rule="attribute", attribute=self.stylized_attribute,
                                 gender_feature=within),
                 x, feature_names, ids, seed).items() if k != "privileged"})
         uniforms = entity_uniforms(seed, "actionability", ids, 8)
@@ -331,7 +314,7 @@ class PopulationSpec(StrictModel):
             s_non, _ = self.actionability.sampler(
                 self.groups.non_privileged.bias, rankings).sample(actionable, uniforms)
             scores = np.where(privileged[:, None], s_priv, s_non)
-        cost = self.cost.profile()
+        cost = self.cost
         profiles = ActionabilityProfiles(actionable, scores, levels, cost.weights(scores, levels),
                                          self.actionability.kind, cost.placement,
                                          self.limits(tuple(actionable), ids, seed, privileged))

@@ -149,7 +149,7 @@ def derived_accept_threshold(search: TruthSearch, preference: Literal["ground_tr
     weighted-change preferences (``sum_j w_ij |r_j - x_j|``), ``u_i = min_j w_ij`` over the
     features they can move (the loss of a change along their cheapest direction). For HARE's
     search (``w = 0.2``) ``tau = 0.1``. The answer noise acts around ``tau``, not on it: a
-    person accepts with probability ``noise.probability(tau - loss)``
+    person accepts with probability ``answer_probability(noise, tau - loss, ...)``
     (:class:`~simstudy.people.answers.NoiseModel`).
 
     Args:

@@ -22,7 +22,10 @@ The two ratings together form :class:`RatingResponse`, the ``rating`` kind of th
 :class:`~simstudy.people.response.ResponseModel` protocol: "accepts" / "acts" means a rating at
 or above ``threshold``. Its person effects come from the standard-normal dispositions the
 simulated people carry (:meth:`RatingResponse.effects_from_normals`), so the same person is
-equally keen in the event world, the run tables and a simulated study.
+equally keen in the event world, the run tables and a simulated study. Its parameters (the
+``response: {kind: rating}`` entry) are declared without scipy in
+:mod:`simstudy.people.response_params` (:class:`~simstudy.people.response_params.RatingModel`,
+:class:`~simstudy.people.response_params.DistanceEffect`); this module computes with them.
 
 Default calibration (:func:`published_model`): Tominaga et al. (362 participants x 5 recourses;
 1,738 ratings analysed) report for action vs sparsity a GAMM smooth with EDF 4.25 and F = 18.46
@@ -36,136 +39,64 @@ medians checked by ``benchmarks/replication.py``; see its output in the project 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Annotated, ClassVar, Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
-from annotated_types import Ge, Gt, Le
+from scipy import stats
 
-from ..core.registry import register
-from ..core.schema import derive_spec
 from .response import ResponseInputs
+from .response_params import CUTS, N_CATEGORIES, DistanceEffect, RatingModel, RatingResponseParams
 
 __all__ = [
-    "DistanceEffect",
-    "RatingModel",
     "PersonEffects",
     "RatingResponse",
     "published_model",
-    "N_CATEGORIES",
-    "EffectSpec",
-    "RatingSpec",
-    "RatingResponseSpec",
+    "noise_distribution",
+    "category_probabilities",
+    "ratings_from_uniforms",
 ]
 
-N_CATEGORIES = 7
-_CUTS = np.arange(1.5, N_CATEGORIES, 1.0)  # 1.5 .. 6.5
 
+def noise_distribution(model: RatingModel) -> Any:
+    """The frozen scipy distribution of a rating's noise e_ij: normal with SD ``sd_noise``, or
+    logistic with the same SD (scale ``sd_noise sqrt(3) / pi``).
 
-@dataclass(frozen=True)
-class DistanceEffect:
-    """The population-level effect f(d) of distance on the latent propensity (rating points).
-
-    Attributes:
-        kind: ``"none"``, ``"linear"`` or ``"plateau"``.
-        slope: fall per unit distance (positive = ratings fall with distance).
-        threshold: distance beyond which a plateau effect is flat.
-        d_min: distance at which f = 0 (the smallest possible distance, 1 for sparsity).
-        dip: extra fall for very small distances (d <= ``dip_below``); 0 disables it.
-        dip_below: distances at or below this get the dip.
+    Example:
+        >>> from simstudy.people.response_params import RatingModel
+        >>> round(float(noise_distribution(RatingModel(noise="logistic")).std()), 6)
+        1.05
     """
-
-    kind: Literal["none", "linear", "plateau"] = "none"
-    slope: float = 0.0
-    threshold: Annotated[float, Gt(0)] = 4.0
-    d_min: float = 1.0
-    dip: float = 0.0
-    dip_below: float = 0.0
-
-    def __call__(self, d: np.ndarray) -> np.ndarray:
-        d = np.asarray(d, dtype=float)
-        if self.kind == "none":
-            f = np.zeros_like(d)
-        elif self.kind == "linear":
-            f = -self.slope * (d - self.d_min)
-        elif self.kind == "plateau":
-            f = -self.slope * (np.minimum(d, self.threshold) - self.d_min)
-        else:
-            raise ValueError(f"unknown distance effect {self.kind!r}")
-        if self.dip:
-            f = f - self.dip * (d <= self.dip_below)
-        return f
+    if model.noise == "normal":
+        return stats.norm(scale=model.noise_scale)
+    return stats.logistic(scale=model.noise_scale)
 
 
-@dataclass(frozen=True)
-class RatingModel:
-    """One rating (acceptance or action) as a function of distance and person effects.
+def category_probabilities(model: RatingModel, mean: np.ndarray) -> np.ndarray:
+    """P(rating = 1..7 | latent mean), shape ``(*mean.shape, 7)``.
 
-    Attributes:
-        intercept: latent mean at distance ``effect.d_min`` for an average person.
-        effect: the distance effect f.
-        sd_intercept: SD of the person random intercept a_i.
-        sd_slope: SD of the person random slope c_i (per unit distance).
-        sd_noise: SD of the rating-level noise e_ij.
-        noise: ``"normal"`` or ``"logistic"`` (ordinal logit).
-        blocked_penalty: fall when the recourse needs a feature the person cannot change.
+    Example:
+        >>> from simstudy.people.response_params import RatingModel
+        >>> category_probabilities(RatingModel(), np.array([4.0])).argmax(axis=-1).tolist()
+        [3]
     """
-
-    intercept: float = 4.0
-    effect: DistanceEffect = field(default_factory=DistanceEffect)
-    sd_intercept: Annotated[float, Ge(0)] = 1.0
-    sd_slope: Annotated[float, Ge(0)] = 0.0
-    sd_noise: Annotated[float, Gt(0)] = 1.05
-    noise: Literal["normal", "logistic"] = "normal"
-    blocked_penalty: float = 0.0
-
-    def _noise_dist(self):
-        from scipy import stats  # scipy where ratings are computed; documents validate fast
-
-        if self.noise == "normal":
-            return stats.norm(scale=self.sd_noise)
-        if self.noise == "logistic":
-            return stats.logistic(scale=self.sd_noise * np.sqrt(3.0) / np.pi)
-        raise ValueError(f"unknown noise {self.noise!r}")
-
-    def latent_mean(self, d: np.ndarray, a: np.ndarray, c: np.ndarray,
-                    blocked: np.ndarray | None = None) -> np.ndarray:
-        """b0 + f(d) + a + c d (- penalty where blocked), before noise."""
-        d = np.asarray(d, dtype=float)
-        mean = self.intercept + self.effect(d) + a + c * (d - self.effect.d_min)
-        if blocked is not None and self.blocked_penalty:
-            mean = mean - self.blocked_penalty * np.asarray(blocked, dtype=bool)
-        return mean
-
-    def category_probs(self, mean: np.ndarray) -> np.ndarray:
-        """P(rating = 1..7 | latent mean), shape ``(*mean.shape, 7)``."""
-        cdf = self._noise_dist().cdf(_CUTS - np.asarray(mean, dtype=float)[..., None])
-        upper = np.concatenate([cdf, np.ones(cdf.shape[:-1] + (1,))], axis=-1)
-        lower = np.concatenate([np.zeros(cdf.shape[:-1] + (1,)), cdf], axis=-1)
-        return upper - lower
-
-    def from_uniforms(self, mean: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        """Ratings 1..7 around the latent means, by inverse transform of keyed uniforms."""
-        e = self._noise_dist().ppf(np.asarray(uniforms, dtype=float))
-        return (1 + np.searchsorted(_CUTS, np.asarray(mean, dtype=float) + e)).astype(np.int64)
-
-    def sample(self, mean: np.ndarray, generator: np.random.Generator) -> np.ndarray:
-        """Ratings 1..7 drawn around the latent means."""
-        mean = np.asarray(mean, dtype=float)
-        if self.noise == "normal":
-            e = generator.normal(0.0, self.sd_noise, size=mean.shape)
-        else:
-            e = generator.logistic(0.0, self.sd_noise * np.sqrt(3.0) / np.pi, size=mean.shape)
-        return (1 + np.searchsorted(_CUTS, mean + e)).astype(np.int64)
+    cdf = noise_distribution(model).cdf(CUTS - np.asarray(mean, dtype=float)[..., None])
+    upper = np.concatenate([cdf, np.ones(cdf.shape[:-1] + (1,))], axis=-1)
+    lower = np.concatenate([np.zeros(cdf.shape[:-1] + (1,)), cdf], axis=-1)
+    return upper - lower
 
 
-#: The published calibration of each rating (see the module docstring): acceptance without a
-#: distance effect, willingness to act on a plateau over sparsity.
-PUBLISHED_ACCEPT = RatingModel(intercept=4.2, effect=DistanceEffect("none"), sd_intercept=1.0,
-                               sd_slope=0.01, sd_noise=1.05)
-PUBLISHED_ACT = RatingModel(intercept=4.1,
-                            effect=DistanceEffect("plateau", slope=0.7 / 3, threshold=4.0),
-                            sd_intercept=0.92, sd_slope=0.03, sd_noise=1.0, blocked_penalty=2.0)
+def ratings_from_uniforms(model: RatingModel, mean: np.ndarray, uniforms: np.ndarray
+                          ) -> np.ndarray:
+    """Ratings 1..7 around the latent means, by inverse transform of keyed uniforms.
+
+    Example:
+        >>> from simstudy.people.response_params import RatingModel
+        >>> ratings_from_uniforms(RatingModel(), np.array([4.0, 4.0]), np.array([0.5, 0.99]))
+        array([4, 6])
+    """
+    e = noise_distribution(model).ppf(np.asarray(uniforms, dtype=float))
+    return (1 + np.searchsorted(CUTS, np.asarray(mean, dtype=float) + e)).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -187,16 +118,15 @@ class PersonEffects:
                                 self.act_intercept, self.act_slope)))
 
 
-@dataclass(frozen=True)
 class RatingResponse:
     """Acceptance and action ratings of recourses, vectorized over (person, recourse) pairs.
 
-    Attributes:
-        accept: the acceptance rating model (default: the published calibration).
-        act: the action (willingness to act) rating model (default: the published calibration).
-        intercept_correlation: correlation of a person's acceptance and action intercepts.
-        distance: which distance drives the ratings, ``"sparsity"`` or ``"proximity"``.
-        threshold: the rating at or above which a person accepts / acts (for probabilities).
+    Args:
+        params: the parameters
+            (:class:`~simstudy.people.response_params.RatingResponseParams`: the two rating
+            models, the correlation of a person's intercepts, the distance that drives the
+            ratings and the threshold of "accepts" / "acts"); or give its fields as keywords.
+            The defaults are the published calibration.
 
     References:
         Tominaga, Yamashita & Kurashima, "Reassessing Evaluation Functions in Algorithmic
@@ -212,13 +142,18 @@ class RatingResponse:
         ([0.388, 0.388, 0.388], [0.434, 0.345, 0.193])
     """
 
-    accept: RatingModel = PUBLISHED_ACCEPT
-    act: RatingModel = PUBLISHED_ACT
-    intercept_correlation: Annotated[float, Ge(-1), Le(1)] = 0.5
-    distance: Literal["sparsity", "proximity"] = "sparsity"
-    threshold: Annotated[int, Ge(2), Le(7)] = 5
-
     scale: ClassVar[tuple[int, int]] = (1, N_CATEGORIES)
+
+    def __init__(self, params: RatingResponseParams | None = None, /, **values: Any) -> None:
+        self.params = params if params is not None else RatingResponseParams(**values)
+        self.accept: RatingModel = self.params.accept
+        self.act: RatingModel = self.params.act
+        self.intercept_correlation = self.params.intercept_correlation
+        self.distance = self.params.distance
+        self.threshold = self.params.threshold
+
+    def __repr__(self) -> str:
+        return f"RatingResponse({self.params!r})"
 
     def sample_people(self, n: int, generator: np.random.Generator) -> PersonEffects:
         """Draws person effects for ``n`` people."""
@@ -260,7 +195,7 @@ class RatingResponse:
                              ) -> tuple[np.ndarray, np.ndarray]:
         """P(accept rating >= threshold) and P(act rating >= threshold) for each row."""
         pe = person_effects
-        dist_a, dist_c = self.accept._noise_dist(), self.act._noise_dist()
+        dist_a, dist_c = noise_distribution(self.accept), noise_distribution(self.act)
         cut = self.threshold - 0.5
         m_a = self.accept.latent_mean(distance, pe.accept_intercept, pe.accept_slope)
         m_c = self.act.latent_mean(distance, pe.act_intercept, pe.act_slope, blocked)
@@ -290,15 +225,18 @@ class RatingResponse:
         """Acceptance and action ratings 1..7 from ``(n, 2)`` uniforms."""
         d, pe = self._person(inputs)
         u = np.asarray(uniforms, dtype=float)
-        accept = self.accept.from_uniforms(
-            self.accept.latent_mean(d, pe.accept_intercept, pe.accept_slope), u[:, 0])
-        act = self.act.from_uniforms(
-            self.act.latent_mean(d, pe.act_intercept, pe.act_slope, inputs.blocked), u[:, 1])
+        accept = ratings_from_uniforms(
+            self.accept, self.accept.latent_mean(d, pe.accept_intercept, pe.accept_slope),
+            u[:, 0])
+        act = ratings_from_uniforms(
+            self.act, self.act.latent_mean(d, pe.act_intercept, pe.act_slope, inputs.blocked),
+            u[:, 1])
         return accept, act
 
     def with_effect(self, response: str, effect: DistanceEffect) -> RatingResponse:
         """A copy with the distance effect of ``"accept"`` or ``"act"`` replaced."""
-        return replace(self, **{response: replace(getattr(self, response), effect=effect)})
+        rating = getattr(self.params, response).model_copy(update={"effect": effect})
+        return RatingResponse(self.params.model_copy(update={response: rating}))
 
 
 def published_model() -> RatingResponse:
@@ -317,24 +255,3 @@ def published_model() -> RatingResponse:
         (4.2, 4.1, (1, 7))
     """
     return RatingResponse()
-
-
-#: The ``rating`` response entry; omitted parts (a whole rating or any field of one) keep the
-#: calibrated published values, the defaults of :class:`RatingResponse`.
-RatingResponseSpec = register("response", derive_spec(RatingResponse, kind="rating", doc="""
-Document entry of :class:`RatingResponse` (fields and defaults are its constructor's).
-
-References:
-    Tominaga, Yamashita & Kurashima, "Reassessing Evaluation Functions in Algorithmic
-    Recourse: An Empirical Study from a Human-Centered Perspective" (the 362-participant
-    study the published calibration comes from).
-
-Example:
-    >>> from simstudy.people import RatingResponseSpec
-    >>> model = RatingResponseSpec(kind="rating", distance="proximity").build()
-    >>> type(model).__name__, model.distance, model.scale
-    ('RatingResponse', 'proximity', (1, 7))
-"""))
-#: Entries of one rating's model and of a distance effect, for documents that configure them.
-RatingSpec = derive_spec(RatingModel, name="RatingSpec")
-EffectSpec = derive_spec(DistanceEffect, name="EffectSpec")

@@ -9,24 +9,23 @@ whether it needs a feature the person truly cannot change) and the person's own 
 * ``ratings``: an acceptance and an action answer on the model's scale (``scale``), drawn by
   inverse transform from uniforms the caller keys by person and recourse.
 
-Kinds are registered like policies and worlds
-(:func:`simstudy.core.registry.register`):
-``logistic`` (here) and ``rating``, the calibrated 7-point model of the published study
-(:mod:`simstudy.people.rating`). A scenario picks one with ``response: {kind: ...}``.
+Kinds are rows of the table of kinds (:func:`simstudy.core.registry.register`, family
+``response``): a parameters model (:mod:`simstudy.people.response_params`) and the runtime that
+takes it: ``logistic`` (here) and ``rating``, the calibrated 7-point model of the published
+study (:mod:`simstudy.people.rating`). A scenario picks one with ``response: {kind: ...}``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
-from annotated_types import Ge
+from scipy.special import expit
 
-from ..core.registry import register
-from ..core.schema import derive_spec
+from .response_params import LogisticResponseParams
 
-__all__ = ["ResponseInputs", "ResponseModel", "LogisticResponse", "LogisticResponseSpec"]
+__all__ = ["ResponseInputs", "ResponseModel", "LogisticResponse"]
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,6 @@ class ResponseModel(Protocol):
         ...
 
 
-@dataclass(frozen=True)
 class LogisticResponse:
     """Logistic default: acceptance does not depend on distance, action falls with cost.
 
@@ -108,6 +106,10 @@ class LogisticResponse:
     mirroring the user-study finding that acceptance shows no relation to distance while the
     willingness to act decreases with it; person effects carry the large between-person
     variance seen there. Its ratings are yes / no (``scale = (0, 1)``).
+
+    Args:
+        params: the parameters (:class:`~simstudy.people.response_params.LogisticResponseParams`);
+            or give its fields as keywords.
 
     References:
         Tominaga, Yamashita & Kurashima, "Reassessing Evaluation Functions in Algorithmic
@@ -126,17 +128,20 @@ class LogisticResponse:
         (array([1, 1, 1]), array([1, 1, 0]))
     """
 
-    accept_intercept: float = 1.5
-    accept_sd: Annotated[float, Ge(0.0)] = 1.0
-    act_intercept: float = 1.5
-    act_cost_slope: Annotated[float, Ge(0.0)] = 2.0
-    act_sd: Annotated[float, Ge(0.0)] = 1.0
-
     scale: ClassVar[tuple[int, int]] = (0, 1)
 
-    def probabilities(self, inputs: ResponseInputs) -> tuple[np.ndarray, np.ndarray]:
-        from scipy.special import expit  # scipy where responses are computed
+    def __init__(self, params: LogisticResponseParams | None = None, /, **values: Any) -> None:
+        self.params = params if params is not None else LogisticResponseParams(**values)
+        self.accept_intercept = self.params.accept_intercept
+        self.accept_sd = self.params.accept_sd
+        self.act_intercept = self.params.act_intercept
+        self.act_cost_slope = self.params.act_cost_slope
+        self.act_sd = self.params.act_sd
 
+    def __repr__(self) -> str:
+        return f"LogisticResponse({self.params!r})"
+
+    def probabilities(self, inputs: ResponseInputs) -> tuple[np.ndarray, np.ndarray]:
         accept = expit(self.accept_intercept + self.accept_sd * inputs.accept_effect)
         act = expit(self.act_intercept - self.act_cost_slope * np.nan_to_num(inputs.cost)
                     + self.act_sd * inputs.act_effect)
@@ -147,16 +152,3 @@ class LogisticResponse:
         p_accept, p_act = self.probabilities(inputs)
         u = np.asarray(uniforms, dtype=np.float64)
         return (u[:, 0] < p_accept).astype(np.int64), (u[:, 1] < p_act).astype(np.int64)
-
-
-@lambda entry: register("response", entry)
-class LogisticResponseSpec(derive_spec(LogisticResponse, kind="logistic")):
-    """Scenario entry of :class:`LogisticResponse`, the default response model (fields and
-    defaults are the dataclass's).
-
-    Example:
-        >>> from simstudy.people import LogisticResponseSpec
-        >>> model = LogisticResponseSpec(act_cost_slope=1.0).build()
-        >>> type(model).__name__, model.act_cost_slope, model.scale
-        ('LogisticResponse', 1.0, (0, 1))
-    """

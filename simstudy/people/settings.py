@@ -1,9 +1,9 @@
 """How simulated people hold and reveal their preferences: the settings, without torch.
 
-:class:`UserSettings` is the one declaration of the ``users:`` section's parameters (the
-document entry :class:`~simstudy.people.spec.UsersSpec` derives from it); a ground-truth
-search is a :class:`TruthSearch`, named in :data:`GROUND_TRUTH_SEARCHES`, and its scale in
-:data:`GROUND_TRUTH_SCALES` (see :mod:`simstudy.people.preferences`, which runs them).
+:class:`UserSettings` is the one declaration of the ``users:`` section (it is the document
+entry); a ground-truth search is a :class:`TruthSearch`, named in
+:data:`GROUND_TRUTH_SEARCHES`, and its scale in :data:`GROUND_TRUTH_SCALES` (see
+:mod:`simstudy.people.preferences`, which runs them).
 
 References:
     "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission), section 4.1,
@@ -18,11 +18,12 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
-from annotated_types import Ge, Gt
+from pydantic import ConfigDict, Field
 
+from ..core.documents import StrictModel
 from .noise import NoiseModel
 
 __all__ = ["GROUND_TRUTH_SCALES", "GROUND_TRUTH_SEARCHES", "TruthSearch", "UserSettings"]
@@ -72,37 +73,66 @@ GROUND_TRUTH_SEARCHES: dict[str, TruthSearch] = {
 }
 
 
-@dataclass(frozen=True)
-class UserSettings:
-    """How the people hold and reveal their preferences (the document entry is
-    :class:`~simstudy.people.spec.UsersSpec`, derived from these fields).
+class UserSettings(StrictModel):
+    """How the people hold and reveal their preferences: the ``users:`` section of a scenario
+    (or of a condition).
 
     Attributes:
         preference: ``ground_truth`` (prefer the recourse nearest a hidden ``r_gt``) or
             ``weights`` (prefer the smaller hidden weighted change).
-        eps: the ground-truth perturbation norm (a document names it by ``scale``).
         weights: ``centres`` (HARE's hidden weights) or ``profile`` (the person's true cost
             weights).
         noise: the answer noise.
         accept_threshold: the hidden loss at or below which a person accepts a recourse;
             ``None`` derives it from the people's model (see
             :func:`~simstudy.people.preferences.derived_accept_threshold`).
-        truth: how the hidden ground truth is searched for.
+        scale: ground-truth perturbation norm or a name of :data:`GROUND_TRUTH_SCALES`
+            (resolved by :attr:`eps`).
+        ground_truth: how ``r_gt`` is searched for, a name of :data:`GROUND_TRUTH_SEARCHES`:
+            ``actionable`` (the default, HARE's evaluation: CARLA's Growing Spheres over the
+            changes the person can actually make, their truly actionable features),
+            ``all_mutable`` (the same search over every mutable feature of the world, including
+            ones the person cannot act on and ones no action reaches) or ``actionable_sparse``
+            (the earlier variant: the person's actionable features, the project's Growing
+            Spheres with its feature-selection step); resolved by :attr:`truth`.
+        n_samples, eta: replace the ground-truth search's samples per shell and shell width.
 
     References:
         "HARE: Human-in-the-Loop Algorithmic Recourse" (anonymous submission under double-blind
         review), Algorithms 1-4.
 
     Example:
-        >>> from simstudy.people import UsersSpec
-        >>> settings = UsersSpec(preference="weights").settings()
-        >>> settings.preference, settings.noise.kind
-        ('weights', 'none')
+        >>> from simstudy.people import UserSettings
+        >>> settings = UserSettings.model_validate({"scale": "near", "preference": "weights",
+        ...                                         "noise": {"kind": "logistic"}})
+        >>> settings.eps, settings.preference, settings.noise.kind
+        (0.2, 'weights', 'logistic')
     """
 
+    model_config = ConfigDict(frozen=True)
+
     preference: Literal["ground_truth", "weights"] = "ground_truth"
-    eps: Annotated[float, Gt(0)] = GROUND_TRUTH_SCALES["far"]
     weights: Literal["centres", "profile"] = "centres"
-    noise: NoiseModel = field(default_factory=NoiseModel)
-    accept_threshold: Annotated[float, Ge(0)] | None = None
-    truth: TruthSearch = GROUND_TRUTH_SEARCHES["actionable"]
+    noise: NoiseModel = NoiseModel()
+    accept_threshold: float | None = Field(None, ge=0.0)
+    scale: Literal["near", "intermediate", "far"] | Annotated[float, Field(gt=0.0)] = "far"
+    ground_truth: Literal["actionable", "all_mutable", "actionable_sparse"] = "actionable"
+    n_samples: int | None = Field(None, gt=0)
+    eta: float | None = Field(None, gt=0.0)
+
+    @property
+    def eps(self) -> float:
+        """The ground-truth perturbation norm (:attr:`scale`, a name resolved)."""
+        return float(GROUND_TRUTH_SCALES[self.scale] if isinstance(self.scale, str)
+                     else self.scale)
+
+    @property
+    def truth(self) -> TruthSearch:
+        """How the hidden ground truth is searched for (:attr:`ground_truth` with
+        :attr:`n_samples` and :attr:`eta` applied)."""
+        truth = GROUND_TRUTH_SEARCHES[self.ground_truth]
+        if self.n_samples is not None:
+            truth = replace(truth, n_samples=self.n_samples)
+        if self.eta is not None:
+            truth = replace(truth, shell_width=self.eta)
+        return truth

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Literal
 
 import numpy as np
-from annotated_types import Ge, Gt
+from pydantic import ConfigDict, Field
 
+from ..core.documents import StrictModel
 from .limits import ChangeLimits
 
 __all__ = ["ActionabilityProfiles", "CostProfile", "COST_SHAPES", "cost_weight"]
@@ -25,9 +26,8 @@ COST_SHAPES: dict[str, float | None] = {
     "constant": None, "concave": 0.5, "linear": 1.0, "convex": 2.0}
 
 
-@dataclass(frozen=True)
-class CostProfile:
-    """Maps actionability scores to cost weights.
+class CostProfile(StrictModel):
+    """Maps actionability scores to cost weights (the ``cost:`` entry of a population).
 
     ``w(s) = 1 + alpha * ((s - 1) / (S - 1)) ** p`` for an actionable score ``s`` in ``1..S``:
     ``p = 0.5`` concave, ``1`` linear, ``2`` convex; the constant profile has ``w = 1``
@@ -45,11 +45,18 @@ class CostProfile:
         power: overrides the shape's exponent when given.
         placement: where the weight enters the cost (:func:`simstudy.metrics.weighted_cost`):
             ``outside`` the square (the paper and CARMA; default) or ``inside``.
+
+    Example:
+        >>> profile = CostProfile(shape="linear", alpha=3.0)
+        >>> profile.weights(np.array([[1, 2, 3, 4, 0]]), levels=4).tolist()
+        [[1.0, 2.0, 3.0, 4.0, inf]]
     """
 
+    model_config = ConfigDict(frozen=True)
+
     shape: Literal["constant", "concave", "linear", "convex"] = "constant"
-    alpha: Annotated[float, Ge(0)] = 3.0
-    power: Annotated[float, Gt(0)] | None = None
+    alpha: float = Field(3.0, ge=0)
+    power: float | None = Field(None, gt=0)
     placement: Literal["outside", "inside"] = "outside"
 
     @property

@@ -48,15 +48,14 @@ from ..core.documents import (
     validate_data,
 )
 from ..core.registry import entries, kinds
-from ..people.response import LogisticResponseSpec
+from ..people.response_params import LogisticResponseParams
 from ..people.spec import (
     ActionabilitySpec,
-    CostSpec,
     GroupsSpec,
     PeopleSpec,
     PopulationSpec,
     ResponseSpecs,
-    UsersSpec,
+    UserSettings,
     population_problems,
 )
 from ..sim.spec import SimulationSpec
@@ -66,7 +65,6 @@ from ..world.specs import DecisionModelEntry, ExternalModelSpec
 
 __all__ = [
     "ActionabilitySpec",
-    "CostSpec",
     "GroupsSpec",
     "PopulationSpec",
     "ConditionSpec",
@@ -92,7 +90,7 @@ class ConditionSpec(StrictModel):
         Union[Annotated[PopulationSpec, Tag("inline")], Annotated[str, Tag("file")]],  # noqa: UP007
         Discriminator(_population_form),
     ]
-    users: UsersSpec | None = None
+    users: UserSettings | None = None
     response: ResponseSpecs | None = None  # type: ignore[valid-type]
 
 
@@ -149,9 +147,9 @@ def _scenario_model() -> type[StrictModel]:
         applicants: ApplicantsSpec = ApplicantsSpec()
         policies: list[policy_union] = Field(min_length=1)  # type: ignore[valid-type]
         conditions: list[ConditionSpec] = Field(min_length=1)
-        users: UsersSpec = Field(default_factory=UsersSpec)
+        users: UserSettings = UserSettings()
         response: ResponseSpecs = Field(  # type: ignore[valid-type]
-            default_factory=LogisticResponseSpec)
+            default_factory=LogisticResponseParams)
         simulation: SimulationSpec | None = None
         contrasts: list[ContrastSpec] = Field(default_factory=list)
         study: StudySectionSpec | None = None

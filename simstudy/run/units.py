@@ -208,13 +208,13 @@ def people_of(plan: RunPlan, rep: Replication, condition: str) -> People:
     policies' stream, as every unit of the replication shares)."""
     spec = people_specs(plan.scenario, plan.populations)[condition]
     space = ScaledSpace.from_context(rep.context)
-    return spec.build(rep.x, rep.ids, rep.seed, rep.context.feature_names,
-                      rep.context.world.roles.actionable, space,
-                      preference_seed=derive_seed(rep.seed, "policies"),
-                      immutable=rep.context.world.roles.immutable,
-                      rankings=rep.context.world.roles.rankings,
-                      income=rep.context.world.roles.income,
-                      sensitive=rep.context.world.roles.sensitive)
+    return People.from_spec(spec, rep.x, rep.ids, rep.seed, rep.context.feature_names,
+                            rep.context.world.roles.actionable, space,
+                            preference_seed=derive_seed(rep.seed, "policies"),
+                            immutable=rep.context.world.roles.immutable,
+                            rankings=rep.context.world.roles.rankings,
+                            income=rep.context.world.roles.income,
+                            sensitive=rep.context.world.roles.sensitive)
 
 
 def compute_recourse_unit(unit: RecourseUnit) -> tuple[pd.DataFrame, dict[str, Any]]:

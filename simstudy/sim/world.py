@@ -39,7 +39,7 @@ import simpy
 import torch
 
 from ..core.rng import derive_seed, entity_uniforms, generator
-from ..people import PeopleSpec
+from ..people import People, PeopleSpec
 from ..policies.base import RecourseContext, RecoursePolicy
 from ..primitives.space import ScaledSpace
 from ..world.base import CausalWorld
@@ -135,8 +135,8 @@ class EventWorld(SessionPhase, ResponsePhase, ActionPhase):
         self.x = (x.numpy().copy() if x is not None
                   else np.zeros((0, len(names)), dtype=np.float64))
         context = RecourseContext(self.world, self._models[0], self.data, seed)
-        people = self.people = self.people_spec.build(
-            self.x, self.ids, seed, names, self.world.roles.actionable,
+        people = self.people = People.from_spec(
+            self.people_spec, self.x, self.ids, seed, names, self.world.roles.actionable,
             ScaledSpace.from_context(context), immutable=self.world.roles.immutable,
             rankings=self.world.roles.rankings, income=self.world.roles.income,
             sensitive=self.world.roles.sensitive)

@@ -39,8 +39,8 @@ References:
 
 Example:
     >>> import numpy as np, pandas as pd
-    >>> from simstudy.people.rating import RatingResponseSpec
-    >>> truth = RatingResponseSpec(kind="rating").build()
+    >>> from simstudy.people.response_params import RatingResponseParams
+    >>> truth = RatingResponseParams(kind="rating").build()
     >>> table = simulate_pilot(truth, 40, np.random.default_rng(1))
     >>> fit = calibrate(table, ratings=["act"])
     >>> row = fit.intervals_.set_index("parameter").loc["act.blocked_penalty"]
@@ -62,8 +62,8 @@ from scipy.special import logsumexp, ndtr
 from statsmodels.tools.numdiff import approx_hess3
 
 from ..core.documents import DocumentError, DocumentProblem, load_yaml, validate_data
-from ..people.rating import RatingResponseSpec
 from ..people.response import ResponseInputs
+from ..people.response_params import RatingResponseParams
 
 __all__ = ["NODES", "Calibration", "calibrate", "simulate_pilot", "goodness_of_fit",
            "calibration_document", "load_calibration", "draw_response"]
@@ -303,7 +303,7 @@ def goodness_of_fit(fit: Calibration, table: pd.DataFrame, group: str = "uid",
     share and the simulated share (mean over replicates) with its 2.5% / 97.5% quantiles.
     """
 
-    model = RatingResponseSpec.model_validate(fit.response_entry()).build()
+    model = RatingResponseParams.model_validate(fit.response_entry()).build()
     rng = np.random.default_rng(seed)
     sub = table.dropna(subset=[group, fit.distance, *fit.ratings])
     codes = pd.factorize(sub[group])[0]
@@ -361,7 +361,7 @@ def load_calibration(path: str | Path) -> tuple[Any, dict]:
     if not isinstance(doc, dict) or "response" not in doc or "calibration" not in doc:
         raise DocumentError([DocumentProblem(str(path), "response", "not a simstudy calibrate "
                                              "output (needs response: and calibration:)")])
-    spec = validate_data(doc["response"], RatingResponseSpec, f"{path}: response")
+    spec = validate_data(doc["response"], RatingResponseParams, f"{path}: response")
     cal = doc["calibration"]
     need = ("sha256", "parameters", "estimate", "covariance")
     missing = [k for k in need if k not in cal]

@@ -15,8 +15,8 @@ which the rating model separates policies and groups). :func:`scaled` multiplies
 sensitivity curve of ``simstudy power`` and its minimum detectable effect.
 
 Example:
-    >>> from simstudy.people.rating import RatingResponseSpec
-    >>> spec = RatingResponseSpec.model_validate({"kind": "rating",
+    >>> from simstudy.people.response_params import RatingResponseParams
+    >>> spec = RatingResponseParams.model_validate({"kind": "rating",
     ...                                          "act": {"blocked_penalty": 1.0}})
     >>> rows = {r["parameter"]: r for r in parameter_table(spec, ["act"])}
     >>> rows["act.blocked_penalty"]["source"], rows["act.sd_noise"]["source"]
@@ -105,8 +105,8 @@ def scaled(spec: BaseModel, path: str, factor: float) -> BaseModel:
     """A copy of the spec with the parameter at ``path`` multiplied by ``factor``.
 
     Example:
-        >>> from simstudy.people.rating import RatingResponseSpec
-        >>> spec = RatingResponseSpec(kind="rating")
+        >>> from simstudy.people.response_params import RatingResponseParams
+        >>> spec = RatingResponseParams(kind="rating")
         >>> value_at(scaled(spec, "act.blocked_penalty", 0.5), "act.blocked_penalty")
         1.0
     """

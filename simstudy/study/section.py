@@ -25,7 +25,7 @@ from pydantic import Field
 
 from ..core.bounds import MAX_SIMULATIONS, Participants
 from ..core.documents import StrictModel
-from ..people.rating import RatingResponseSpec
+from ..people.response_params import RatingResponseParams
 from ..people.spec import ResponseSpecs
 from .hypotheses import HypothesisSpec, Multiplicity, hypothesis_problems
 from .live_section import LiveSpec, live_problems
@@ -199,4 +199,4 @@ def study_response(scenario: Any) -> tuple[Any, str]:
         return condition.response, f"conditions[{condition.name}].response"
     if "response" in scenario.model_fields_set:
         return scenario.response, "response"
-    return RatingResponseSpec(kind="rating"), "study.response (default)"
+    return RatingResponseParams(kind="rating"), "study.response (default)"

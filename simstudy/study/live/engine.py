@@ -38,6 +38,7 @@ import numpy as np
 from ...core.documents import DocumentError, DocumentProblem
 from ...core.rng import derive_seed, entity_uniforms
 from ...metrics import Recourse, evaluate_recourse, published_proximity
+from ...people import People
 from ...primitives.profiles import ActionabilityProfiles
 from ...primitives.space import ScaledSpace
 from ...run.scenario import load_scenario, people_specs, policy_name
@@ -221,7 +222,7 @@ class LiveEngine:
         self.study_seed_ = derive_seed(self.rep_.seed, "study")
         self.live_seed_ = derive_seed(self.rep_.seed, "live")
         population = self.populations[self.population_condition]
-        self.cost_profile_ = population.cost.profile()
+        self.cost_profile_ = population.cost
         roles = ctx.world.roles
         lower, upper = ctx.lower, ctx.upper
         self.features_ = [FeatureField(n, float(lower[j]), float(upper[j]),
@@ -372,7 +373,8 @@ class LiveEngine:
         """The study condition's simulated people of the replication (the bots)."""
         rep, ctx = self.rep_, self.context_
         spec = people_specs(self.scenario, self.populations)[self.population_condition]
-        return spec.build(rep.x, rep.ids, rep.seed, ctx.feature_names, ctx.world.roles.actionable,
-                          ScaledSpace.from_context(ctx), preference_seed=self.policy_seed_,
-                          immutable=ctx.world.roles.immutable, rankings=ctx.world.roles.rankings,
-                          income=ctx.world.roles.income, sensitive=ctx.world.roles.sensitive)
+        return People.from_spec(
+            spec, rep.x, rep.ids, rep.seed, ctx.feature_names, ctx.world.roles.actionable,
+            ScaledSpace.from_context(ctx), preference_seed=self.policy_seed_,
+            immutable=ctx.world.roles.immutable, rankings=ctx.world.roles.rankings,
+            income=ctx.world.roles.income, sensitive=ctx.world.roles.sensitive)
