@@ -12,7 +12,7 @@ import torch
 from simstudy.checks import check_policy, check_profiles, check_world, example_spec
 from simstudy.core.registry import entries, kinds
 from simstudy.metrics import evaluate_recourse
-from simstudy.people import PeopleSpec
+from simstudy.people import People, PeopleSpec
 from simstudy.people.change_limits import ChangeSpec, draw_limits
 from simstudy.policies.base import RecourseContext
 from simstudy.policies.oracle import CausalOracle
@@ -211,7 +211,8 @@ def test_every_policy_keeps_the_contract_on_german_credit(case, german):
     for people in ((limited,) if case.startswith("hare/") else (profiles, limited)):
         extra = None
         if spec.policy().asks_questions:
-            crowd = PeopleSpec.model_validate({"users": {"preference": "weights"}}).build(
+            crowd = People.from_spec(
+                PeopleSpec.model_validate({"users": {"preference": "weights"}}),
                 x, ids, 0, NAMES, context.world.roles.actionable,
                 ScaledSpace.from_context(context), reported=people,
                 immutable=context.world.roles.immutable)

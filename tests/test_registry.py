@@ -212,7 +212,7 @@ def test_the_table_holds_every_family_of_kinds():
     assert kinds("executor") == ["local", "ray"]
 
 
-@pytest.mark.parametrize("family", ["policy", "world", "family", "executor"])
+@pytest.mark.parametrize("family", ["policy", "world", "response", "family", "executor"])
 def test_every_built_in_kind_is_a_parameters_model_and_a_runtime(family):
     import simstudy.analysis.analysis_spec  # noqa: F401 - registers the GAMM families
     import simstudy.core.executors  # noqa: F401 - registers the executors

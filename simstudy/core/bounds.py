@@ -4,9 +4,8 @@ Every step count, epoch count, layer width, learning rate, budget, sample size a
 document can set is bounded below by what makes sense (a positive learning rate, at least one
 epoch) and above by a generous limit no study needs, so that a typing slip (``epochs: 5e9``,
 ``hidden: [6400000]``) is refused by ``simstudy validate`` with the field and the rule, not
-found hours into a run. The bounds are ``annotated_types`` constraints, which both the runtime
-parameter dataclasses (via :func:`simstudy.core.schema.derive_spec`) and the pydantic document
-models enforce.
+found hours into a run. The bounds are ``annotated_types`` constraints that the parameters
+models (the document entries, :mod:`simstudy.core.registry`) enforce.
 
 Example:
     >>> from pydantic import TypeAdapter, ValidationError

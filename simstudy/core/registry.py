@@ -58,7 +58,7 @@ class Kind:
     family: str
     name: str
     params: type
-    runtime: str | Callable[..., Any] | None
+    runtime: str | Callable[..., Any]
 
 
 #: ``{family: {name: Kind}}``: every kind a document may name
@@ -83,7 +83,7 @@ def _kinds_of(params: type) -> tuple[str, ...]:
     raise TypeError(f"{params.__name__} needs a field `kind: Literal['...']`")
 
 
-def register(family: str, params: type, runtime: str | Callable[..., Any] | None = None) -> type:
+def register(family: str, params: type, runtime: str | Callable[..., Any]) -> type:
     """Adds a kind to ``family`` under the name its ``kind`` field gives (under each name,
     when the literal gives several); returns ``params``.
 
@@ -91,7 +91,7 @@ def register(family: str, params: type, runtime: str | Callable[..., Any] | None
         family: one of :data:`FAMILIES`.
         params: the parameters model (a pydantic model with ``kind: Literal[name]``).
         runtime: what an entry builds, ``"module:Name"`` or the callable, called with the
-            validated entry first (``None``: the entry's own ``build`` method).
+            validated entry first.
 
     Example:
         >>> from typing import Literal
@@ -140,8 +140,6 @@ def runtime_of(family: str, name: str) -> Callable[..., Any]:
 
 def build(family: str, params: Any, *args: Any, **kwargs: Any) -> Any:
     """``runtime(params, *args, **kwargs)``: the runtime of the entry's kind, configured by it."""
-    if _family(family)[params.kind].runtime is None:
-        return params.build(*args, **kwargs)
     return runtime_of(family, params.kind)(params, *args, **kwargs)
 
 

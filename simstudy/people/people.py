@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from ..core.normal_draws import entity_normals
+from ..core.registry import build
 from ..core.rng import entity_uniforms
 from ..primitives.limits import ChangeLimits, limit_violations
 from ..primitives.profiles import ActionabilityProfiles
@@ -145,7 +146,7 @@ class People:
         else:
             profiles, groups = reported, {}
         return cls.create(ids, x, tuple(feature_names), profiles, groups, seed, space,
-                          spec.users, spec.response.build(),
+                          spec.users, build("response", spec.response),
                           spec.population.hidden_mismatch_probability, preference_seed,
                           None if immutable is None else tuple(immutable),
                           spec.population.hidden_bound_factor)

@@ -200,7 +200,7 @@ def _condition_context(plan: RunPlan, context: RecourseContext, condition: str
                        ) -> RecourseContext:
     """The replication's context with the cost profile of the condition's population."""
     population = people_specs(plan.scenario, plan.populations)[condition].population
-    return dataclasses.replace(context, cost=population.cost.profile())
+    return dataclasses.replace(context, cost=population.cost)
 
 
 def people_of(plan: RunPlan, rep: Replication, condition: str) -> People:

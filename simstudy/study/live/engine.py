@@ -209,7 +209,7 @@ class LiveEngine:
                                         self.scenario.seed, cache, base_dir=self.path.parent)
         # the participants' cost profile is the study population's
         ctx = dataclasses.replace(self.rep_.context, cost=self.populations[
-            self.population_condition].cost.profile())
+            self.population_condition].cost)
         self.context_ = ctx
         specs = {policy_name(p): p for p in self.scenario.policies}
         self.fitted_ = {name: specs[name].policy().fit(ctx) for name in self.conditions}
