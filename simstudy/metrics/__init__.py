@@ -42,14 +42,12 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from .core.bounds import VALUE_RANGES
-from .primitives.profiles import ActionabilityProfiles
-from .primitives.recourse import Recourse
-from .world.base import CausalWorld
+from ..core.bounds import VALUE_RANGES
+from ..core.lazy import lazy_exports
+from ..primitives.recourse import Recourse
 
-if TYPE_CHECKING:  # the metric table is read by documents, which validate without these
+if TYPE_CHECKING:  # the metric table is read by documents, which validate without pandas
     import pandas as pd
-    import torch
 
 __all__ = ["Recourse", "normalized_change", "published_proximity", "weighted_cost",
            "cost_terms", "finish_cost", "evaluate_recourse",
@@ -101,6 +99,11 @@ DENOMINATORS: dict[str, dict[str, str]] = {
 }
 
 _DIRECTIONS = ("higher", "lower", None)
+
+
+def _as_float(column: pd.Series) -> np.ndarray:
+    # a metric column (bool, int or float, missing values as NaN or NA) as floats
+    return column.to_numpy(dtype=float, na_value=np.nan)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,9 +191,7 @@ class Metric:
 
     def defined(self, rows: pd.DataFrame) -> np.ndarray:
         """Which rows the mean runs over (bool per row)."""
-        import pandas as pd
-
-        value = pd.to_numeric(rows[self.column], errors="coerce").to_numpy(dtype=float)
+        value = _as_float(rows[self.column])
         chosen = np.isfinite(value)
         if self.among in ("found", "valid"):
             chosen &= rows["found"].to_numpy(bool)
@@ -201,9 +202,7 @@ class Metric:
     def per_person(self, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         """Each row's value (``1 - value`` for a complement) and whether it counts: the
         metric is the mean of the first over the rows the second marks."""
-        import pandas as pd
-
-        value = pd.to_numeric(rows[self.column], errors="coerce").to_numpy(dtype=float)
+        value = _as_float(rows[self.column])
         return (1.0 - value if self.complement else value), self.defined(rows)
 
     def mean(self, rows: pd.DataFrame) -> float:
@@ -410,62 +409,6 @@ def weighted_cost(delta_scaled: np.ndarray, weights: np.ndarray,
     return finish_cost(total, terms.shape[-1], placement)
 
 
-def evaluate_recourse(
-    world: CausalWorld,
-    model: torch.nn.Module,
-    x: np.ndarray | torch.Tensor,
-    recourse: Recourse,
-    profiles: ActionabilityProfiles,
-    feature_range: np.ndarray | torch.Tensor,
-) -> dict[str, np.ndarray]:
-    """Counterfactuals and every per-applicant metric of a batch of recourses.
-
-    Returns:
-        Dict with ``x_cf`` ``(n, d)`` and the columns of :data:`RECOURSE_COLUMNS`.
-    """
-    import torch
-
-    xt = torch.as_tensor(x, dtype=torch.float64)
-    x_np = xt.numpy()
-    names = world.roles.names
-    rng_ = np.asarray(torch.as_tensor(feature_range, dtype=torch.float64))
-    intervened = recourse.intervened & recourse.found[:, None]
-    values = np.where(intervened, recourse.values, x_np)
-    with torch.no_grad():
-        if recourse.counterfactual is None:
-            x_cf = world.counterfactual(xt, torch.from_numpy(intervened),
-                                        torch.from_numpy(values)).numpy()
-        else:
-            x_cf = np.where(recourse.found[:, None], recourse.counterfactual, x_np)
-        approved = model(torch.from_numpy(x_cf)).numpy() >= 0
-        logp = world.log_prob(xt).numpy()
-        logp_cf = world.log_prob(torch.from_numpy(x_cf)).numpy()
-
-    act_idx = profiles.columns_in(names)
-    categorical = world.roles.categorical_mask() if hasattr(world.roles, "scales") else None
-    delta_scaled = normalized_change(np.where(intervened, values - x_np, 0.0), rng_,
-                                     categorical)
-    d_act = delta_scaled[:, act_idx]
-    w = np.where(profiles.actionable, profiles.weights, 1.0)
-    placement = profiles.cost_placement
-    acted = intervened[:, act_idx]
-    outside = intervened.copy()
-    outside[:, act_idx] = False
-    violation = (acted & ~profiles.actionable).any(axis=1) | outside.any(axis=1)
-    found = recourse.found & intervened.any(axis=1)
-    return {
-        "x_cf": x_cf,
-        "found": found,
-        "valid": found & approved,
-        "plausible": found & (logp_cf >= logp),
-        "cost": np.where(found, weighted_cost(d_act, w, placement), np.nan),
-        "cost_unweighted": np.where(found, weighted_cost(d_act, np.ones_like(w), placement),
-                                    np.nan),
-        "hard_action": found & (acted & profiles.least_preferred).any(axis=1),
-        "sparsity": np.where(found, intervened.sum(axis=1), 0),
-        "proximity": np.where(found, np.linalg.norm(
-            normalized_change(x_cf - x_np, rng_, categorical), axis=1), np.nan),
-        "violation": violation,
-        "logp": logp,
-        "logp_cf": np.where(found, logp_cf, np.nan),
-    }
+# evaluating recourses needs the world and the decision model (torch): loaded on first use, so
+# the metric table is read without torch
+__getattr__ = lazy_exports(__name__, {"evaluate_recourse": "evaluate"})[0]
