@@ -89,9 +89,9 @@ def main() -> None:
     import torch
 
     from simstudy.cli.live_commands import pseudonym_key
-    from simstudy.study.live.bots import run_bots
-    from simstudy.study.live.database import pseudonym
-    from simstudy.study.live.engine import LiveEngine
+    from simstudy.live.bots import run_bots
+    from simstudy.live.database import pseudonym
+    from simstudy.live.engine import LiveEngine
 
     torch.set_num_threads(1)
     work = Path(tempfile.mkdtemp(prefix="simstudy-live-bench-"))

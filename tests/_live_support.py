@@ -29,7 +29,7 @@ def prepared_engine():
     """The prepared engine of the small study (its models in a private cache)."""
     import torch
 
-    from simstudy.study.live.engine import LiveEngine
+    from simstudy.live.engine import LiveEngine
     from simstudy.world.decision import ModelCache
 
     torch.set_num_threads(1)

@@ -2,10 +2,10 @@
 itself round a circle.
 
 Each package (and each top-level module) sits on a floor; a module may import from its own
-floor or below, never above. The live study (``study.live``) has a floor of its own above the
-runner, whose preparation of worlds and policies it reuses. People and policies share a floor
-and meet only in the primitives below them. (Where imports may sit inside functions is
-:mod:`tests.test_imports`'s rule.)
+floor or below, never above. The live study (``live``) stands above the runner, whose
+preparation of worlds and policies it reuses. People and policies share a floor and meet only
+in the primitives below them. No import hides inside a function outside the command line and
+the optional extras.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ FLOORS: list[set[str]] = [
     {"analysis"},
     {"study"},
     {"run"},
-    {"study.live"},  # runs a study's scenario live: above the runner it reuses
+    {"live"},  # runs a study's scenario live: above the runner it reuses
     {"checks", "examples"},
     {"cli"},
     {"__init__"},
@@ -61,16 +61,10 @@ def _targets(path: Path, node: ast.ImportFrom | ast.Import) -> list[str]:
     return [f"{base}.{a.name}" for a in node.names] if base == "simstudy" else [base]
 
 
-#: sub-packages that sit on a floor of their own, above their parent's
-OWN_FLOORS = ("study.live",)
-
-
 def _room(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "simstudy":
         return None
-    if len(parts) > 2 and f"{parts[1]}.{parts[2]}" in OWN_FLOORS:
-        return f"{parts[1]}.{parts[2]}"
     return parts[1] if len(parts) > 1 else "__init__"
 
 

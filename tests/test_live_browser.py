@@ -20,10 +20,10 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 from _live_support import prepared_engine  # noqa: E402
 
-from simstudy.study.live.app import create_app  # noqa: E402
-from simstudy.study.live.bots import BotCrowd  # noqa: E402
-from simstudy.study.live.database import Store  # noqa: E402
-from simstudy.study.live.flow import StudyFlow  # noqa: E402
+from simstudy.live.app import create_app  # noqa: E402
+from simstudy.live.bots import BotCrowd  # noqa: E402
+from simstudy.live.database import Store  # noqa: E402
+from simstudy.live.flow import StudyFlow  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -20,11 +20,11 @@ with warnings.catch_warnings():
 from _live_support import STUDY, prepared_engine, small_study_file  # noqa: E402
 
 from simstudy.cli.run_commands import validate_files
-from simstudy.study.live.app import create_app  # noqa: E402
-from simstudy.study.live.bots import BotCrowd, run_bots  # noqa: E402
-from simstudy.study.live.database import Store  # noqa: E402
-from simstudy.study.live.export import export_study, live_tables  # noqa: E402
-from simstudy.study.live.flow import StudyFlow  # noqa: E402
+from simstudy.live.app import create_app  # noqa: E402
+from simstudy.live.bots import BotCrowd, run_bots  # noqa: E402
+from simstudy.live.database import Store  # noqa: E402
+from simstudy.live.export import export_study, live_tables  # noqa: E402
+from simstudy.live.flow import StudyFlow  # noqa: E402
 
 KEY = b"test-key"
 
@@ -224,7 +224,7 @@ def test_bots_through_the_app_give_the_same_export_twice(tmp_path):
 
 def test_prereg_records_the_sha256_and_serve_refuses_a_changed_file(tmp_path, capsys):
     from simstudy.cli import main
-    from simstudy.study.live.prereg import check_prereg
+    from simstudy.live.prereg import check_prereg
 
     path = small_study_file(tmp_path)
     assert main(["preregister", str(path), "--out", str(tmp_path / "prereg.md")]) == 0
@@ -297,7 +297,7 @@ def test_live_section_names_and_codes_are_checked(tmp_path, live, field):
 def test_a_running_question_session_asks_what_a_replay_asks():
     import numpy as np
 
-    from simstudy.study.live.questions import NeedAnswer
+    from simstudy.live.questions import NeedAnswer
 
     engine = prepared_engine()
     people = engine.people()

@@ -28,11 +28,11 @@ def pseudonym_key(scenario_seed: int) -> tuple[bytes, bool]:
 
 def _serve(args: argparse.Namespace) -> int:
     from ..core.documents import UsageError
-    from ..study.live.engine import load_study
+    from ..live.engine import load_study
 
     scenario, _ = load_study(args.study)  # a bad document stops here: FILE: field: reason
     if args.prereg is not None:
-        from ..study.live.prereg import check_prereg
+        from ..live.prereg import check_prereg
 
         reason = check_prereg(args.study, args.prereg)
         if reason is not None:
@@ -45,10 +45,10 @@ def _serve(args: argparse.Namespace) -> int:
     import torch
     import uvicorn
 
-    from ..study.live.app import create_app
-    from ..study.live.database import Store
-    from ..study.live.engine import ComputePool, LiveEngine
-    from ..study.live.flow import StudyFlow
+    from ..live.app import create_app
+    from ..live.database import Store
+    from ..live.engine import ComputePool, LiveEngine
+    from ..live.flow import StudyFlow
 
     if args.compute_workers < 0:
         raise UsageError(f"--compute-workers must be at least 0, got {args.compute_workers}")
@@ -95,8 +95,8 @@ def _bots(args: argparse.Namespace) -> int:
         raise UsageError("--participants and --concurrency must be at least 1")
     import torch
 
-    from ..study.live.bots import run_bots
-    from ..study.live.engine import LiveEngine
+    from ..live.bots import run_bots
+    from ..live.engine import LiveEngine
 
     torch.set_num_threads(1)
     engine = LiveEngine(args.study).prepare()
@@ -116,7 +116,7 @@ def _bots(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..study.live.export import export_study
+    from ..live.export import export_study
 
     res = export_study(args.db, args.out, drop_linkage=args.drop_linkage)
     print(f"wrote {', '.join(res['paths'])}: {res['participants']} participants, "

@@ -127,7 +127,7 @@ def preregistration(scenario_path: str | Path, power_dir: str | Path | None) -> 
               "|---|---|---|"]
     lines += [f"| {e['parameter']} | {e['value']} | {e['source']} |" for e in effects]
     if study.live is not None:
-        from ..study.live.prereg import live_lines
+        from ..live.prereg import live_lines
 
         lines += [""] + live_lines(scenario_path)
     lines += ["", "## Participants and exclusions", ""]

@@ -96,7 +96,7 @@ class StudySectionSpec(StrictModel):
             a value uniform over its training range, every draw keyed by (seed, purpose,
             person id).
         power: the power analysis of ``simstudy power SCENARIO``.
-        live: how the study runs with participants (:mod:`simstudy.study.live`).
+        live: how the study runs with participants (:mod:`simstudy.live`).
         hypotheses: the study's confirmatory hypotheses (:mod:`simstudy.study.hypotheses`).
         multiplicity: the correction over the hypotheses (Holm by default).
     """

@@ -31,9 +31,9 @@ from typing import Any
 
 import pandas as pd
 
-from ...core.documents import UsageError
-from ...core.store import write_csv
-from ...run.dictionary import dictionary_table
+from ..core.documents import UsageError
+from ..core.store import write_csv
+from ..run.dictionary import dictionary_table
 from .database import Store
 
 __all__ = ["live_tables", "export_study"]

@@ -11,7 +11,7 @@ recourse is measured by the simulator's code (:func:`~simstudy.metrics.evaluate_
 ``random_others`` random recourses (:func:`~simstudy.study.from_scenario.random_recourse`).
 
 A policy that asks questions (HARE) answers through the participant's recorded answers and
-stops at the first question not answered yet (:mod:`~simstudy.study.live.questions`: a replay,
+stops at the first question not answered yet (:mod:`~simstudy.live.questions`: a replay,
 or a search kept running between pages when it stands at that question). Every draw is
 keyed by (seed, purpose, participant index), so replaying the answers retraces the same search
 to the next question: a running search is only a cache, and a restart loses nothing.
@@ -35,16 +35,16 @@ from typing import Any
 
 import numpy as np
 
-from ...core.documents import DocumentError, DocumentProblem
-from ...core.rng import derive_seed, entity_uniforms
-from ...metrics import Recourse, evaluate_recourse, published_proximity
-from ...people import People
-from ...primitives.profiles import ActionabilityProfiles
-from ...primitives.space import ScaledSpace
-from ...run.scenario import load_scenario, people_specs, policy_name
-from ...run.units import prepare_replication
-from ...world.decision import ModelCache
-from ..from_scenario import RANDOM_POLICY, random_recourse
+from ..core.documents import DocumentError, DocumentProblem
+from ..core.rng import derive_seed, entity_uniforms
+from ..metrics import Recourse, evaluate_recourse, published_proximity
+from ..people import People
+from ..primitives.profiles import ActionabilityProfiles
+from ..primitives.space import ScaledSpace
+from ..run.scenario import load_scenario, people_specs, policy_name
+from ..run.units import prepare_replication
+from ..study.from_scenario import RANDOM_POLICY, random_recourse
+from ..world.decision import ModelCache
 from .questions import NeedAnswer, QuestionSessions, ReplayFeedback
 
 __all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "MemoBase",

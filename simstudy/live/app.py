@@ -1,4 +1,4 @@
-"""The live study's web server: a Starlette app over :class:`~simstudy.study.live.flow.StudyFlow`.
+"""The live study's web server: a Starlette app over :class:`~simstudy.live.flow.StudyFlow`.
 
 Routes:
 
@@ -31,7 +31,7 @@ def create_app(prepare: Any) -> Any:
     """The Starlette application.
 
     Args:
-        prepare: a :class:`~simstudy.study.live.flow.StudyFlow`, or a callable returning one
+        prepare: a :class:`~simstudy.live.flow.StudyFlow`, or a callable returning one
             (called in a background thread at start-up).
     """
     from starlette.applications import Starlette

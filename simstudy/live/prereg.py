@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...core.store import file_sha256
-from ...run.scenario import policy_name
+from ..core.store import file_sha256
+from ..run.scenario import policy_name
 from .engine import load_study
 
 __all__ = ["live_lines", "check_prereg"]

@@ -1,13 +1,13 @@
 """Server-rendered HTML of the live study's pages: plain forms, no JavaScript.
 
 Every form posts back to the participant's address with a hidden ``page`` field naming the page
-it answers (the idempotency token of :mod:`simstudy.study.live.flow`). Rating and question
+it answers (the idempotency token of :mod:`simstudy.live.flow`). Rating and question
 pages show the current profile beside the suggested one, changed items highlighted (colour and
 a marker, so the highlight does not depend on colour vision); each row carries its values as
 ``data-`` attributes, read by the bots as a screen reader reads the text.
 
 Example:
-    >>> from simstudy.study.live.flow import Page
+    >>> from simstudy.live.flow import Page
     >>> html = render(Page("consent", "consent", {"text": "About this study."}), "/p/abc")
     >>> "name='page' value='consent'" in html, "<script" in html
     (True, False)

@@ -53,11 +53,11 @@ class StudyFlow:
     """The path of a live study over an engine (prepared) and a store.
 
     Args:
-        engine: the prepared :class:`~simstudy.study.live.engine.LiveEngine`.
-        store: the study's :class:`~simstudy.study.live.database.Store`.
+        engine: the prepared :class:`~simstudy.live.engine.LiveEngine`.
+        store: the study's :class:`~simstudy.live.database.Store`.
         key: the key of the participants' pseudonyms.
         compute: what computes a recourse step (default: ``engine.recourse_step`` in this
-            process; :class:`~simstudy.study.live.engine.ComputePool` in others).
+            process; :class:`~simstudy.live.engine.ComputePool` in others).
     """
 
     def __init__(self, engine: LiveEngine, store: Store, key: bytes,

@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from ...core.registry import build
-from ...core.rng import derive_seed, entity_uniforms
-from ..section import study_response
+from ..core.registry import build
+from ..core.rng import derive_seed, entity_uniforms
+from ..study.section import study_response
 from .engine import LiveEngine
 
 __all__ = ["BotCrowd", "BotReport", "run_bots"]

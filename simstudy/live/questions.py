@@ -1,6 +1,6 @@
 """Question sessions: a questioning policy's search kept running between a participant's pages.
 
-Replaying every recorded answer from scratch on each page (:class:`~simstudy.study.live.engine.
+Replaying every recorded answer from scratch on each page (:class:`~simstudy.live.engine.
 ReplayFeedback`) is always correct but repeats the search's work up to the current question.
 A :class:`QuestionSession` runs the policy once in a thread whose feedback blocks at each new
 question until the participant's answer arrives, so an answer costs only the work up to the next
