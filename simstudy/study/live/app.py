@@ -11,8 +11,11 @@ Routes:
 - ``GET /healthz``: ``200`` once the policies are ready, ``503`` while they are prepared.
 
 The study is prepared (world, decision model, policies) in a background thread at start-up,
-so the server answers ``/healthz`` at once. Numerical work runs in the worker threads of the
-server (one torch thread each).
+so the server answers ``/healthz`` at once. A page is answered in a thread of the server's own
+pool of ``page_threads``: a page that computes a recourse waits there for the compute process
+(:class:`~simstudy.study.live.engine.ComputePool`) without holding the interpreter, so the
+threads must outnumber the participants who can wait at once, or the cheap pages of the others
+queue behind them (the event loop's default pool has 40 threads).
 """
 
 from __future__ import annotations
@@ -27,21 +30,29 @@ from .pages import render
 __all__ = ["create_app"]
 
 
-def create_app(prepare: Any) -> Any:
+def create_app(prepare: Any, page_threads: int = 256) -> Any:
     """The Starlette application.
 
     Args:
         prepare: a :class:`~simstudy.study.live.flow.StudyFlow`, or a callable returning one
             (called in a background thread at start-up).
+        page_threads: threads answering pages at once (see the module docstring).
     """
+    import functools
+
+    import anyio.to_thread
+    from anyio import CapacityLimiter
     from starlette.applications import Starlette
-    from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse
     from starlette.routing import Route
 
 
     state: dict[str, Any] = {"flow": None, "error": None}
+    pages = CapacityLimiter(page_threads)
+
+    async def run_in_threadpool(fn: Any, *args: Any) -> Any:
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=pages)
 
     def _prepare() -> None:
         try:
