@@ -129,23 +129,31 @@ class ComputePool:
     server's threads answer light pages while a policy computes: the numerical work of small
     tensors holds the interpreter lock, a process does not share it.
 
+    A participant's steps always go to the same process (participant index modulo
+    ``workers``), where their questioning policy's search keeps running between pages
+    (:mod:`~simstudy.study.live.questions`); a step sent elsewhere would replay the search from
+    the first question.
+
     Args:
         path: the study document.
         workers: compute processes.
     """
     def __init__(self, path: str | Path, workers: int = 1) -> None:
-        self._pool = ProcessPoolExecutor(max_workers=workers,
-                                         mp_context=multiprocessing.get_context("spawn"),
-                                         initializer=_init_compute, initargs=(str(path),))
+        context = multiprocessing.get_context("spawn")
+        self._pools = [ProcessPoolExecutor(max_workers=1, mp_context=context,
+                                           initializer=_init_compute, initargs=(str(path),))
+                       for _ in range(workers)]
         # every worker prepares its engine now, not on a participant's first recourse
-        for f in [self._pool.submit(_compute_ready) for _ in range(workers)]:
+        for f in [pool.submit(_compute_ready) for pool in self._pools]:
             f.result()
 
-    def __call__(self, *args: Any) -> dict[str, Any]:
-        return self._pool.submit(_compute_step, *args).result()
+    def __call__(self, index: int, *args: Any) -> dict[str, Any]:
+        pool = self._pools[index % len(self._pools)]
+        return pool.submit(_compute_step, index, *args).result()
 
     def close(self) -> None:
-        self._pool.shutdown(cancel_futures=True)
+        for pool in self._pools:
+            pool.shutdown(cancel_futures=True)
 
 
 _WORKER_ENGINE: list[Any] = []
