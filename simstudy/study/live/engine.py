@@ -27,7 +27,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,6 +140,7 @@ class ComputePool:
     """
     def __init__(self, path: str | Path, workers: int = 1) -> None:
         context = multiprocessing.get_context("spawn")
+        self.workers = workers
         self._pools = [ProcessPoolExecutor(max_workers=1, mp_context=context,
                                            initializer=_init_compute, initargs=(str(path),))
                        for _ in range(workers)]
@@ -147,9 +148,13 @@ class ComputePool:
         for f in [pool.submit(_compute_ready) for pool in self._pools]:
             f.result()
 
+    def submit(self, index: int, *args: Any) -> Future:
+        """The step of participant ``index`` (the arguments of
+        :meth:`LiveEngine.recourse_step`), computing in their process."""
+        return self._pools[index % len(self._pools)].submit(_compute_step, index, *args)
+
     def __call__(self, index: int, *args: Any) -> dict[str, Any]:
-        pool = self._pools[index % len(self._pools)]
-        return pool.submit(_compute_step, index, *args).result()
+        return self.submit(index, *args).result()
 
     def close(self) -> None:
         for pool in self._pools:
