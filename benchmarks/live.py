@@ -13,7 +13,14 @@ than people answering every 20-60 s; ``--think LOW HIGH`` adds pauses), and prin
 - ``assignment_imbalance``: largest minus smallest number of participants per condition;
 - ``cpu_ms_per_step``: CPU time (``time.process_time``, one thread, in this process) of one
   recourse step per condition, HARE's first step and its later ones, over 20 simulated people:
-  the work a page costs, apart from the machine's load.
+  the work a page costs, apart from the machine's load;
+- ``throughput``: answers per second ``X`` over the run; the CPU milliseconds per answer of the
+  server (its process and compute processes, from ``/proc``) and of the bots (this process);
+  ``X_max = cores / (server + bots CPU per answer)``, the most the machine could serve; and, by
+  Little's law for a closed loop of ``N`` bots with think time ``Z``, ``N = X (R + Z)``: the
+  mean latency of an answer ``R = N / X - Z`` and the throughput a mean latency of 300 ms
+  would need, ``N / (0.3 + Z)`` (exact with every bot walking from start to end; the entry and
+  the last bots' tail make it approximate).
 
     python benchmarks/live.py --participants 100 --concurrency 100
 """
@@ -40,6 +47,30 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def process_tree_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) of process ``pid`` and its living descendants, from
+    ``/proc`` (``None`` where there is none)."""
+    proc = Path("/proc")
+    if not (proc / str(pid)).exists():
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    stats = {}
+    for d in proc.iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            # after the name: state, ppid, ..., utime (14th field of the line), stime (15th)
+            stats[int(d.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    tree, total = {pid}, 0.0
+    for _ in range(8):  # descendants, generation by generation
+        tree |= {p for p, (parent, _) in stats.items() if parent in tree}
+    for p in tree:
+        total += stats.get(p, (0, 0.0))[1]
+    return total
 
 
 def cpu_per_step(engine, people: int = 20) -> dict:
@@ -112,11 +143,12 @@ def main() -> None:
         from simstudy.cli.live_commands import _wait_ready
 
         _wait_ready(f"http://127.0.0.1:{port}", 600)
-        t0 = time.time()
+        server0, bots0, t0 = process_tree_cpu(server.pid), time.process_time(), time.time()
         report = run_bots(engine, f"http://127.0.0.1:{port}", args.participants,
                           args.concurrency, args.seed, ordered=args.ordered,
                           think=tuple(args.think) if args.think else None)
         seconds = time.time() - t0
+        server1, bots_cpu = process_tree_cpu(server.pid), time.process_time() - bots0
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -128,15 +160,30 @@ def main() -> None:
     counts = dict(db.execute("SELECT condition, COUNT(*) FROM participants WHERE condition IS "
                              "NOT NULL GROUP BY condition").fetchall())
     summary = report.summary()
+    answers = len(report.submitted)
+    x = answers / seconds
+    think = sum(args.think) / 2 if args.think else 0.0
+    per_answer = {"server": None if server0 is None or server1 is None
+                  else round(1000 * (server1 - server0) / answers, 2),
+                  "bots": round(1000 * bots_cpu / answers, 2)}
+    n = min(args.participants, args.concurrency)
+    throughput = {
+        "answers_per_s": round(x, 1), "cpu_ms_per_answer": per_answer,
+        "answers_per_s_max": None if per_answer["server"] is None else round(
+            1000 * (os.cpu_count() or 1) / (per_answer["server"] + per_answer["bots"]), 1),
+        "little_mean_latency_ms": round(1000 * (n / x - think), 1),
+        "answers_per_s_for_mean_300ms": round(n / (0.3 + think), 1),
+    }
     out = {
         "participants": args.participants, "concurrency": args.concurrency,
         "ordered_entry": args.ordered, "think_seconds": args.think,
         "cores": os.cpu_count(), "completed": summary.get("completed", 0),
         "errors": summary["errors"], "seconds": round(seconds, 1),
-        "answers_submitted": len(report.submitted), "answers_lost": lost,
+        "answers_submitted": answers, "answers_lost": lost,
         "assignment": counts,
         "assignment_imbalance": max(counts.values()) - min(counts.values()) if counts else None,
         "latency_ms": summary["latency_ms"],
+        "throughput": throughput,
         "cpu_ms_per_step": cpu,
         "load_average": [round(v, 1) for v in os.getloadavg()],
         "goal_ms": {"rating_p95": 300, "recourse_and_hare_p95": 1000},
