@@ -50,9 +50,9 @@ class Page:
 
 
 class StepNeeded(Exception):  # noqa: N818 - a signal, not an error
-    """The participant's page waits for a recourse step: ``args`` of
-    :meth:`~simstudy.study.live.engine.LiveEngine.recourse_step`, to be computed by the caller
-    and stored with :meth:`StudyFlow.save_step`."""
+    """The participant's page waits for a recourse step; ``step_args``: the arguments of
+    :meth:`~simstudy.study.live.engine.LiveEngine.recourse_step`, for the caller to compute the
+    step and store it with :meth:`StudyFlow.save_step`."""
 
     def __init__(self, args: tuple) -> None:
         super().__init__("a recourse step is needed")
