@@ -115,6 +115,9 @@ def main() -> None:
     ap.add_argument("--think", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
                     help="seconds each bot pauses before an answer (default: none, the "
                          "heaviest load)")
+    ap.add_argument("--compute-workers", type=int, default=1, metavar="N",
+                    help="the server's compute processes (as `serve --compute-workers`, "
+                         "default 1)")
     args = ap.parse_args()
 
     import torch
@@ -135,7 +138,8 @@ def main() -> None:
     port = _free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     server = subprocess.Popen([sys.executable, "-m", "simstudy.cli", "serve", str(study), "--db",
-                               str(work / "s.sqlite"), "--port", str(port)], env=env,
+                               str(work / "s.sqlite"), "--port", str(port),
+                               "--compute-workers", str(args.compute_workers)], env=env,
                               stderr=subprocess.DEVNULL)
     try:
         engine = LiveEngine(study).prepare()
@@ -177,6 +181,7 @@ def main() -> None:
     out = {
         "participants": args.participants, "concurrency": args.concurrency,
         "ordered_entry": args.ordered, "think_seconds": args.think,
+        "compute_workers": args.compute_workers,
         "cores": os.cpu_count(), "completed": summary.get("completed", 0),
         "errors": summary["errors"], "seconds": round(seconds, 1),
         "answers_submitted": answers, "answers_lost": lost,
