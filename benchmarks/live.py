@@ -14,13 +14,13 @@ than people answering every 20-60 s; ``--think LOW HIGH`` adds pauses), and prin
 - ``cpu_ms_per_step``: CPU time (``time.process_time``, one thread, in this process) of one
   recourse step per condition, HARE's first step and its later ones, over 20 simulated people:
   the work a page costs, apart from the machine's load;
-- ``throughput``: answers per second ``X`` over the run; the CPU milliseconds per answer of the
-  server (its process and compute processes, from ``/proc``) and of the bots (this process);
-  ``X_max = cores / (server + bots CPU per answer)``, the most the machine could serve; and, by
-  Little's law for a closed loop of ``N`` bots with think time ``Z``, ``N = X (R + Z)``: the
-  mean latency of an answer ``R = N / X - Z`` and the throughput a mean latency of 300 ms
-  would need, ``N / (0.3 + Z)`` (exact with every bot walking from start to end; the entry and
-  the last bots' tail make it approximate).
+- ``throughput``: answers per second ``X`` over the run; the mean latency of an answer (its
+  POST and the next page, every class); the CPU milliseconds per answer of the server (its
+  process and compute processes, from ``/proc``) and of the bots (this process);
+  ``X_max = cores / (server + bots CPU per answer)``, the most the machine could serve; and,
+  by Little's law for a closed loop of ``N`` bots with mean think time ``Z``,
+  ``N = X (R + Z)``: the throughput a mean latency of 300 ms needs, ``N / (0.3 + Z)``, and the
+  least mean latency the machine allows, ``N / X_max - Z`` (while all ``N`` walk at once).
 
     python benchmarks/live.py --participants 100 --concurrency 100
 """
@@ -163,6 +163,8 @@ def main() -> None:
                for n, page in report.submitted)
     counts = dict(db.execute("SELECT condition, COUNT(*) FROM participants WHERE condition IS "
                              "NOT NULL GROUP BY condition").fetchall())
+    import numpy as np
+
     summary = report.summary()
     answers = len(report.submitted)
     x = answers / seconds
@@ -171,12 +173,17 @@ def main() -> None:
                   else round(1000 * (server1 - server0) / answers, 2),
                   "bots": round(1000 * bots_cpu / answers, 2)}
     n = min(args.participants, args.concurrency)
+    x_max = None if per_answer["server"] is None else \
+        1000 * (os.cpu_count() or 1) / (per_answer["server"] + per_answer["bots"])
     throughput = {
-        "answers_per_s": round(x, 1), "cpu_ms_per_answer": per_answer,
-        "answers_per_s_max": None if per_answer["server"] is None else round(
-            1000 * (os.cpu_count() or 1) / (per_answer["server"] + per_answer["bots"]), 1),
-        "little_mean_latency_ms": round(1000 * (n / x - think), 1),
+        "answers_per_s": round(x, 1),
+        "mean_answer_latency_ms": round(1000 * float(np.mean(
+            [sec for kind, sec in report.latencies if kind != "entry"])), 1),
+        "cpu_ms_per_answer": per_answer,
+        "answers_per_s_max": None if x_max is None else round(x_max, 1),
         "answers_per_s_for_mean_300ms": round(n / (0.3 + think), 1),
+        "least_mean_latency_ms": None if x_max is None else round(
+            1000 * max(n / x_max - think, 0.0), 1),
     }
     out = {
         "participants": args.participants, "concurrency": args.concurrency,
