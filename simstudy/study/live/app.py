@@ -11,15 +11,13 @@ Routes:
 - ``GET /healthz``: ``200`` once the policies are ready, ``503`` while they are prepared.
 
 The study is prepared (world, decision model, policies) in a background thread at start-up,
-so the server answers ``/healthz`` at once. A page is answered in one of a few page threads
-(``page_threads``); a page that needs a recourse step (the recourse, a policy's next question)
-leaves its thread while the step computes
-(:class:`~simstudy.study.live.flow.StepNeeded`): in a compute process
-(:class:`~simstudy.study.live.engine.ComputePool`) awaited on the event loop, or, without
-one, in ``compute_threads`` threads of the server. So participants waiting for a recourse
-hold no page thread, and the few page threads do not contend for the interpreter lock, whose
-hand-over between many runnable threads (every database call releases it) would make each
-cheap page wait for all the others.
+so the server answers ``/healthz`` at once. A page is answered in one of ``page_threads``
+threads; a page that needs a recourse step (the recourse, a policy's next question) leaves its
+thread while the step computes (:class:`~simstudy.study.live.flow.StepNeeded`): in a compute
+process (:class:`~simstudy.study.live.engine.ComputePool`) awaited on the event loop, or,
+without one, in ``compute_threads`` threads of the server. So participants waiting for a
+recourse hold no page thread: when they did, a burst of them held every thread and the cheap
+pages of all the others queued behind their recourses.
 
 A participant's first step starts their policy's search (for HARE, its base recourse and first
 candidates: tens of ms of CPU); a later step continues a search that keeps running between
@@ -40,7 +38,7 @@ from .pages import render
 __all__ = ["create_app"]
 
 
-def create_app(prepare: Any, page_threads: int = 4, compute_threads: int = 4) -> Any:
+def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4) -> Any:
     """The Starlette application.
 
     Args:

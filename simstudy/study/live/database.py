@@ -14,13 +14,10 @@ Tables:
 
 Writes are short ``BEGIN IMMEDIATE`` transactions on a per-thread connection with
 ``journal_mode=WAL``, ``synchronous=NORMAL``, a busy timeout of seconds and foreign keys on.
-The server's threads take turns at writing through a lock of the store: SQLite lets one writer
-in at a time and makes the others wait by sleeping and retrying (up to 100 ms a sleep), so
-under many concurrent answers the lock's queue hands the database on at once instead. WAL with
-``synchronous=NORMAL`` keeps every committed transaction across a crash or kill of the
-process (the WAL is written at each commit; only a power loss or an operating-system crash may
-roll back the last commits: https://www.sqlite.org/pragma.html#pragma_synchronous,
-https://www.sqlite.org/wal.html).
+WAL with ``synchronous=NORMAL`` keeps every committed transaction across a crash or a kill
+(SIGKILL) of the server: a commit has written the WAL to the operating system, and only a
+power loss or an operating-system crash may roll back the last commits
+(https://www.sqlite.org/pragma.html#pragma_synchronous, https://www.sqlite.org/wal.html).
 The uid is a keyed hash of the platform ID (:func:`pseudonym`), so re-entry through the
 recruitment URL finds the same participant.
 
@@ -99,7 +96,6 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._local = threading.local()
-        self._writer = threading.Lock()
         self._connection().executescript(SCHEMA)
 
     def _connection(self) -> sqlite3.Connection:
@@ -119,14 +115,13 @@ class Store:
     def write(self) -> Iterator[sqlite3.Connection]:
         """One short write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on)."""
         db = self._connection()
-        with self._writer:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def read(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
         return self._connection().execute(sql, args).fetchall()
