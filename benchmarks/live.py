@@ -19,8 +19,10 @@ than people answering every 20-60 s; ``--think LOW HIGH`` adds pauses), and prin
   process and compute processes, from ``/proc``) and of the bots (this process);
   ``X_max = cores / (server + bots CPU per answer)``, the most the machine could serve; and,
   by Little's law for a closed loop of ``N`` bots with mean think time ``Z``,
-  ``N = X (R + Z)``: the throughput a mean latency of 300 ms needs, ``N / (0.3 + Z)``, and the
-  least mean latency the machine allows, ``N / X_max - Z`` (while all ``N`` walk at once).
+  ``N = X (R + Z)``: the throughput a mean latency of 300 ms needs while all ``N`` walk,
+  ``N / (0.3 + Z)``, the least mean latency the machine allows then, ``N / X_max - Z``, and
+  the number of bots walking on average over the run, ``X (R + Z)`` (fewer than ``N``: they
+  enter together and finish apart).
 
     python benchmarks/live.py --participants 100 --concurrency 100
 """
@@ -175,10 +177,11 @@ def main() -> None:
     n = min(args.participants, args.concurrency)
     x_max = None if per_answer["server"] is None else \
         1000 * (os.cpu_count() or 1) / (per_answer["server"] + per_answer["bots"])
+    mean_r = float(np.mean([sec for kind, sec in report.latencies if kind != "entry"]))
     throughput = {
         "answers_per_s": round(x, 1),
-        "mean_answer_latency_ms": round(1000 * float(np.mean(
-            [sec for kind, sec in report.latencies if kind != "entry"])), 1),
+        "mean_answer_latency_ms": round(1000 * mean_r, 1),
+        "bots_walking_mean": round(x * (mean_r + think), 1),
         "cpu_ms_per_answer": per_answer,
         "answers_per_s_max": None if x_max is None else round(x_max, 1),
         "answers_per_s_for_mean_300ms": round(n / (0.3 + think), 1),
