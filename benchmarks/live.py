@@ -13,7 +13,16 @@ than people answering every 20-60 s; ``--think LOW HIGH`` adds pauses), and prin
 - ``assignment_imbalance``: largest minus smallest number of participants per condition;
 - ``cpu_ms_per_step``: CPU time (``time.process_time``, one thread, in this process) of one
   recourse step per condition, HARE's first step and its later ones, over 20 simulated people:
-  the work a page costs, apart from the machine's load.
+  the work a page costs, apart from the machine's load;
+- ``throughput``: answers per second ``X`` over the run; the mean latency of an answer (its
+  POST and the next page, every class); the CPU milliseconds per answer of the server (its
+  process and compute processes, from ``/proc``) and of the bots (this process);
+  ``X_max = cores / (server + bots CPU per answer)``, the most the machine could serve; and,
+  by Little's law for a closed loop of ``N`` bots with mean think time ``Z``,
+  ``N = X (R + Z)``: the throughput a mean latency of 300 ms needs while all ``N`` walk,
+  ``N / (0.3 + Z)``, the least mean latency the machine allows then, ``N / X_max - Z``, and
+  the number of bots walking on average over the run, ``X (R + Z)`` (fewer than ``N``: they
+  enter together and finish apart).
 
     python benchmarks/live.py --participants 100 --concurrency 100
 """
@@ -40,6 +49,30 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def process_tree_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) of process ``pid`` and its living descendants, from
+    ``/proc`` (``None`` where there is none)."""
+    proc = Path("/proc")
+    if not (proc / str(pid)).exists():
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    stats = {}
+    for d in proc.iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            # after the name: state, ppid, ..., utime (14th field of the line), stime (15th)
+            stats[int(d.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    tree, total = {pid}, 0.0
+    for _ in range(8):  # descendants, generation by generation
+        tree |= {p for p, (parent, _) in stats.items() if parent in tree}
+    for p in tree:
+        total += stats.get(p, (0, 0.0))[1]
+    return total
 
 
 def cpu_per_step(engine, people: int = 20) -> dict:
@@ -84,6 +117,9 @@ def main() -> None:
     ap.add_argument("--think", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
                     help="seconds each bot pauses before an answer (default: none, the "
                          "heaviest load)")
+    ap.add_argument("--compute-workers", type=int, default=1, metavar="N",
+                    help="the server's compute processes (as `serve --compute-workers`, "
+                         "default 1)")
     args = ap.parse_args()
 
     import torch
@@ -104,7 +140,8 @@ def main() -> None:
     port = _free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     server = subprocess.Popen([sys.executable, "-m", "simstudy.cli", "serve", str(study), "--db",
-                               str(work / "s.sqlite"), "--port", str(port)], env=env,
+                               str(work / "s.sqlite"), "--port", str(port),
+                               "--compute-workers", str(args.compute_workers)], env=env,
                               stderr=subprocess.DEVNULL)
     try:
         engine = LiveEngine(study).prepare()
@@ -112,11 +149,12 @@ def main() -> None:
         from simstudy.cli.live_commands import _wait_ready
 
         _wait_ready(f"http://127.0.0.1:{port}", 600)
-        t0 = time.time()
+        server0, bots0, t0 = process_tree_cpu(server.pid), time.process_time(), time.time()
         report = run_bots(engine, f"http://127.0.0.1:{port}", args.participants,
                           args.concurrency, args.seed, ordered=args.ordered,
                           think=tuple(args.think) if args.think else None)
         seconds = time.time() - t0
+        server1, bots_cpu = process_tree_cpu(server.pid), time.process_time() - bots0
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -127,16 +165,40 @@ def main() -> None:
                for n, page in report.submitted)
     counts = dict(db.execute("SELECT condition, COUNT(*) FROM participants WHERE condition IS "
                              "NOT NULL GROUP BY condition").fetchall())
+    import numpy as np
+
     summary = report.summary()
+    answers = len(report.submitted)
+    x = answers / seconds
+    think = sum(args.think) / 2 if args.think else 0.0
+    per_answer = {"server": None if server0 is None or server1 is None
+                  else round(1000 * (server1 - server0) / answers, 2),
+                  "bots": round(1000 * bots_cpu / answers, 2)}
+    n = min(args.participants, args.concurrency)
+    x_max = None if per_answer["server"] is None else \
+        1000 * (os.cpu_count() or 1) / (per_answer["server"] + per_answer["bots"])
+    mean_r = float(np.mean([sec for kind, sec in report.latencies if kind != "entry"]))
+    throughput = {
+        "answers_per_s": round(x, 1),
+        "mean_answer_latency_ms": round(1000 * mean_r, 1),
+        "bots_walking_mean": round(x * (mean_r + think), 1),
+        "cpu_ms_per_answer": per_answer,
+        "answers_per_s_max": None if x_max is None else round(x_max, 1),
+        "answers_per_s_for_mean_300ms": round(n / (0.3 + think), 1),
+        "least_mean_latency_ms": None if x_max is None else round(
+            1000 * max(n / x_max - think, 0.0), 1),
+    }
     out = {
         "participants": args.participants, "concurrency": args.concurrency,
         "ordered_entry": args.ordered, "think_seconds": args.think,
+        "compute_workers": args.compute_workers,
         "cores": os.cpu_count(), "completed": summary.get("completed", 0),
         "errors": summary["errors"], "seconds": round(seconds, 1),
-        "answers_submitted": len(report.submitted), "answers_lost": lost,
+        "answers_submitted": answers, "answers_lost": lost,
         "assignment": counts,
         "assignment_imbalance": max(counts.values()) - min(counts.values()) if counts else None,
         "latency_ms": summary["latency_ms"],
+        "throughput": throughput,
         "cpu_ms_per_step": cpu,
         "load_average": [round(v, 1) for v in os.getloadavg()],
         "goal_ms": {"rating_p95": 300, "recourse_and_hare_p95": 1000},

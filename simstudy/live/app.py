@@ -11,8 +11,19 @@ Routes:
 - ``GET /healthz``: ``200`` once the policies are ready, ``503`` while they are prepared.
 
 The study is prepared (world, decision model, policies) in a background thread at start-up,
-so the server answers ``/healthz`` at once. Numerical work runs in the worker threads of the
-server (one torch thread each).
+so the server answers ``/healthz`` at once. A page is answered in one of ``page_threads``
+threads; a page that needs a recourse step (the recourse, a policy's next question) leaves its
+thread while the step computes (:class:`~simstudy.study.live.flow.StepNeeded`): in a compute
+process (:class:`~simstudy.study.live.engine.ComputePool`) awaited on the event loop, or,
+without one, in ``compute_threads`` threads of the server. So participants waiting for a
+recourse hold no page thread: when they did, a burst of them held every thread and the cheap
+pages of all the others queued behind their recourses.
+
+A participant's first step starts their policy's search (for HARE, its base recourse and first
+candidates: tens of ms of CPU); a later step continues a search that keeps running between
+pages and costs little (:mod:`~simstudy.study.live.questions`). First steps therefore go to a
+compute process one at a time, in arrival order, and later steps go ahead of the waiting ones:
+a question page does not wait for a burst of other participants' first recourses.
 """
 
 from __future__ import annotations
@@ -21,27 +32,70 @@ import threading
 from contextlib import asynccontextmanager
 from typing import Any
 
-from .flow import Page
+from .flow import Page, StepNeeded
 from .pages import render
 
 __all__ = ["create_app"]
 
 
-def create_app(prepare: Any) -> Any:
+def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4) -> Any:
     """The Starlette application.
 
     Args:
         prepare: a :class:`~simstudy.live.flow.StudyFlow`, or a callable returning one
             (called in a background thread at start-up).
+        page_threads: threads answering pages at once (see the module docstring).
+        compute_threads: threads computing recourse steps at once when the flow computes in
+            the server's process.
     """
+    import asyncio
+    import functools
+
+    import anyio.to_thread
+    from anyio import CapacityLimiter
     from starlette.applications import Starlette
-    from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse
     from starlette.routing import Route
 
 
     state: dict[str, Any] = {"flow": None, "error": None}
+    pages, computing = CapacityLimiter(page_threads), CapacityLimiter(compute_threads)
+    stepping: dict[str, asyncio.Lock] = {}
+    starting: dict[int, asyncio.Semaphore] = {}
+
+    async def run_in_threadpool(fn: Any, *args: Any) -> Any:
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=pages)
+
+    async def compute_step(flow: Any, uid: str, args: tuple) -> None:
+        lock = stepping.setdefault(uid, asyncio.Lock())
+        if lock.locked():  # a double submit: wait for the first request's step, then reread
+            async with lock:
+                return
+        async with lock:
+            index, answered = args[0], args[4]
+            if answered:  # continues a running search
+                step = await computed(flow, args)
+            else:
+                worker = index % getattr(flow.compute, "workers", 1)
+                async with starting.setdefault(worker, asyncio.Semaphore(1)):
+                    step = await computed(flow, args)
+            await run_in_threadpool(flow.save_step, uid, step)
+
+    async def computed(flow: Any, args: tuple) -> dict[str, Any]:
+        if hasattr(flow.compute, "submit"):
+            return await asyncio.wrap_future(flow.compute.submit(*args))
+        return await anyio.to_thread.run_sync(functools.partial(flow.compute, *args),
+                                              limiter=computing)
+
+    async def with_steps(fn: Any, flow: Any, uid: str, *args: Any) -> Any:
+        """``fn(uid, *args, compute=False)`` in a page thread, each recourse step it waits for
+        computed outside (every step stored makes progress: a question or the recourses)."""
+        while True:
+            try:
+                return await run_in_threadpool(functools.partial(fn, compute=False), uid, *args)
+            except StepNeeded as need:
+                await compute_step(flow, uid, need.step_args)
 
     def _prepare() -> None:
         try:
@@ -85,7 +139,7 @@ def create_app(prepare: Any) -> Any:
         if flow is None:
             return _not_ready()
         uid = request.path_params["uid"]
-        page = await run_in_threadpool(flow.current, uid)
+        page = await with_steps(flow.current, flow, uid)
         status = 404 if page.kind == "unknown" else 200
         return HTMLResponse(render(page, f"/p/{uid}"), status_code=status,
                             headers={"Cache-Control": "no-store"})
@@ -96,7 +150,7 @@ def create_app(prepare: Any) -> Any:
             return _not_ready()
         uid = request.path_params["uid"]
         form = {k: str(v) for k, v in (await request.form()).items()}
-        refused = await run_in_threadpool(flow.submit, uid, form)
+        refused = await with_steps(flow.submit, flow, uid, form)
         if refused is not None:
             return HTMLResponse(render(refused, f"/p/{uid}"), status_code=422,
                                 headers={"Cache-Control": "no-store"})

@@ -251,17 +251,22 @@ async def _run(crowd: BotCrowd, url: str, participants: int, concurrency: int,
 
     report = BotReport()
     sem = asyncio.Semaphore(concurrency)
-    limits = httpx.Limits(max_connections=concurrency + 4)
-    async with httpx.AsyncClient(base_url=url, timeout=120.0, limits=limits,
-                                 transport=transport) as client:
-        events = [asyncio.Event() for _ in range(participants)]
+    events = [asyncio.Event() for _ in range(participants)]
+    # one TLS context for all clients: building one loads the CA bundle (tens of ms of CPU
+    # that would stall every other bot's page)
+    tls = httpx.create_ssl_context()
 
-        async def one(i: int) -> None:
-            async with sem:
-                await crowd.walk(client, start + i, report, events[i],
-                                 events[i - 1] if i and ordered else None)
+    async def one(i: int) -> None:
+        # a client per bot, as every participant has their own browser: one shared pool of
+        # C connections costs the bots O(C) per request in its bookkeeping (httpcore's
+        # connection assignment) and, past its keep-alive limit, a new connection per request
+        async with sem, httpx.AsyncClient(base_url=url, timeout=120.0, transport=transport,
+                                          verify=tls, limits=httpx.Limits(max_connections=1)
+                                          ) as client:
+            await crowd.walk(client, start + i, report, events[i],
+                             events[i - 1] if i and ordered else None)
 
-        await asyncio.gather(*(one(i) for i in range(participants)))
+    await asyncio.gather(*(one(i) for i in range(participants)))
     return report
 
 

@@ -14,6 +14,10 @@ Tables:
 
 Writes are short ``BEGIN IMMEDIATE`` transactions on a per-thread connection with
 ``journal_mode=WAL``, ``synchronous=NORMAL``, a busy timeout of seconds and foreign keys on.
+WAL with ``synchronous=NORMAL`` keeps every committed transaction across a crash or a kill
+(SIGKILL) of the server: a commit has written the WAL to the operating system, and only a
+power loss or an operating-system crash may roll back the last commits
+(https://www.sqlite.org/pragma.html#pragma_synchronous, https://www.sqlite.org/wal.html).
 The uid is a keyed hash of the platform ID (:func:`pseudonym`), so re-entry through the
 recruitment URL finds the same participant.
 

@@ -28,7 +28,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,23 +131,36 @@ class ComputePool:
     server's threads answer light pages while a policy computes: the numerical work of small
     tensors holds the interpreter lock, a process does not share it.
 
+    A participant's steps always go to the same process (participant index modulo
+    ``workers``), where their questioning policy's search keeps running between pages
+    (:mod:`~simstudy.study.live.questions`); a step sent elsewhere would replay the search from
+    the first question.
+
     Args:
         path: the study document.
         workers: compute processes.
     """
     def __init__(self, path: str | Path, workers: int = 1) -> None:
-        self._pool = ProcessPoolExecutor(max_workers=workers,
-                                         mp_context=multiprocessing.get_context("spawn"),
-                                         initializer=_init_compute, initargs=(str(path),))
+        context = multiprocessing.get_context("spawn")
+        self.workers = workers
+        self._pools = [ProcessPoolExecutor(max_workers=1, mp_context=context,
+                                           initializer=_init_compute, initargs=(str(path),))
+                       for _ in range(workers)]
         # every worker prepares its engine now, not on a participant's first recourse
-        for f in [self._pool.submit(_compute_ready) for _ in range(workers)]:
+        for f in [pool.submit(_compute_ready) for pool in self._pools]:
             f.result()
 
-    def __call__(self, *args: Any) -> dict[str, Any]:
-        return self._pool.submit(_compute_step, *args).result()
+    def submit(self, index: int, *args: Any) -> Future:
+        """The step of participant ``index`` (the arguments of
+        :meth:`LiveEngine.recourse_step`), computing in their process."""
+        return self._pools[index % len(self._pools)].submit(_compute_step, index, *args)
+
+    def __call__(self, index: int, *args: Any) -> dict[str, Any]:
+        return self.submit(index, *args).result()
 
     def close(self) -> None:
-        self._pool.shutdown(cancel_futures=True)
+        for pool in self._pools:
+            pool.shutdown(cancel_futures=True)
 
 
 _WORKER_ENGINE: list[Any] = []

@@ -37,7 +37,7 @@ import numpy as np
 from .database import Store
 from .engine import LiveEngine
 
-__all__ = ["Page", "StudyFlow"]
+__all__ = ["Page", "StepNeeded", "StudyFlow"]
 
 
 @dataclass
@@ -47,6 +47,16 @@ class Page:
     key: str
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
+
+
+class StepNeeded(Exception):  # noqa: N818 - a signal, not an error
+    """The participant's page waits for a recourse step; ``step_args``: the arguments of
+    :meth:`~simstudy.study.live.engine.LiveEngine.recourse_step`, for the caller to compute the
+    step and store it with :meth:`StudyFlow.save_step`."""
+
+    def __init__(self, args: tuple) -> None:
+        super().__init__("a recourse step is needed")
+        self.step_args = args
 
 
 class StudyFlow:
@@ -86,11 +96,14 @@ class StudyFlow:
         return self.store.enter(platform_pid, study_id, session_id, self.key)["uid"]
 
     # -- where the participant is -----------------------------------------------------------
-    def current(self, uid: str) -> Page:
+    def current(self, uid: str, compute: bool = True) -> Page:
+        """The page participant ``uid`` is on; with ``compute`` false, a page that waits for
+        a recourse step raises :class:`StepNeeded` instead of computing it here (so that a
+        server computes it without holding a page thread)."""
         with self._lock(uid):
-            return self._current(uid)
+            return self._current(uid, compute)
 
-    def _current(self, uid: str) -> Page:
+    def _current(self, uid: str, compute: bool = True) -> Page:
         p = self.store.participant(uid)
         if p is None:
             return Page("unknown", "unknown")
@@ -104,7 +117,7 @@ class StudyFlow:
             if key not in answers:
                 return self._page(key, p, answers)
         if "recourse" not in answers:
-            asked = self._recourse(p, answers)
+            asked = self._recourse(p, answers, compute)
             if asked is not None:
                 return asked
             answers = self.store.answers(uid)
@@ -147,7 +160,7 @@ class StudyFlow:
             q += 1
         return out
 
-    def _recourse(self, p: dict, answers: dict) -> Page | None:
+    def _recourse(self, p: dict, answers: dict, compute: bool = True) -> Page | None:
         """The next question of the condition's policy, or ``None`` once the recourses are
         stored."""
         replay = self._hare_answers(answers)
@@ -155,16 +168,26 @@ class StudyFlow:
         if stored is not None:
             return Page(f"hare:{len(replay)}", "question",
                         {**stored, "features": self.engine.features_})
-        step = self.compute(p["idx"], p["condition"], answers["profile"]["x"],
-                            answers["actionability"]["scores"], replay)
+        args = (p["idx"], p["condition"], answers["profile"]["x"],
+                answers["actionability"]["scores"], replay)
+        if not compute:
+            raise StepNeeded(args)
+        return self._save_step(p["uid"], self.compute(*args))
+
+    def _save_step(self, uid: str, step: dict[str, Any]) -> Page | None:
         if "question" in step:
             payload = step["question"]
-            self.store.save_question(p["uid"], payload["q"], payload)
+            self.store.save_question(uid, payload["q"], payload)
             return Page(f"hare:{payload['q']}", "question",
                         {**payload, "features": self.engine.features_})
-        items = step["items"]
-        self.store.save_items(p["uid"], items)
+        self.store.save_items(uid, step["items"])
         return None
+
+    def save_step(self, uid: str, step: dict[str, Any]) -> None:
+        """Stores a recourse step computed for participant ``uid`` (see :class:`StepNeeded`);
+        storing is idempotent, so a step computed twice changes nothing."""
+        with self._lock(uid):
+            self._save_step(uid, step)
 
     def failures(self, answers: dict) -> int:
         return sum(1 for k, v in answers.items() if k.startswith("check:") and not v["correct"])
@@ -187,11 +210,12 @@ class StudyFlow:
                                    else c.redirect.format(code=code)})
 
     # -- answers ----------------------------------------------------------------------------
-    def submit(self, uid: str, form: dict[str, str]) -> Page | None:
+    def submit(self, uid: str, form: dict[str, str], compute: bool = True) -> Page | None:
         """Records the answer to the page the form names; the page again with ``errors`` when
-        the answer is refused, else ``None`` (a form for another page is ignored)."""
+        the answer is refused, else ``None`` (a form for another page is ignored;
+        ``compute``: as in :meth:`current`)."""
         with self._lock(uid):
-            page = self._current(uid)
+            page = self._current(uid, compute)
             if form.get("page") != page.key:
                 return None
             errors, value = self._parse(page, form, uid)
