@@ -38,7 +38,8 @@ FLOOR = {name: level for level, names in enumerate(FLOORS) for name in names}
 #: optional extras, imported only where they are used so that the package runs without them:
 #: readers of decision models from files (scikit-learn via skops, ONNX), the Ray executor and
 #: the live study's server and bots (``simstudy[models]``, ``[ray]``, ``[live]``)
-OPTIONAL_READERS = {"skops", "onnxruntime", "ray", "sklearn", "starlette", "uvicorn", "httpx"}
+OPTIONAL_READERS = {"skops", "onnxruntime", "ray", "sklearn", "starlette", "uvicorn", "httpx",
+                    "anyio"}
 
 
 def _module_name(path: Path) -> str:

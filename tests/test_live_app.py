@@ -13,10 +13,10 @@ httpx = pytest.importorskip("httpx")
 
 from _live_support import prepared_engine  # noqa: E402
 
-from simstudy.study.live.app import create_app  # noqa: E402
-from simstudy.study.live.bots import BotCrowd  # noqa: E402
-from simstudy.study.live.database import Store  # noqa: E402
-from simstudy.study.live.flow import StepNeeded, StudyFlow  # noqa: E402
+from simstudy.live.app import create_app  # noqa: E402
+from simstudy.live.bots import BotCrowd  # noqa: E402
+from simstudy.live.database import Store  # noqa: E402
+from simstudy.live.flow import StepNeeded, StudyFlow  # noqa: E402
 
 KEY = b"test-key"
 
@@ -103,6 +103,6 @@ def test_a_step_computed_outside_the_flow_is_the_step_computed_inside(tmp_path):
 
 
 def _html(page):
-    from simstudy.study.live.pages import render
+    from simstudy.live.pages import render
 
     return render(page, "/p/x")

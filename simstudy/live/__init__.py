@@ -5,7 +5,7 @@ One study file is simulated (``simstudy run``), powered (``simstudy power``), pr
 real pages (``simstudy bots``) and ``simstudy export`` writes the table ``simstudy analyze``
 reads. Modules:
 
-- :mod:`~simstudy.live_section`: the ``study.live:`` section (torch-free, validated with the
+- :mod:`~simstudy.study.live_section`: the ``study.live:`` section (torch-free, validated with the
   scenario);
 - :mod:`~simstudy.live.engine`: policies, profiles and recourses for one participant;
 - :mod:`~simstudy.live.database`: the participants' answers in SQLite;

@@ -13,21 +13,23 @@ Routes:
 The study is prepared (world, decision model, policies) in a background thread at start-up,
 so the server answers ``/healthz`` at once. A page is answered in one of ``page_threads``
 threads; a page that needs a recourse step (the recourse, a policy's next question) leaves its
-thread while the step computes (:class:`~simstudy.study.live.flow.StepNeeded`): in a compute
-process (:class:`~simstudy.study.live.engine.ComputePool`) awaited on the event loop, or,
+thread while the step computes (:class:`~simstudy.live.flow.StepNeeded`): in a compute
+process (:class:`~simstudy.live.engine.ComputePool`) awaited on the event loop, or,
 without one, in ``compute_threads`` threads of the server. So participants waiting for a
 recourse hold no page thread: when they did, a burst of them held every thread and the cheap
 pages of all the others queued behind their recourses.
 
 A participant's first step starts their policy's search (for HARE, its base recourse and first
 candidates: tens of ms of CPU); a later step continues a search that keeps running between
-pages and costs little (:mod:`~simstudy.study.live.questions`). First steps therefore go to a
+pages and costs little (:mod:`~simstudy.live.questions`). First steps therefore go to a
 compute process one at a time, in arrival order, and later steps go ahead of the waiting ones:
 a question page does not wait for a burst of other participants' first recourses.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import threading
 from contextlib import asynccontextmanager
 from typing import Any
@@ -48,9 +50,8 @@ def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4) -
         compute_threads: threads computing recourse steps at once when the flow computes in
             the server's process.
     """
-    import asyncio
-    import functools
-
+    # the server's libraries are the optional extra ``simstudy[live]`` (anyio comes with
+    # starlette): imported where the server is made
     import anyio.to_thread
     from anyio import CapacityLimiter
     from starlette.applications import Starlette

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from ..core.documents import DocumentError, DocumentProblem
 from ..core.rng import derive_seed, entity_uniforms
@@ -133,7 +134,7 @@ class ComputePool:
 
     A participant's steps always go to the same process (participant index modulo
     ``workers``), where their questioning policy's search keeps running between pages
-    (:mod:`~simstudy.study.live.questions`); a step sent elsewhere would replay the search from
+    (:mod:`~simstudy.live.questions`); a step sent elsewhere would replay the search from
     the first question.
 
     Args:
@@ -167,8 +168,6 @@ _WORKER_ENGINE: list[Any] = []
 
 
 def _init_compute(path: str) -> None:
-    import torch
-
     parent = os.getppid()
 
     def _orphaned() -> None:
@@ -271,8 +270,6 @@ class LiveEngine:
 
     def approves(self, x: np.ndarray) -> bool:
         """The decision model approves the profile ``x`` ``(d,)``."""
-        import torch
-
         with torch.no_grad():
             return bool(self.context_.model.approves(
                 torch.as_tensor(np.asarray(x, dtype=np.float64)[None, :])).numpy()[0])

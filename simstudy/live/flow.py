@@ -51,7 +51,7 @@ class Page:
 
 class StepNeeded(Exception):  # noqa: N818 - a signal, not an error
     """The participant's page waits for a recourse step; ``step_args``: the arguments of
-    :meth:`~simstudy.study.live.engine.LiveEngine.recourse_step`, for the caller to compute the
+    :meth:`~simstudy.live.engine.LiveEngine.recourse_step`, for the caller to compute the
     step and store it with :meth:`StudyFlow.save_step`."""
 
     def __init__(self, args: tuple) -> None:
