@@ -6,7 +6,8 @@ Runs each scenario under ``scenarios/`` into ``OUT/<name>/`` and prints one JSON
 ``parts/``, ``timeline.csv``, ``sim_summary.csv``, ``models.csv``); ``scenarios`` says, per
 scenario, whether it ran, its exit code and wall time. ``--compare BEFORE.json AFTER.json``
 prints the tables whose bytes differ among the scenarios that ran in both, and exits 1 when any
-does (a scenario that ran in only one of them is listed, not counted as a difference).
+does, when a scenario failed in either run or when the AFTER tree lacks one of BEFORE's
+(a scenario new in AFTER is listed, not counted as a difference).
 
 ``--tree DIR`` runs another source tree: its package (``PYTHONPATH=DIR``) on its own
 ``DIR/scenarios``; the tree is only read (runs, copies and caches go under ``--out``). Every run
@@ -160,22 +161,28 @@ def quick_document(data: dict, folder: Path) -> tuple[dict, dict]:
 
 
 def compare(before: dict, after: dict) -> dict:
-    """Tables whose bytes differ among the scenarios that ran in both runs."""
+    """Tables whose bytes differ among the scenarios that ran in both runs; ``failed`` names
+    the scenarios either run has but could not run, ``only_before`` / ``only_after`` those of
+    one run's tree only."""
     def tables(run: dict) -> dict:
         return run["tables"] if "tables" in run else run  # the older flat format
 
-    def ran(run: dict) -> set:
-        if "scenarios" in run:
-            return {name for name, s in run["scenarios"].items() if s["returncode"] == 0}
-        return {key.split("/", 1)[0] for key in run}
+    def listed(run: dict, ok: bool) -> set:
+        if "scenarios" not in run:
+            return {key.split("/", 1)[0] for key in run} if ok else set()
+        return {name for name, s in run["scenarios"].items() if (s["returncode"] == 0) == ok}
 
     tb, ta = tables(before), tables(after)
-    both = ran(before) & ran(after)
+    both = listed(before, True) & listed(after, True)
+    failed = listed(before, False) | listed(after, False)
     keys = {k for k in tb.keys() | ta.keys() if k.split("/", 1)[0] in both}
+    every_b, every_a = listed(before, True) | listed(before, False), listed(after, True) | listed(
+        after, False)
     return {"scenarios_compared": sorted(both),
             "tables_compared": len(keys),
-            "only_before": sorted(ran(before) - ran(after)),
-            "only_after": sorted(ran(after) - ran(before)),
+            "failed": sorted(failed),
+            "only_before": sorted(every_b - every_a),
+            "only_after": sorted(every_a - every_b),
             "differ": sorted(k for k in keys if tb.get(k) != ta.get(k))}
 
 
@@ -208,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         result = compare(*(json.loads(p.read_text()) for p in args.compare))
         print(json.dumps(result, indent=1))
-        return 1 if result["differ"] else 0
+        return 1 if result["differ"] or result["failed"] or result["only_before"] else 0
     tree, out = args.tree.resolve(), args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     # cwd is OUT: ``python -m`` puts the working folder first on the path, ahead of the tree
