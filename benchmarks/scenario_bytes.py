@@ -20,7 +20,10 @@ ones that applied); relative paths of the original (populations, data files, mod
 resolved against the original file's folder. Every other setting stays, so each policy, world
 kind, population, simulation and study section still runs through its own code; the same
 overrides applied to two trees give equal bytes when a change left every scenario's code path
-alone. ``--check`` only validates the (quick) copies with the tree's ``simstudy validate``.
+alone. Every shipped scenario runs quickly this way (measured on 2 shared cores, one worker:
+5 to 32 s each, about 4 minutes for all 28); a scenario that cannot run is listed in the JSON
+with its exit code and last lines of error. ``--check`` only validates the (quick) copies with
+the tree's ``simstudy validate``.
 
 Example:
     python -m benchmarks.scenario_bytes --quick --tree /work/old --out /tmp/before > before.json
