@@ -129,9 +129,8 @@ class RatingResponse:
             The defaults are the published calibration.
 
     References:
-        Tominaga, Yamashita & Kurashima, "Reassessing Evaluation Functions in Algorithmic
-        Recourse: An Empirical Study from a Human-Centered Perspective" (the 362-participant
-        study the published calibration comes from).
+        Tominaga, Yamashita & Kurashima, the 362-participant study of the published
+        calibration (the full reference: :mod:`simstudy.people.response_params`).
 
     Example:
         >>> from simstudy.examples import response_inputs
@@ -244,9 +243,8 @@ def published_model() -> RatingResponse:
     defaults of :class:`RatingResponse`.
 
     References:
-        Tominaga, Yamashita & Kurashima, "Reassessing Evaluation Functions in Algorithmic
-        Recourse: An Empirical Study from a Human-Centered Perspective" (the 362-participant
-        study the published calibration comes from).
+        Tominaga, Yamashita & Kurashima, the 362-participant study of the published
+        calibration (the full reference: :mod:`simstudy.people.response_params`).
 
     Example:
         >>> from simstudy.people import published_model

@@ -7,6 +7,11 @@ model here and the runtime that takes it (:class:`~simstudy.people.response.Logi
 ``response:`` entry, wherever a document states one (a scenario, a condition, a study): the kind
 (default ``logistic``) is looked up in the table when the document is validated.
 
+References:
+    Tominaga, Yamashita & Kurashima, "Reassessing Evaluation Functions in Algorithmic
+    Recourse: An Empirical Study from a Human-Centered Perspective" (the 362-participant study
+    the published calibration comes from).
+
 Example:
     >>> entry = LogisticResponseParams(act_cost_slope=1.0)
     >>> model = entry.build()
@@ -50,9 +55,8 @@ class LogisticResponseParams(ResponseParams):
     ``P(act | accept) = s(act_intercept - act_cost_slope cost + act_sd z_b)``.
 
     References:
-        Tominaga, Yamashita & Kurashima, "Reassessing Evaluation Functions in Algorithmic
-        Recourse: An Empirical Study from a Human-Centered Perspective" (the 362-participant
-        study the published calibration comes from).
+        Tominaga, Yamashita & Kurashima, the 362-participant study of the published
+        calibration (the full reference: :mod:`simstudy.people.response_params`).
 
     Example:
         >>> from simstudy.people import LogisticResponseParams
@@ -214,9 +218,8 @@ class RatingResponseParams(ResponseParams):
         threshold: the rating at or above which a person accepts / acts (for probabilities).
 
     References:
-        Tominaga, Yamashita & Kurashima, "Reassessing Evaluation Functions in Algorithmic
-        Recourse: An Empirical Study from a Human-Centered Perspective" (the 362-participant
-        study the published calibration comes from).
+        Tominaga, Yamashita & Kurashima, the 362-participant study of the published
+        calibration (the full reference: :mod:`simstudy.people.response_params`).
 
     Example:
         >>> from simstudy.people import RatingResponseParams
