@@ -199,8 +199,7 @@ def _fitted_policy(plan: RunPlan, rep: Replication, name: str, condition: str
 def _condition_context(plan: RunPlan, context: RecourseContext, condition: str
                        ) -> RecourseContext:
     """The replication's context with the cost profile of the condition's population."""
-    population = people_specs(plan.scenario, plan.populations)[condition].population
-    return dataclasses.replace(context, cost=population.cost)
+    return dataclasses.replace(context, cost=plan.populations[condition].cost)
 
 
 def people_of(plan: RunPlan, rep: Replication, condition: str) -> People:

@@ -63,21 +63,20 @@ from statsmodels.tools.numdiff import approx_hess3
 
 from ..core.documents import DocumentError, DocumentProblem, load_yaml, validate_data
 from ..people.response import ResponseInputs
-from ..people.response_params import RatingResponseParams
+from ..people.response_params import CUTS, RatingResponseParams
 
 __all__ = ["NODES", "Calibration", "calibrate", "simulate_pilot", "goodness_of_fit",
            "calibration_document", "load_calibration", "draw_response"]
 
 #: Gauss-Hermite nodes per participant-effect dimension.
 NODES = 10
-_CUTS = np.arange(1.5, 7.0, 1.0)
 
 
 def _log_probs(y: np.ndarray, mean: np.ndarray, sd: float) -> np.ndarray:
     """log P(rating y | latent mean) for ratings 1..7 (``y`` per row, ``mean`` rows x nodes),
     stable in both tails: above the mean's category the mirror image ``Phi(-l) - Phi(-u)``."""
-    top = np.r_[_CUTS, np.inf][np.clip(y - 1, 0, 6)][:, None]
-    bottom = np.r_[-np.inf, _CUTS][np.clip(y - 1, 0, 6)][:, None]
+    top = np.r_[CUTS, np.inf][np.clip(y - 1, 0, 6)][:, None]
+    bottom = np.r_[-np.inf, CUTS][np.clip(y - 1, 0, 6)][:, None]
     upper, lower = (top - mean) / sd, (bottom - mean) / sd
     sign = np.where(lower > 0, -1.0, 1.0)
     p = sign * (ndtr(sign * upper) - ndtr(sign * lower))

@@ -60,13 +60,15 @@ class ICARMA(RecoursePolicy):
     Params = ICARMAParams
 
     def __init__(self, params: ICARMAParams | ICARMAConfig | None = None, /, *,
-                 cache: bool | ModelCache = True, progress: bool = True, **values) -> None:
+                 cache: bool | ModelCache | None = None, progress: bool = True,
+                 **values) -> None:
         if isinstance(params, ICARMAConfig) and not isinstance(params, ICARMAParams):
             params, values = None, {**params.training_config().model_dump(
                 exclude={"alpha", "cost_placement"}), **values}
-        if params is None:
-            values["cache"] = not isinstance(cache, bool) or cache
+        if params is None and isinstance(cache, bool):
+            values["cache"] = cache
         super().__init__(params, **values)
+        # a ModelCache is a runtime object, not a parameter; otherwise the entry's switch
         self.cache = cache if isinstance(cache, ModelCache) else self.params.cache
         self.progress = progress
 
