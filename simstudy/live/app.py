@@ -21,9 +21,12 @@ pages of all the others queued behind their recourses.
 
 A participant's first step starts their policy's search (for HARE, its base recourse and first
 candidates: tens of ms of CPU); a later step continues a search that keeps running between
-pages and costs little (:mod:`~simstudy.live.questions`). First steps therefore go to a
-compute process one at a time, in arrival order, and later steps go ahead of the waiting ones:
-a question page does not wait for a burst of other participants' first recourses.
+pages and costs little (:mod:`~simstudy.live.questions`). The bases of the first steps waiting
+for the same compute process are computed together, in one batch while the previous batch
+runs (:class:`~simstudy.live.slots.SlottedBase`: the same answer as alone); then first steps go
+to the compute process one at a time, in arrival order, and later steps go ahead of the
+waiting ones: a question page does not wait for a burst of other participants' first
+recourses.
 """
 
 from __future__ import annotations
@@ -64,6 +67,8 @@ def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4) -
     pages, computing = CapacityLimiter(page_threads), CapacityLimiter(compute_threads)
     stepping: dict[str, asyncio.Lock] = {}
     starting: dict[int, asyncio.Semaphore] = {}
+    prefills: dict[int, list[tuple[tuple, asyncio.Future]]] = {}
+    prefilling: set[int] = set()
 
     async def run_in_threadpool(fn: Any, *args: Any) -> Any:
         return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=pages)
@@ -79,9 +84,41 @@ def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4) -
                 step = await computed(flow, args)
             else:
                 worker = index % getattr(flow.compute, "workers", 1)
+                if flow.engine.refines(args[1]):
+                    await prefilled(flow, worker, args)
                 async with starting.setdefault(worker, asyncio.Semaphore(1)):
                     step = await computed(flow, args)
             await run_in_threadpool(flow.save_step, uid, step)
+
+    async def prefilled(flow: Any, worker: int, args: tuple) -> None:
+        """Waits until the base of this first step is computed, together with those of every
+        first step waiting in the same process meanwhile (one batch while the last runs)."""
+        done = asyncio.get_running_loop().create_future()
+        prefills.setdefault(worker, []).append((args, done))
+        if worker not in prefilling:
+            prefilling.add(worker)
+            asyncio.create_task(drain_prefills(flow, worker))
+        await done
+
+    async def drain_prefills(flow: Any, worker: int) -> None:
+        try:
+            while prefills[worker]:
+                batch, prefills[worker] = prefills[worker], []
+                steps = [args for args, _ in batch]
+                try:
+                    if hasattr(flow.compute, "submit_prefill"):
+                        await asyncio.wrap_future(flow.compute.submit_prefill(worker, steps))
+                    else:
+                        await anyio.to_thread.run_sync(flow.engine.prefill, steps,
+                                                       limiter=computing)
+                except Exception as exc:  # each waiting page reports it
+                    for _, done in batch:
+                        done.set_exception(exc)
+                else:
+                    for _, done in batch:
+                        done.set_result(None)
+        finally:
+            prefilling.discard(worker)
 
     async def computed(flow: Any, args: tuple) -> dict[str, Any]:
         if hasattr(flow.compute, "submit"):

@@ -27,7 +27,6 @@ import multiprocessing
 import os
 import threading
 import time
-from collections import OrderedDict
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,10 +46,10 @@ from ..run.units import prepare_replication
 from ..study.from_scenario import RANDOM_POLICY, random_recourse
 from ..world.decision import ModelCache
 from .questions import NeedAnswer, QuestionSessions, ReplayFeedback
+from .slots import SlottedBase
 
-__all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "MemoBase",
-           "ComputePool", "LiveEngine",
-           "load_study"]
+__all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "ComputePool",
+           "LiveEngine", "load_study"]
 
 
 def load_study(path: str | Path) -> tuple[Any, dict]:
@@ -64,7 +63,13 @@ def load_study(path: str | Path) -> tuple[Any, dict]:
 
 @dataclass(frozen=True)
 class FeatureField:
-    """One profile item of the entry page: its range (training data) and its labels."""
+    """One profile item of the entry page: its range (training data) and its labels.
+
+    Example:
+        >>> field = FeatureField("checking", 0.0, 3.0, {0: "none", 3: "over 200"}, True)
+        >>> field.upper - field.lower, field.labels[3]
+        (3.0, 'over 200')
+    """
     name: str
     lower: float
     upper: float
@@ -85,46 +90,6 @@ class ShownRecourse:
     cost: float
     cost_unweighted: float
     extras: dict[str, Any] = field(default_factory=dict)
-
-
-class MemoBase:
-    """A fitted base policy whose recommendations are remembered (keyed by every input), so
-    replaying a refining policy's questions does not recompute its deterministic base.
-
-    Example:
-        >>> class Counting:
-        ...     calls = 0
-        ...     def recommend(self, x, profiles, ids, seed=0):
-        ...         Counting.calls += 1
-        ...         return "recourse"
-        >>> profiles = ActionabilityProfiles(("a",), np.ones((1, 1)), 1, np.ones((1, 1)))
-        >>> memo, x = MemoBase(Counting()), np.zeros((1, 1))
-        >>> [memo.recommend(x, profiles, np.array([0])) for _ in range(2)], Counting.calls
-        (['recourse', 'recourse'], 1)
-    """
-    def __init__(self, policy: Any, size: int = 1024) -> None:
-        self.policy, self.size = policy, size
-        self._memo: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.policy, name)
-
-    def recommend(self, x: np.ndarray, profiles: Any, ids: np.ndarray, seed: int = 0,
-                  **kwargs: Any) -> Any:
-        key = (np.asarray(x, dtype=np.float64).tobytes(), profiles.scores.tobytes(),
-               profiles.weights.tobytes(), np.asarray(ids).tobytes(), int(seed),
-               tuple(sorted(kwargs)))
-        with self._lock:
-            if key in self._memo:
-                self._memo.move_to_end(key)
-                return self._memo[key]
-        rec = self.policy.recommend(x, profiles, ids, seed, **kwargs)
-        with self._lock:
-            self._memo[key] = rec
-            while len(self._memo) > self.size:
-                self._memo.popitem(last=False)
-        return rec
 
 
 class ComputePool:
@@ -155,6 +120,14 @@ class ComputePool:
         """The step of participant ``index`` (the arguments of
         :meth:`LiveEngine.recourse_step`), computing in their process."""
         return self._pools[index % len(self._pools)].submit(_compute_step, index, *args)
+
+    def worker_of(self, index: int) -> int:
+        """The process computing participant ``index``'s steps."""
+        return index % len(self._pools)
+
+    def submit_prefill(self, worker: int, steps: list[tuple]) -> Future:
+        """:meth:`LiveEngine.prefill` of first steps (all of participants of ``worker``)."""
+        return self._pools[worker].submit(_compute_prefill, steps)
 
     def __call__(self, index: int, *args: Any) -> dict[str, Any]:
         return self.submit(index, *args).result()
@@ -189,20 +162,27 @@ def _compute_step(*args: Any) -> dict[str, Any]:
     return _WORKER_ENGINE[0].recourse_step(*args)
 
 
+def _compute_prefill(steps: list[tuple]) -> int:
+    return _WORKER_ENGINE[0].prefill(steps)
+
+
 class LiveEngine:
     """The study's world, decision model and fitted policies, serving one participant at a time.
 
     Args:
         path: the study document (a scenario with ``study.live``).
         cache: the model cache (default: the run's default cache folder).
+        slots: rows of every batch a refining policy's base is computed in
+            (:class:`~simstudy.live.slots.SlottedBase`).
 
     Example:
         >>> engine = LiveEngine("studies/personalization.yaml")  # doctest: +SKIP
         >>> engine.prepare().conditions                            # doctest: +SKIP
         ['universal-oracle', 'oracle', 'hare']
     """
-    def __init__(self, path: str | Path, cache: Any = None) -> None:
+    def __init__(self, path: str | Path, cache: Any = None, slots: int = 16) -> None:
         self.path = Path(path)
+        self.slots = slots
         self.scenario, self.populations = load_study(self.path)
         self.study = self.scenario.study
         self.live = self.study.live
@@ -228,8 +208,9 @@ class LiveEngine:
         self.sessions_ = QuestionSessions()
         for policy in self.fitted_.values():
             if getattr(policy, "base_", None) is not None:
-                # a refining policy re-runs its base on every replayed page: remember it
-                policy.base_ = MemoBase(policy.base_)
+                # a refining policy's base: batched over waiting participants without
+                # changing anyone's answer, and remembered for replayed pages
+                policy.base_ = SlottedBase(policy.base_, self.slots)
         self.policy_seed_ = derive_seed(self.rep_.seed, "policies")
         self.study_seed_ = derive_seed(self.rep_.seed, "study")
         self.live_seed_ = derive_seed(self.rep_.seed, "live")
@@ -351,6 +332,26 @@ class LiveEngine:
                              "swapped": self.swap_sides(index, value.index),
                              "x": x_arr.tolist(), "a": value.a.tolist(),
                              "b": None if value.b is None else value.b.tolist()}}
+
+    def refines(self, condition: str) -> bool:
+        """Whether the condition's policy refines a base (whose first steps :meth:`prefill`
+        batches)."""
+        return isinstance(getattr(self.fitted_[condition], "base_", None), SlottedBase)
+
+    def prefill(self, steps: list[tuple]) -> int:
+        """Computes at once the bases of the refining policies that the first steps ``steps``
+        (arguments of :meth:`recourse_step`) will start from; returns how many there were.
+        Each step then finds its base remembered, with the bits it would have had alone."""
+        calls: dict[str, list] = {}
+        for index, condition, x, scores, _ in steps:
+            if self.refines(condition):
+                calls.setdefault(condition, []).append(
+                    (np.asarray(x, dtype=np.float64)[None, :],
+                     self.profiles(np.asarray(scores, dtype=np.int64)),
+                     np.array([index], dtype=np.int64), self.policy_seed_))
+        for condition, todo in calls.items():
+            self.fitted_[condition].base_.prefill(todo)
+        return sum(len(v) for v in calls.values())
 
     def _items(self, index: int, shown: list[ShownRecourse]) -> dict[str, Any]:
         items = []

@@ -39,6 +39,7 @@ medians checked by ``benchmarks/replication.py``; see its output in the project 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -67,9 +68,14 @@ def noise_distribution(model: RatingModel) -> Any:
         >>> round(float(noise_distribution(RatingModel(noise="logistic")).std()), 6)
         1.05
     """
-    if model.noise == "normal":
-        return stats.norm(scale=model.noise_scale)
-    return stats.logistic(scale=model.noise_scale)
+    return _frozen_noise(model.noise, float(model.noise_scale))
+
+
+@functools.lru_cache(maxsize=64)
+def _frozen_noise(noise: str, scale: float) -> Any:
+    # freezing a scipy distribution builds a new distribution object (docstrings included):
+    # about a millisecond, more than the rating it serves
+    return stats.norm(scale=scale) if noise == "normal" else stats.logistic(scale=scale)
 
 
 def category_probabilities(model: RatingModel, mean: np.ndarray) -> np.ndarray:

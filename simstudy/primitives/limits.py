@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -68,6 +69,13 @@ class ChangeLimits:
     def subset(self, rows: np.ndarray | slice) -> ChangeLimits:
         return ChangeLimits(self.features, self.direction[rows], self.bound[rows],
                             self.share[rows])
+
+    @classmethod
+    def concat(cls, parts: Sequence[ChangeLimits]) -> ChangeLimits:
+        """The people of ``parts`` (same features) one after another."""
+        return cls(parts[0].features, np.concatenate([p.direction for p in parts]),
+                   np.concatenate([p.bound for p in parts]),
+                   np.concatenate([p.share for p in parts]))
 
     def interval(self, feature_range: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(lo, hi)``, each ``(n, K)``: the allowed change ``v - x`` of each feature, given

@@ -147,6 +147,19 @@ class ActionabilityProfiles:
         names = list(names)
         return np.array([names.index(f) for f in self.features], dtype=np.int64)
 
+    @classmethod
+    def concat(cls, parts: Sequence[ActionabilityProfiles]) -> ActionabilityProfiles:
+        """The people of ``parts`` (same features, levels, kind and placement) one after
+        another."""
+        first = parts[0]
+        limits = [p.limits for p in parts]
+        if any(lim is None for lim in limits) and any(lim is not None for lim in limits):
+            raise ValueError("either every part or none has change limits")
+        return cls(first.features, np.concatenate([p.scores for p in parts]), first.levels,
+                   np.concatenate([p.weights for p in parts]), first.kind,
+                   first.cost_placement,
+                   None if limits[0] is None else ChangeLimits.concat(limits))
+
     def subset(self, rows: np.ndarray | slice) -> ActionabilityProfiles:
         return ActionabilityProfiles(self.features, self.scores[rows], self.levels,
                                      self.weights[rows], self.kind, self.cost_placement,

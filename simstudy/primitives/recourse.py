@@ -56,6 +56,13 @@ class Recourse:
     def __len__(self) -> int:
         return self.found.shape[0]
 
+    def subset(self, rows: np.ndarray | slice) -> Recourse:
+        """The recourse of the people at ``rows`` (extras and the base recourse included)."""
+        return Recourse(self.intervened[rows], self.values[rows], self.found[rows],
+                        {k: np.asarray(v)[rows] for k, v in self.extras.items()},
+                        None if self.counterfactual is None else self.counterfactual[rows],
+                        None if self.base is None else self.base.subset(rows))
+
     @classmethod
     def none(cls, n: int, d: int) -> Recourse:
         return cls(np.zeros((n, d), bool), np.full((n, d), np.nan), np.zeros(n, bool))
