@@ -39,6 +39,7 @@ from ..core.documents import DocumentError, DocumentProblem
 from ..core.rng import derive_seed, entity_uniforms
 from ..metrics import Recourse, evaluate_recourse, published_proximity
 from ..people import People
+from ..policies.hare import HARE
 from ..primitives.profiles import ActionabilityProfiles
 from ..primitives.space import ScaledSpace
 from ..run.scenario import load_scenario, people_specs, policy_name
@@ -46,7 +47,7 @@ from ..run.units import prepare_replication
 from ..study.from_scenario import RANDOM_POLICY, random_recourse
 from ..world.decision import ModelCache
 from .questions import NeedAnswer, QuestionSessions, ReplayFeedback
-from .slots import SlottedBase
+from .slots import SlottedBase, SlottedHARE
 
 __all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "ComputePool",
            "LiveEngine", "load_study"]
@@ -206,7 +207,10 @@ class LiveEngine:
         specs = {policy_name(p): p for p in self.scenario.policies}
         self.fitted_ = {name: specs[name].policy().fit(ctx) for name in self.conditions}
         self.sessions_ = QuestionSessions()
-        for policy in self.fitted_.values():
+        for name, policy in self.fitted_.items():
+            if isinstance(policy, HARE):
+                # its first candidates batched over waiting participants, as its base
+                policy = self.fitted_[name] = SlottedHARE.of(policy, self.slots)
             if getattr(policy, "base_", None) is not None:
                 # a refining policy's base: batched over waiting participants without
                 # changing anyone's answer, and remembered for replayed pages
@@ -340,8 +344,9 @@ class LiveEngine:
 
     def prefill(self, steps: list[tuple]) -> int:
         """Computes at once the bases of the refining policies that the first steps ``steps``
-        (arguments of :meth:`recourse_step`) will start from; returns how many there were.
-        Each step then finds its base remembered, with the bits it would have had alone."""
+        (arguments of :meth:`recourse_step`) will start from, and HARE's first candidates;
+        returns how many steps there were. Each step then finds them remembered, with the bits
+        it would have had alone (:mod:`~simstudy.live.slots`)."""
         calls: dict[str, list] = {}
         for index, condition, x, scores, _ in steps:
             if self.refines(condition):
@@ -350,7 +355,10 @@ class LiveEngine:
                      self.profiles(np.asarray(scores, dtype=np.int64)),
                      np.array([index], dtype=np.int64), self.policy_seed_))
         for condition, todo in calls.items():
-            self.fitted_[condition].base_.prefill(todo)
+            policy = self.fitted_[condition]
+            policy.base_.prefill(todo)
+            if isinstance(policy, SlottedHARE):
+                policy.prefill_candidates(todo)
         return sum(len(v) for v in calls.values())
 
     def _items(self, index: int, shown: list[ShownRecourse]) -> dict[str, Any]:

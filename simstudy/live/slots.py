@@ -30,11 +30,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import torch
 
+from ..policies.hare import HARE, _Search, _Start
+from ..policies.hare_steps import Questions
 from ..primitives.profiles import ActionabilityProfiles
 from ..primitives.recourse import Recourse
 
-__all__ = ["BaseCall", "SlottedBase"]
+__all__ = ["BaseCall", "SlottedBase", "SlottedHARE", "slot_batches"]
 
 #: One person's base call: ``(x (1, d), profiles (1 row), ids (1,), seed)``.
 BaseCall = tuple[np.ndarray, ActionabilityProfiles, np.ndarray, int]
@@ -111,18 +114,8 @@ class SlottedBase:
         return parts[0] if len(parts) == 1 else _concat(parts)
 
     def _batches(self, todo: dict[tuple, BaseCall]) -> list[list[tuple[tuple, BaseCall]]]:
-        """The calls grouped into batches, each slot used once per batch and every batch of
-        one seed."""
-        batches: list[tuple[int, dict[int, tuple[tuple, BaseCall]]]] = []
-        for key, call in todo.items():
-            slot, seed = int(call[2][0]) % self.slots, call[3]
-            for batch_seed, taken in batches:
-                if batch_seed == seed and slot not in taken:
-                    taken[slot] = (key, call)
-                    break
-            else:
-                batches.append((seed, {slot: (key, call)}))
-        return [list(taken.values()) for _, taken in batches]
+        return slot_batches({key: (int(call[2][0]), call[3], call) for key, call in todo.items()},
+                            self.slots)
 
     def _compute(self, batch: list[tuple[tuple, BaseCall]]) -> None:
         by_slot = {int(call[2][0]) % self.slots: call for _, call in batch}
@@ -142,6 +135,22 @@ class SlottedBase:
                 self._memo.popitem(last=False)
 
 
+def slot_batches(todo: dict[Any, tuple[int, int, Any]], slots: int
+                 ) -> list[list[tuple[Any, Any]]]:
+    """``{key: (id, seed, item)}`` grouped into batches of ``(key, item)``: one seed per batch,
+    and in each batch at most one item per slot (``id mod slots``)."""
+    batches: list[tuple[int, dict[int, tuple[Any, Any]]]] = []
+    for key, (pid, seed, item) in todo.items():
+        slot = pid % slots
+        for batch_seed, taken in batches:
+            if batch_seed == seed and slot not in taken:
+                taken[slot] = (key, item)
+                break
+        else:
+            batches.append((seed, {slot: (key, item)}))
+    return [list(taken.values()) for _, taken in batches]
+
+
 def _concat(parts: list[Recourse]) -> Recourse:
     """The recourses of ``parts`` one after another (the extras every part has)."""
     keys = set.intersection(*(set(p.extras) for p in parts))
@@ -154,3 +163,113 @@ def _concat(parts: list[Recourse]) -> Recourse:
                      for k in sorted(keys)},
                     None if any(c is None for c in cfs) else np.concatenate(cfs),
                     None if any(b is None for b in bases) else _concat(bases))
+
+
+class SlottedHARE(HARE):
+    """HARE whose first iteration's candidates are computed in slotted batches and remembered.
+
+    A participant's first HARE page needs their first iteration's candidates (ActionableSampling
+    and BoundaryPointSearch: tens of gradient steps, most of the page's CPU); everything before
+    the first question depends on the participant alone. :meth:`prefill_candidates` computes
+    them for every waiting participant at once, each in their slot as in :class:`SlottedBase`;
+    a search that finds its candidates missing (a replay after a restart, a participant who
+    was not waiting with others) computes them in the same slotted way, alone. So the first
+    question is the same bits whoever waited with the participant. Later iterations, which
+    depend on the participant's answers, run as in :class:`~simstudy.policies.hare.HARE`.
+
+    Over a causal base (candidates realised through the world) every iteration runs as in
+    HARE.
+
+    Example:
+        >>> from simstudy.examples import rejected_applicants, small_context
+        >>> from simstudy.policies import HARE, Wachter
+        >>> context = small_context()
+        >>> ids, x, profiles = rejected_applicants(context)
+        >>> hare = SlottedHARE.of(HARE(Wachter(steps=30), budget=4, steps=5).fit(context), 4)
+        >>> calls = [(x[i:i + 1], profiles.subset(slice(i, i + 1)), ids[i:i + 1], 0)
+        ...          for i in range(len(ids))]
+        >>> hare.prefill_candidates(calls), hare.prefill_candidates(calls)  # then remembered
+        (3, 0)
+    """
+
+    slots: int = 16
+
+    @classmethod
+    def of(cls, fitted: HARE, slots: int = 16, size: int = 4096) -> SlottedHARE:
+        """The fitted HARE ``fitted`` as a :class:`SlottedHARE` (same parameters and fit)."""
+        if slots < 1:
+            raise ValueError(f"slots must be at least 1, got {slots}")
+        slotted = cls.__new__(cls)
+        slotted.__dict__.update(fitted.__dict__)
+        slotted.slots, slotted.size = slots, size
+        slotted._memo = OrderedDict()
+        slotted._lock, slotted._computing = threading.Lock(), threading.Lock()
+        return slotted
+
+    def prefill_candidates(self, calls: Sequence[BaseCall]) -> int:
+        """Computes and remembers the first candidates of the calls' people (one each) who
+        will be searched; returns how many were computed."""
+        rows = []
+        for x, profiles, ids, seed in calls:
+            state, _, _ = self._begin(np.asarray(x, dtype=np.float64), profiles,
+                                      np.asarray(ids), int(seed), None)
+            if state.realise is None and bool(state.searching[0]):
+                rows.append((state, 0, int(seed)))
+        return self._fill(rows)
+
+    def _candidates(self, state: Any, idx: torch.Tensor, t: int, seed: int) -> tuple:
+        if t != 0 or state.realise is not None:
+            return super()._candidates(state, idx, t, seed)
+        rows = [(state, int(i), int(seed)) for i in idx]
+        self._fill(rows)
+        with self._lock:
+            parts = [self._memo[_row_key(*row)] for row in rows]
+        c, z, acts, shown = (torch.cat([p[j] for p in parts]) for j in range(4))
+        state.unapproved[idx] += (~shown).sum(dim=1)
+        return c, z, acts, shown
+
+    def _fill(self, rows: list[tuple[Any, int, int]]) -> int:
+        with self._computing:
+            with self._lock:
+                todo = {}
+                for row in rows:
+                    key = _row_key(*row)
+                    if key not in self._memo:
+                        todo[key] = (int(row[0].ids[row[1]]), row[2], row)
+            for batch in slot_batches(todo, self.slots):
+                self._compute(batch)
+        return len(todo)
+
+    def _compute(self, batch: list[tuple[tuple, tuple[Any, int, int]]]) -> None:
+        by_slot = {int(state.ids[i]) % self.slots: (state, i) for _, (state, i, _) in batch}
+        seed = batch[0][1][2]
+        # free slots hold copies of a waiting participant (rows never mix)
+        filler = next(iter(by_slot.values()))
+        rows = [by_slot.get(s, filler) for s in range(self.slots)]
+
+        def stack(name: str) -> torch.Tensor:
+            return torch.cat([getattr(st, name)[i:i + 1] for st, i in rows])
+
+        ids = np.concatenate([st.ids[i:i + 1] for st, i in rows])
+        start = _Start(stack("r"), stack("z"), stack("acts"), stack("searching"), False)
+        state = _Search(ids, stack("xs"), stack("mask"), start, Questions(None, self.space_, ids))
+        if rows[0][0].box is not None:
+            state.box = (torch.cat([st.box[0][i:i + 1] for st, i in rows]),
+                         torch.cat([st.box[1][i:i + 1] for st, i in rows]))
+        state.searching = stack("searching")
+        out = super()._candidates(state, torch.arange(self.slots), 0, seed)
+        with self._lock:
+            for key, (st, i, _) in batch:
+                slot = int(st.ids[i]) % self.slots
+                self._memo[key] = tuple(v[slot:slot + 1].clone() for v in out)
+                self._memo.move_to_end(key)
+            while len(self._memo) > self.size:
+                self._memo.popitem(last=False)
+
+
+def _row_key(state: Any, i: int, seed: int) -> tuple:
+    """Everything a person's first candidates depend on."""
+    parts = [state.xs[i], state.mask[i], state.r[i], state.z[i], state.acts[i]]
+    if state.box is not None:
+        parts += [state.box[0][i], state.box[1][i]]
+    return (b"".join(p.numpy().tobytes() for p in parts), int(state.ids[i]), int(seed))

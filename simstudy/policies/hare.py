@@ -222,19 +222,9 @@ class HARE(ScaledSpacePolicy):
                              "(e.g. people.feedback())")
         x = np.asarray(x, dtype=np.float64)
         ids = np.asarray(ids)
-        mask_np = action_mask(self.context_.feature_names, profiles)
-        mask = torch.from_numpy(mask_np)
-        xs = self.space_.scale(x)
-        start, base_rec = self._base_points(x, profiles, ids, seed)
-        base_found = start.found
-        realise = self._realiser(torch.from_numpy(x)) if start.causal else None
-        state = _Search(ids, xs, mask, start, Questions(feedback, self.space_, ids), realise)
-        # each person's own directions and bounds narrow the box every candidate stays in
-        state.box = person_box(self.space_, xs, self.context_.feature_names, profiles)
-        # as published, HARE refines the base's recourse: nobody the base failed is searched, so
-        # HARE's success rate is the base's (search_without_base: the earlier variant)
-        state.searching = mask.any(dim=1) if self.params.search_without_base else (
-            mask.any(dim=1) & base_found)
+        state, start, base_rec = self._begin(x, profiles, ids, seed, feedback)
+        xs, base_found, realise = state.xs, start.found, state.realise
+        mask_np = state.mask.numpy()
         for t in range(self.params.iterations):
             if not bool(state.searching.any()):
                 break
@@ -282,6 +272,23 @@ class HARE(ScaledSpacePolicy):
         rec.extras["violations"] = (bad & ~mask_np).sum(axis=1)
         rec.base = base_rec
         return rec
+
+    def _begin(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
+               seed: int, feedback: Feedback | None) -> tuple[_Search, _Start, Recourse]:
+        """Where everyone's search stands before the first iteration (``x`` in float64),
+        where it started, and the base's recourse."""
+        mask = torch.from_numpy(action_mask(self.context_.feature_names, profiles))
+        xs = self.space_.scale(x)
+        start, base_rec = self._base_points(x, profiles, ids, seed)
+        realise = self._realiser(torch.from_numpy(x)) if start.causal else None
+        state = _Search(ids, xs, mask, start, Questions(feedback, self.space_, ids), realise)
+        # each person's own directions and bounds narrow the box every candidate stays in
+        state.box = person_box(self.space_, xs, self.context_.feature_names, profiles)
+        # as published, HARE refines the base's recourse: nobody the base failed is searched, so
+        # HARE's success rate is the base's (search_without_base: the earlier variant)
+        state.searching = mask.any(dim=1) if self.params.search_without_base else (
+            mask.any(dim=1) & start.found)
+        return state, start, base_rec
 
     def _candidates(self, state: _Search, idx: torch.Tensor, t: int, seed: int
                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -11,7 +11,8 @@ space, for people ``(n,)`` with ``k`` candidates each:
    subspace (non-actionable coordinates zeroed) and renormalised. Candidates
    ``c_i = r + γ p_i``, clipped to the feasible box.
 2. **BoundaryPointSearch**: bisect ``[x, c_i]`` until the ends are closer than the tolerance,
-   keeping the approved end; the approved end replaces ``c_i`` (the smallest change along that
+   keeping the approved end (every segment of a person halved as often as their longest
+   needs); the approved end replaces ``c_i`` (the smallest change along that
    direction). Over a causal base ``c_i`` holds intervention values and every point judged is
    the world's counterfactual of the interpolated action (``realise``).
 3. **Comparative evaluation**: a tournament over the candidates in random order, the winner of
@@ -140,13 +141,18 @@ def boundary_point_search(
     start = x[:, None, :].expand_as(c).clone()
     end = c.clone()
     approved = approves(end)
-    length = float((end - start).norm(dim=2).max()) if c.numel() else 0.0
-    n_iter = max(0, math.ceil(math.log2(length / tolerance))) if length > tolerance else 0
-    for _ in range(n_iter):
+    # each person's number of halvings comes from their own longest segment, so that their
+    # boundary points do not depend on who else is searched in the same batch
+    longest = (end - start).norm(dim=2).max(dim=1).values.tolist() if c.numel() else []
+    halvings = torch.tensor([max(0, math.ceil(math.log2(length / tolerance)))
+                             if length > tolerance else 0 for length in longest],
+                            dtype=torch.int64)
+    for i in range(int(halvings.max()) if len(halvings) else 0):
         mid = (start + end) / 2
         ok = approves(mid)[..., None]
-        end = torch.where(ok, mid, end)
-        start = torch.where(ok, start, mid)
+        going = (halvings > i)[:, None, None]
+        end = torch.where(ok & going, mid, end)
+        start = torch.where(~ok & going, mid, start)
     return torch.where(approved[..., None], end, c), approved
 
 
