@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from _live_support import prepared_engine
 
-from simstudy.live.slots import SlottedBase
+from simstudy.live.slots import SlottedBase, SlottedHARE
 from simstudy.primitives.profiles import ActionabilityProfiles
 from simstudy.primitives.recourse import Recourse
 
@@ -95,13 +95,42 @@ def test_first_steps_after_a_prefill_are_the_steps_computed_alone():
     people = engine.people()
     steps = [(700 + r, "hare", people.x[r].tolist(), people.reported.scores[r].tolist(), [])
              for r in range(8)]
-    base = engine.fitted_["hare"].base_
-    base._memo.clear()
+    hare = engine.fitted_["hare"]
+    assert isinstance(hare, SlottedHARE)
+
+    def forget():
+        hare.base_._memo.clear()
+        hare._memo.clear()
+
+    forget()
     alone = []
     for step in steps:
         alone.append(json.dumps(engine.recourse_step(*step)))
-        base._memo.clear()
+        forget()
     assert engine.refines("hare") and not engine.refines("oracle")
     assert engine.prefill(steps[::2]) == 4 and engine.prefill(steps[1::2]) == 4
     assert engine.prefill([(1, "oracle", steps[0][2], steps[0][3], [])]) == 0
     assert [json.dumps(engine.recourse_step(*step)) for step in steps] == alone
+    # the first questions came from the batches: nothing was computed again
+    assert hare.prefill_candidates([]) == 0 and len(hare._memo) >= 1
+
+
+def test_first_candidates_alone_and_in_any_batch_are_the_same_bits():
+    engine = prepared_engine()
+    hare = engine.fitted_["hare"]
+    calls = _calls(engine, range(10), first_index=900)
+    hare.base_.prefill(calls)
+
+    def candidates(batches):
+        fresh = SlottedHARE.of(hare, hare.slots)
+        for part in batches:
+            fresh.prefill_candidates([calls[i] for i in part])
+        return {k: b"".join(t.numpy().tobytes() for t in v) for k, v in fresh._memo.items()}
+
+    alone = {}
+    for i in range(len(calls)):
+        alone.update(candidates([[i]]))
+    assert len(alone) >= 5
+    order = np.random.default_rng(1).permutation(len(calls))
+    assert candidates([order[:4], order[4:]]) == alone
+    assert candidates([order]) == alone
