@@ -6,7 +6,7 @@ at a time: their reported profile ``x`` and their stated actionability become a 
 :class:`~simstudy.primitives.profiles.ActionabilityProfiles` (weights from the condition's cost
 profile),
 the condition's policy recommends from them with the participant's index as person id, and the
-recourse is measured by the simulator's code (:func:`~simstudy.metrics.evaluate_recourse`,
+recourse is measured by the simulator's code (:func:`~simstudy.metrics.measure_recourse`,
 :func:`~simstudy.metrics.published_proximity`). Each participant also rates the study's
 ``random_others`` random recourses (:func:`~simstudy.study.from_scenario.random_recourse`).
 
@@ -37,7 +37,7 @@ import torch
 
 from ..core.documents import DocumentError, DocumentProblem
 from ..core.rng import derive_seed, entity_uniforms
-from ..metrics import Recourse, evaluate_recourse, published_proximity
+from ..metrics import Recourse, measure_recourse, published_proximity
 from ..people import People
 from ..policies.hare import HARE
 from ..primitives.profiles import ActionabilityProfiles
@@ -47,7 +47,7 @@ from ..run.units import prepare_replication
 from ..study.from_scenario import RANDOM_POLICY, random_recourse
 from ..world.decision import ModelCache
 from .questions import NeedAnswer, QuestionSessions, ReplayFeedback
-from .slots import SlottedBase, SlottedHARE
+from .slots import SLOTS, SlottedBase, SlottedHARE
 
 __all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "ComputePool",
            "LiveEngine", "load_study"]
@@ -181,7 +181,7 @@ class LiveEngine:
         >>> engine.prepare().conditions                            # doctest: +SKIP
         ['universal-oracle', 'oracle', 'hare']
     """
-    def __init__(self, path: str | Path, cache: Any = None, slots: int = 16) -> None:
+    def __init__(self, path: str | Path, cache: Any = None, slots: int = SLOTS) -> None:
         self.path = Path(path)
         self.slots = slots
         self.scenario, self.populations = load_study(self.path)
@@ -267,8 +267,7 @@ class LiveEngine:
         vals = np.asarray(values, dtype=np.float64)[None, :]
         rec = Recourse(acted, vals, np.array([bool(found)]))
         fr = np.asarray(self.context_.feature_range, dtype=float)
-        ev = evaluate_recourse(self.context_.world, self.context_.model, x2, rec,
-                               self.profiles(scores), fr)
+        ev = measure_recourse(self.context_.world, x2, rec, self.profiles(scores), fr)
         ok = bool(ev["found"][0])
         return {"found": ok, "intervened": acted[0], "x_cf": ev["x_cf"][0],
                 "sparsity": int(ev["sparsity"][0]),

@@ -37,7 +37,12 @@ from ..policies.hare_steps import Questions
 from ..primitives.profiles import ActionabilityProfiles
 from ..primitives.recourse import Recourse
 
-__all__ = ["BaseCall", "SlottedBase", "SlottedHARE", "slot_batches"]
+__all__ = ["SLOTS", "BaseCall", "SlottedBase", "SlottedHARE", "slot_batches"]
+
+#: Rows of every batch. A search on tiny tensors costs about the same for one row as for 64
+#: (HARE's Wachter base on the Loan world: 62 ms and 68 ms), while fewer slots put more of a
+#: burst's participants in the same slot, each such clash costing another batch.
+SLOTS = 64
 
 #: One person's base call: ``(x (1, d), profiles (1 row), ids (1,), seed)``.
 BaseCall = tuple[np.ndarray, ActionabilityProfiles, np.ndarray, int]
@@ -74,7 +79,7 @@ class SlottedBase:
         (1, [[5, 5, 6, 5]])
     """
 
-    def __init__(self, policy: Any, slots: int = 16, size: int = 4096) -> None:
+    def __init__(self, policy: Any, slots: int = SLOTS, size: int = 4096) -> None:
         if slots < 1:
             raise ValueError(f"slots must be at least 1, got {slots}")
         self.policy, self.slots, self.size = policy, slots, size
@@ -192,10 +197,10 @@ class SlottedHARE(HARE):
         (3, 0)
     """
 
-    slots: int = 16
+    slots: int = SLOTS
 
     @classmethod
-    def of(cls, fitted: HARE, slots: int = 16, size: int = 4096) -> SlottedHARE:
+    def of(cls, fitted: HARE, slots: int = SLOTS, size: int = 4096) -> SlottedHARE:
         """The fitted HARE ``fitted`` as a :class:`SlottedHARE` (same parameters and fit)."""
         if slots < 1:
             raise ValueError(f"slots must be at least 1, got {slots}")

@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # the metric table is read by documents, which validate witho
     import pandas as pd
 
 __all__ = ["Recourse", "normalized_change", "published_proximity", "weighted_cost",
-           "cost_terms", "finish_cost", "evaluate_recourse",
+           "cost_terms", "finish_cost", "evaluate_recourse", "measure_recourse",
            "RECOURSE_COLUMNS", "COST_PLACEMENTS", "DENOMINATORS", "VALUE_RANGES", "Metric",
            "METRICS", "register_metric", "metrics_of"]
 
@@ -411,4 +411,5 @@ def weighted_cost(delta_scaled: np.ndarray, weights: np.ndarray,
 
 # evaluating recourses needs the world and the decision model (torch): loaded on first use, so
 # the metric table is read without torch
-__getattr__ = lazy_exports(__name__, {"evaluate_recourse": "evaluate"})[0]
+__getattr__ = lazy_exports(__name__, {"evaluate_recourse": "evaluate",
+                                      "measure_recourse": "evaluate"})[0]
