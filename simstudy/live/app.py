@@ -20,13 +20,14 @@ recourse hold no page thread: when they did, a burst of them held every thread a
 pages of all the others queued behind their recourses.
 
 A participant's first step starts their policy's search (for HARE, its base recourse and first
-candidates: tens of ms of CPU); a later step continues a search that keeps running between
-pages and costs little (:mod:`~simstudy.live.questions`). The bases of the first steps waiting
-for the same compute process are computed together, in one batch while the previous batch
-runs (:class:`~simstudy.live.slots.SlottedBase`: the same answer as alone); then first steps go
-to the compute process one at a time, in arrival order, and later steps go ahead of the
-waiting ones: a question page does not wait for a burst of other participants' first
-recourses.
+candidates: tens of ms of CPU alone); a later step continues a search that keeps running between
+pages and costs little (:mod:`~simstudy.live.questions`). The bases and first candidates of the
+first steps waiting for the same compute process are computed together, in one batch while the
+previous batch runs, the first of a burst waiting ``gather_seconds`` for the others
+(:mod:`~simstudy.live.slots`: each participant gets the answer they would get alone). Then
+first steps go to the compute process in arrival order, at most two at a time (so the process
+starts the next while the server stores the last), and later steps go ahead of the waiting
+ones: a question page does not wait for a burst of other participants' first recourses.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from .pages import render
 __all__ = ["create_app"]
 
 
-def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4) -> Any:
+def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4,
+               gather_seconds: float = 0.05) -> Any:
     """The Starlette application.
 
     Args:
@@ -52,6 +54,8 @@ def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4) -
         page_threads: threads answering pages at once (see the module docstring).
         compute_threads: threads computing recourse steps at once when the flow computes in
             the server's process.
+        gather_seconds: how long the first of several first steps waits for others to share
+            its batch (see the module docstring), when no batch is being computed.
     """
     # the server's libraries are the optional extra ``simstudy[live]`` (anyio comes with
     # starlette): imported where the server is made
@@ -86,7 +90,7 @@ def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4) -
                 worker = index % getattr(flow.compute, "workers", 1)
                 if flow.engine.refines(args[1]):
                     await prefilled(flow, worker, args)
-                async with starting.setdefault(worker, asyncio.Semaphore(1)):
+                async with starting.setdefault(worker, asyncio.Semaphore(2)):
                     step = await computed(flow, args)
             await run_in_threadpool(flow.save_step, uid, step)
 
@@ -102,6 +106,8 @@ def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4) -
 
     async def drain_prefills(flow: Any, worker: int) -> None:
         try:
+            # the first of a burst waits a moment for the others to share its batch
+            await asyncio.sleep(gather_seconds)
             while prefills[worker]:
                 batch, prefills[worker] = prefills[worker], []
                 steps = [args for args, _ in batch]

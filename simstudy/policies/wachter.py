@@ -82,8 +82,9 @@ def wachter(
                             amsgrad=False, beta1=0.9, beta2=0.999, lr=lr, weight_decay=0.0,
                             eps=1e-8, maximize=False)
                 better = (logit >= 0) & (dist < best_dist) & active
-                best[better] = r[better].detach()
-                best_dist[better] = dist[better].detach()
+                # a selection, not a masked assignment: the same values, fewer operations
+                best = torch.where(better[:, None], r.detach(), best)
+                best_dist = torch.where(better, dist.detach(), best_dist)
         missing = active & torch.isinf(best_dist)
         if not missing.any():
             break
