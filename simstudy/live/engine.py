@@ -260,21 +260,33 @@ class LiveEngine:
                 torch.as_tensor(np.asarray(x, dtype=np.float64)[None, :])).numpy()[0])
 
     def measure(self, x: np.ndarray, intervened: np.ndarray, values: np.ndarray,
-                found: bool, scores: np.ndarray) -> dict[str, Any]:
-        """A recourse ``(d,)`` measured by the simulator's code for the stated profile."""
-        x2 = np.asarray(x, dtype=np.float64)[None, :]
-        acted = np.asarray(intervened, dtype=bool)[None, :] & found
-        vals = np.asarray(values, dtype=np.float64)[None, :]
-        rec = Recourse(acted, vals, np.array([bool(found)]))
+                found: bool | np.ndarray, scores: np.ndarray) -> dict[str, Any]:
+        """Recourses measured by the simulator's code for one participant's stated profile:
+        one plan ``(d,)`` gives plain values, plans ``(m, d)`` (of the profile ``x`` ``(d,)``)
+        give arrays."""
+        one = np.ndim(intervened) == 1
+        acted = np.atleast_2d(np.asarray(intervened, dtype=bool))
+        m = len(acted)
+        found = np.broadcast_to(np.asarray(found, dtype=bool), (m,))
+        acted = acted & found[:, None]
+        vals = np.atleast_2d(np.asarray(values, dtype=np.float64))
+        xm = np.repeat(np.asarray(x, dtype=np.float64)[None, :], m, axis=0)
+        rec = Recourse(acted, vals, found)
         fr = np.asarray(self.context_.feature_range, dtype=float)
-        ev = measure_recourse(self.context_.world, x2, rec, self.profiles(scores), fr)
-        ok = bool(ev["found"][0])
-        return {"found": ok, "intervened": acted[0], "x_cf": ev["x_cf"][0],
-                "sparsity": int(ev["sparsity"][0]),
-                "proximity": float(published_proximity(
-                    acted, vals, x2, fr, self.context_.world.roles.categorical_mask())[0])
-                if ok else 0.0,
-                "cost": float(ev["cost"][0]), "cost_unweighted": float(ev["cost_unweighted"][0])}
+        profiles = self.profiles(scores)
+        ev = measure_recourse(self.context_.world, xm, rec, ActionabilityProfiles.concat(
+            [profiles] * m), fr)
+        ok = ev["found"]
+        proximity = np.where(ok, published_proximity(
+            acted, vals, xm, fr, self.context_.world.roles.categorical_mask()), 0.0)
+        out = {"found": ok, "intervened": acted, "x_cf": ev["x_cf"],
+               "sparsity": ev["sparsity"].astype(np.int64), "proximity": proximity,
+               "cost": ev["cost"], "cost_unweighted": ev["cost_unweighted"]}
+        if not one:
+            return out
+        return {"found": bool(ok[0]), "intervened": acted[0], "x_cf": out["x_cf"][0],
+                "sparsity": int(out["sparsity"][0]), "proximity": float(proximity[0]),
+                "cost": float(out["cost"][0]), "cost_unweighted": float(out["cost_unweighted"][0])}
 
     def recourses(self, index: int, condition: str, x: np.ndarray, scores: np.ndarray,
                   answers: list[tuple[str, bool]], feedback: Any = None) -> list[ShownRecourse]:
@@ -287,32 +299,29 @@ class LiveEngine:
         policy = self.fitted_[condition]
         asks = {"feedback": feedback if feedback is not None else ReplayFeedback(answers)
                 } if policy.asks_questions else {}
-        rec = policy.recommend(x2, profiles, ids, self.policy_seed_, **asks)
+        plans = [(self.policies.index(condition), condition,
+                  policy.recommend(x2, profiles, ids, self.policy_seed_, **asks))]
+        plans += [(len(self.policies) + j, RANDOM_POLICY,
+                   random_recourse(self.context_, x2, profiles, ids, self.study_seed_, j))
+                  for j in range(self.study.random_others)]
+        # every plan of the participant measured at once (always the same rows for them)
+        found = np.array([bool(rec.found[0]) for _, _, rec in plans])
+        intervened = np.stack([rec.intervened[0] for _, _, rec in plans]) & found[:, None]
+        # a point-proposing policy (HARE): its point is what the person is asked to reach
+        values = np.stack([rec.values[0] if rec.counterfactual is None else
+                           np.where(acted, rec.counterfactual[0], np.nan)
+                           for (_, _, rec), acted in zip(plans, intervened, strict=True)])
+        m = self.measure(x2[0], intervened, values, found, scores)
         shown = []
-        own = self._shown(self.policies.index(condition), condition, x2, rec, scores)
-        if own.found:
-            shown.append(own)
-
-        for j in range(self.study.random_others):
-            r = random_recourse(self.context_, x2, profiles, ids, self.study_seed_, j)
-            item = self._shown(len(self.policies) + j, RANDOM_POLICY, x2, r, scores)
-            if item.found:
-                shown.append(item)
+        for i, (item, name, rec) in enumerate(plans):
+            if not m["found"][i]:
+                continue
+            x_cf = m["x_cf"][i] if rec.counterfactual is None else np.where(
+                rec.found[0], rec.counterfactual[0], x2[0])
+            shown.append(ShownRecourse(item, name, True, m["intervened"][i], x_cf,
+                                       int(m["sparsity"][i]), float(m["proximity"][i]),
+                                       float(m["cost"][i]), float(m["cost_unweighted"][i])))
         return shown
-
-    def _shown(self, item: int, policy: str, x2: np.ndarray, rec: Any,
-               scores: np.ndarray) -> ShownRecourse:
-        intervened = rec.intervened[0] & bool(rec.found[0])
-        if rec.counterfactual is not None:
-            # a point-proposing policy (HARE): its point is what the person is asked to reach
-            values = np.where(intervened, rec.counterfactual[0], np.nan)
-        else:
-            values = rec.values[0]
-        m = self.measure(x2[0], intervened, values, bool(rec.found[0]), scores)
-        if rec.counterfactual is not None and m["found"]:
-            m["x_cf"] = np.where(rec.found[0], rec.counterfactual[0], x2[0])
-        return ShownRecourse(item, policy, m["found"], m["intervened"], m["x_cf"],
-                             m["sparsity"], m["proximity"], m["cost"], m["cost_unweighted"])
 
     def recourse_step(self, index: int, condition: str, x: list[float], scores: list[int],
                       answers: list[tuple[str, bool]]) -> dict[str, Any]:
