@@ -23,7 +23,7 @@ A participant's first step starts their policy's search (for HARE, its base reco
 candidates: tens of ms of CPU alone); a later step continues a search that keeps running between
 pages and costs little (:mod:`~simstudy.live.questions`). The bases and first candidates of the
 first steps waiting for the same compute process are computed together, in one batch while the
-previous batch runs, the first of a burst waiting ``gather_seconds`` for the others
+previous batch runs, the first of a burst waiting for the others (``gather``)
 (:mod:`~simstudy.live.slots`: each participant gets the answer they would get alone). Then
 first steps go to the compute process in arrival order, at most two at a time (so the process
 starts the next while the server stores the last), and later steps go ahead of the waiting
@@ -45,7 +45,7 @@ __all__ = ["create_app"]
 
 
 def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4,
-               gather_seconds: float = 0.05) -> Any:
+               gather: tuple[float, float] = (0.03, 0.25)) -> Any:
     """The Starlette application.
 
     Args:
@@ -54,8 +54,9 @@ def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4,
         page_threads: threads answering pages at once (see the module docstring).
         compute_threads: threads computing recourse steps at once when the flow computes in
             the server's process.
-        gather_seconds: how long the first of several first steps waits for others to share
-            its batch (see the module docstring), when no batch is being computed.
+        gather: ``(quiet, longest)`` seconds: a batch of first steps, when none is being
+            computed, waits for more until none has come for ``quiet`` seconds, at most
+            ``longest`` seconds (a lone participant waits ``quiet``; a burst shares one batch).
     """
     # the server's libraries are the optional extra ``simstudy[live]`` (anyio comes with
     # starlette): imported where the server is made
@@ -106,8 +107,14 @@ def create_app(prepare: Any, page_threads: int = 40, compute_threads: int = 4,
 
     async def drain_prefills(flow: Any, worker: int) -> None:
         try:
-            # the first of a burst waits a moment for the others to share its batch
-            await asyncio.sleep(gather_seconds)
+            # the first of a burst waits for the others to share its batch, until they stop
+            # coming (or for ``longest``)
+            quiet, longest = gather
+            waited, seen = 0.0, -1
+            while waited < longest and len(prefills[worker]) != seen:
+                seen = len(prefills[worker])
+                await asyncio.sleep(quiet)
+                waited += quiet
             while prefills[worker]:
                 batch, prefills[worker] = prefills[worker], []
                 steps = [args for args, _ in batch]
