@@ -17,7 +17,7 @@ python -m simstudy.cli export /tmp/accA/s.sqlite --out /tmp/accA/export/study.cs
 # B: killed in the middle
 python -m simstudy.cli serve $S --db /tmp/accB/s.sqlite --port 8812 > /tmp/accB/serve.log 2>&1 & echo $! > /tmp/accB/pid
 python -m simstudy.cli bots $S --url http://127.0.0.1:8812 --participants 60 --concurrency 20 > /tmp/accB/bots1.json 2>/tmp/accB/bots1.err & BOTS=$!
-for i in $(seq 1 120); do sleep 1; n=$(sqlite3 /tmp/accB/s.sqlite "select count(*) from answers" 2>/dev/null || echo 0); [ "${n:-0}" -gt 300 ] && break; done
+for i in $(seq 1 600); do sleep 0.2; n=$(sqlite3 /tmp/accB/s.sqlite "select count(*) from answers" 2>/dev/null || echo 0); [ "${n:-0}" -gt 300 ] && break; done
 echo "B answers at SIGKILL: $n"; kill -9 $(cat /tmp/accB/pid)
 wait $BOTS; echo "B first bots rc=$? $(python -c "import json;d=json.load(open('/tmp/accB/bots1.json'));print(d['completed'] if 'completed' in d else 0,'completed',d['errors'],'errors')")"
 sqlite3 /tmp/accB/s.sqlite "select status, count(*) from participants group by status"
