@@ -13,7 +13,10 @@ than people answering every 20-60 s; ``--think LOW HIGH`` adds pauses), and prin
 - ``assignment_imbalance``: largest minus smallest number of participants per condition;
 - ``cpu_ms_per_step``: CPU time (``time.process_time``, one thread, in this process) of one
   recourse step per condition, HARE's first step and its later ones, over 20 simulated people:
-  the work a page costs, apart from the machine's load;
+  the work a page costs, apart from the machine's load; ``<condition>_first_batched``: the
+  same people's first steps of a refining condition as a burst has them, their bases and
+  first candidates computed in one batch (``batch_ms``), then each step (``median``), and
+  their total per person;
 - ``throughput``: answers per second ``X`` over the run; the mean latency of an answer (its
   POST and the next page, every class); the CPU milliseconds per answer of the server (its
   process and compute processes, from ``/proc``) and of the bots (this process);
@@ -101,8 +104,26 @@ def cpu_per_step(engine, people: int = 20) -> dict:
                 yes = (feedback.prefer(ids, a, np.array([q["b"]])) if q["kind"] == "prefer"
                        else feedback.accept(ids, a))
                 answers.append((q["kind"], bool(yes[0])))
-    return {k: {"n": len(v), "median": round(1000 * float(np.median(v)), 1),
-                "p95": round(1000 * float(np.percentile(v, 95)), 1)} for k, v in times.items()}
+    out = {k: {"n": len(v), "median": round(1000 * float(np.median(v)), 1),
+               "p95": round(1000 * float(np.percentile(v, 95)), 1)} for k, v in times.items()}
+    # the same people's first steps of every refining condition as a burst has them: their
+    # bases and first candidates in one batch (engine.prefill), then each step
+    for condition in [c for c in engine.conditions if engine.refines(c)]:
+        steps = [(20_000 + row, condition, crowd.x[row].tolist(),
+                  crowd.reported.scores[row].tolist(), []) for row in range(people)]
+        t = time.process_time()
+        engine.prefill(steps)
+        batch = time.process_time() - t
+        after = []
+        for step in steps:
+            t = time.process_time()
+            engine.recourse_step(*step)
+            after.append(time.process_time() - t)
+        out[f"{condition}_first_batched"] = {
+            "n": people, "batch_ms": round(1000 * batch, 1),
+            "median": round(1000 * float(np.median(after)), 1),
+            "per_person_ms": round(1000 * (batch + sum(after)) / people, 1)}
+    return out
 
 
 def main() -> None:

@@ -1,9 +1,10 @@
-"""A base policy computed for many participants at once, each answer the one they get alone.
+"""Policies computed for many participants at once, each answer the one they get alone.
 
 A burst of participants reaching their recourse page at once would each run a refining
-policy's base search (for HARE over Wachter, a few hundred gradient steps on one row: tens of
-ms of CPU, nearly all of it per-step overhead that a batch of rows shares). Computing the
-waiting participants' bases in one batch costs about as much as one of them.
+policy's base search and HARE's first candidates (for HARE over Wachter, a few hundred gradient
+steps on one row, then tens more for the candidates: about 90 ms of CPU, nearly all of it
+per-step overhead that a batch of rows shares). Computed for all waiting participants in one
+batch, they cost about as much as for one.
 
 A batch must not change anyone's answer, or a participant's recourse would depend on who
 happened to be waiting with them, and an export after a restart would differ from an
@@ -12,14 +13,16 @@ floating-point arithmetic does not: a matrix product of a batch is computed by o
 than that of one row, and vectorized elementwise functions (``log1p``, ``softplus``, even
 ``float32`` ``sqrt``) round differently in the vector body and in the scalar tail of a
 tensor. So the kernels a row meets depend on the batch's size and on the row's place in it.
-:class:`SlottedBase` fixes both: every computation is a batch of ``slots`` rows, and the
-participant with index ``i`` always sits in row ``i mod slots``; the other rows hold other
-waiting participants or copies of a participant (rows never mix, so their values do not
-matter). The same participant therefore gets the same bits alone, in any batch, in any
-process, before and after a restart (``tests/test_live_slots.py`` checks it by value).
+Here every computation is a batch of ``slots`` rows, and the participant with index ``i``
+always sits in row ``i mod slots``; the other rows hold other waiting participants or copies
+of a participant (rows never mix, so their values do not matter). The same participant
+therefore gets the same bits alone, in any batch, in any process, before and after a restart
+(``tests/test_live_slots.py`` checks it by value): :class:`SlottedBase` for a refining
+policy's base, :class:`SlottedHARE` for HARE's first iteration's candidates (everything before
+HARE's first question).
 
 Answers are remembered (keyed by every input), so replaying a participant's questions does
-not recompute their deterministic base.
+not recompute them.
 """
 
 from __future__ import annotations
