@@ -134,3 +134,26 @@ def test_first_candidates_alone_and_in_any_batch_are_the_same_bits():
     order = np.random.default_rng(1).permutation(len(calls))
     assert candidates([order[:4], order[4:]]) == alone
     assert candidates([order]) == alone
+
+
+class _SlottedHAREPolicy:
+    """An unfitted SlottedHARE over Wachter, for the policy contract checks."""
+
+    def fit(self, context):
+        from simstudy.policies import HARE, Wachter
+
+        hare = HARE(Wachter(steps=40, rounds=3), budget=4, iterations=2, steps=10)
+        return SlottedHARE.of(hare.fit(context), slots=8)
+
+
+def test_slotted_hare_keeps_the_policy_contract():
+    from simstudy.checks import check_policy, check_profiles
+
+    engine = prepared_engine()
+    people = engine.people()
+    rows = np.arange(12)
+    ids = people.ids[rows]
+    profiles = check_profiles(engine.context_.world.roles.actionable, ids)
+    check_policy(_SlottedHAREPolicy, engine.context_, people.x[rows], ids, profiles,
+                 name="slotted-hare", seed=3,
+                 recommend_kwargs=lambda r: {"feedback": people.feedback()})

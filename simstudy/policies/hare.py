@@ -57,8 +57,11 @@ loss of a noiseless person's recourse non-increasing across iterations.
 
 All people run at once: the gradient steps and bisections are tensors over
 ``(people, candidates, features)``; only who is still searching differs, through masks. Because
-Adam is elementwise and every loss is a sum of per-person terms, a person's trajectory does not
-depend on who else is in the batch. Random directions and tournament orders are keyed by
+Adam is elementwise, every loss is a sum of per-person terms and the bisection halves each
+person's segments as often as their own longest needs, a person's trajectory does not depend on
+who else is in the batch (up to the last bits of float arithmetic, whose kernels depend on the
+batch's shape; :mod:`simstudy.live.slots` fixes the shape where bits must not move).
+Random directions and tournament orders are keyed by
 ``(seed, purpose:iteration, applicant id)``.
 
 References:
