@@ -60,16 +60,15 @@ def test_boundary_point_search_returns_approved_point_within_tolerance(lin_ctx, 
     assert not bool(flagged.any()) and torch.equal(same[:, 0], xs)
 
 
-def test_each_person_is_bisected_as_often_as_their_own_longest_segment_needs(lin_ctx,
-                                                                              lin_people):
+def test_per_person_bisection_halves_as_often_as_their_own_longest_segment_needs(
+        lin_ctx, lin_people):
     x, _, _ = lin_people
     space = ScaledSpace.from_context(lin_ctx)
     xs = space.scale(x)[:2]
     c = xs[:, None, :].clone()
     c[..., 6] = 1.0
     c[..., 5] = 1.0
-    c[1, :, 5] = 0.0  # person 1 reaches approval by a different, longer move
-    c[0] = xs[0] + 1e-3 * (c[0] - xs[0])  # person 0's segment is short: few halvings
+    c[1, :, 6] = 1000.0  # person 1's segment is far longer: more halvings
     approves = space.approves
     calls = []
 
@@ -82,11 +81,17 @@ def test_each_person_is_bisected_as_often_as_their_own_longest_segment_needs(lin
         alone = boundary_point_search(space, xs[:1], c[:1], 1e-6)
         halvings_alone = len(calls) - 1
         calls.clear()
-        together = boundary_point_search(space, xs, c, 1e-6)
+        together = boundary_point_search(space, xs, c, 1e-6, per_person=True)
+        halvings_together = len(calls) - 1
+        batch = boundary_point_search(space, xs, c, 1e-6)
     finally:
         del space.approves
-    assert len(calls) - 1 > halvings_alone  # the other person needs more halvings
+    assert bool(together[1].all())
+    assert halvings_together > halvings_alone  # the other person needs more halvings
     assert torch.equal(together[0][:1], alone[0]) and torch.equal(together[1][:1], alone[1])
+    # by default the batch's longest segment sets every person's halvings: person 0 moves
+    assert not torch.equal(batch[0][:1], alone[0])
+    assert torch.equal(batch[0][1:], together[0][1:])
 
 
 def test_noiseless_tournament_ends_with_candidate_nearest_ground_truth():

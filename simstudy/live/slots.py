@@ -201,6 +201,9 @@ class SlottedHARE(HARE):
     """
 
     slots: int = SLOTS
+    # a person's boundary points must not depend on who shares their batch (the same as
+    # HARE's for a batch of one person)
+    halvings_per_person = True
 
     @classmethod
     def of(cls, fitted: HARE, slots: int = SLOTS, size: int = 4096) -> SlottedHARE:

@@ -57,10 +57,11 @@ loss of a noiseless person's recourse non-increasing across iterations.
 
 All people run at once: the gradient steps and bisections are tensors over
 ``(people, candidates, features)``; only who is still searching differs, through masks. Because
-Adam is elementwise, every loss is a sum of per-person terms and the bisection halves each
-person's segments as often as their own longest needs, a person's trajectory does not depend on
-who else is in the batch (up to the last bits of float arithmetic, whose kernels depend on the
-batch's shape; :mod:`simstudy.live.slots` fixes the shape where bits must not move).
+Adam is elementwise and every loss is a sum of per-person terms, a person's trajectory does not
+depend on who else is in the batch up to the last bits of float arithmetic, whose kernels
+depend on the batch's shape, and to the bisection, which halves every segment as often as the
+batch's longest segment needs (within the tolerance of the person's own stop;
+``halvings_per_person`` removes even that, as :mod:`simstudy.live.slots` needs).
 Random directions and tournament orders are keyed by
 ``(seed, purpose:iteration, applicant id)``.
 
@@ -157,6 +158,10 @@ class HARE(ScaledSpacePolicy):
     kind = "hare"
     Params = HAREParams
     asks_questions = True
+    #: BoundaryPointSearch halves each person's segments as often as their own longest needs
+    #: (:func:`~simstudy.policies.hare_steps.boundary_point_search`); by default, as often as
+    #: the batch's longest needs
+    halvings_per_person: bool = False
 
     def __init__(self, params: HAREParams | RecoursePolicy | None = None, /,
                  **values: Any) -> None:
@@ -330,7 +335,8 @@ class HARE(ScaledSpacePolicy):
                             None if box is None else (box[0][:, None], box[1][:, None]))
             box_i = None if box is None else (box[0][:, None], box[1][:, None])
             if state.realise is None:
-                c, shown = boundary_point_search(space, xs[idx], c, self.params.tolerance)
+                c, shown = boundary_point_search(space, xs[idx], c, self.params.tolerance,
+                                                 per_person=self.halvings_per_person)
                 if space.levels:
                     # a feature with levels is set to a code the person allows
                     c = snap_points(space, xs[idx, None, :], c, box_i, outward=True)
@@ -345,7 +351,8 @@ class HARE(ScaledSpacePolicy):
                     return state.realise(idx, zz, acts)
 
                 # bisection of the intervention values; descendants follow the world
-                z, shown = boundary_point_search(space, xs[idx], z, self.params.tolerance, judged)
+                z, shown = boundary_point_search(space, xs[idx], z, self.params.tolerance, judged,
+                                                 per_person=self.halvings_per_person)
                 if space.levels:
                     # intervention values of features with levels set to codes the person
                     # allows; the point shown is the counterfactual of the snapped action

@@ -11,8 +11,7 @@ space, for people ``(n,)`` with ``k`` candidates each:
    subspace (non-actionable coordinates zeroed) and renormalised. Candidates
    ``c_i = r + γ p_i``, clipped to the feasible box.
 2. **BoundaryPointSearch**: bisect ``[x, c_i]`` until the ends are closer than the tolerance,
-   keeping the approved end (every segment of a person halved as often as their longest
-   needs); the approved end replaces ``c_i`` (the smallest change along that
+   keeping the approved end; the approved end replaces ``c_i`` (the smallest change along that
    direction). Over a causal base ``c_i`` holds intervention values and every point judged is
    the world's counterfactual of the interpolated action (``realise``).
 3. **Comparative evaluation**: a tournament over the candidates in random order, the winner of
@@ -116,7 +115,7 @@ def actionable_sampling(
 @torch.no_grad()
 def boundary_point_search(
     space: ScaledSpace, x: torch.Tensor, c: torch.Tensor, tolerance: float = 1e-6,
-    realise: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    realise: Callable[[torch.Tensor], torch.Tensor] | None = None, per_person: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Bisection of every segment ``[x, c]`` to the decision boundary (HARE's BoundaryPointSearch).
 
@@ -129,6 +128,10 @@ def boundary_point_search(
             the intervened features, and every point judged is the world's counterfactual of
             ``θ(t)``: features the person does not act on follow the equations instead of
             being interpolated. ``None``: the segment's points themselves.
+        per_person: halve each person's segments as often as their own longest needs, so
+            that a person's boundary points do not depend on who else is in the batch; by
+            default every segment is halved as often as the batch's longest needs (the same
+            for a batch of one person).
 
     Returns:
         ``(c', approved)``: ``c'`` is the approved end, within ``tolerance`` of a rejected point
@@ -141,11 +144,11 @@ def boundary_point_search(
     start = x[:, None, :].expand_as(c).clone()
     end = c.clone()
     approved = approves(end)
-    # each person's number of halvings comes from their own longest segment, so that their
-    # boundary points do not depend on who else is searched in the same batch
-    longest = (end - start).norm(dim=2).max(dim=1).values.tolist() if c.numel() else []
+    longest = (end - start).norm(dim=2).max(dim=1).values if c.numel() else x.new_zeros(0)
+    if not per_person and len(longest):
+        longest = longest.max().expand(len(longest))
     halvings = torch.tensor([max(0, math.ceil(math.log2(length / tolerance)))
-                             if length > tolerance else 0 for length in longest],
+                             if length > tolerance else 0 for length in longest.tolist()],
                             dtype=torch.int64)
     for i in range(int(halvings.max()) if len(halvings) else 0):
         mid = (start + end) / 2
