@@ -122,12 +122,9 @@ class ComputePool:
         :meth:`LiveEngine.recourse_step`), computing in their process."""
         return self._pools[index % len(self._pools)].submit(_compute_step, index, *args)
 
-    def worker_of(self, index: int) -> int:
-        """The process computing participant ``index``'s steps."""
-        return index % len(self._pools)
-
     def submit_prefill(self, worker: int, steps: list[tuple]) -> Future:
-        """:meth:`LiveEngine.prefill` of first steps (all of participants of ``worker``)."""
+        """:meth:`LiveEngine.prefill` of first steps, all of participants whose steps
+        ``worker`` computes."""
         return self._pools[worker].submit(_compute_prefill, steps)
 
     def __call__(self, index: int, *args: Any) -> dict[str, Any]:
@@ -173,8 +170,8 @@ class LiveEngine:
     Args:
         path: the study document (a scenario with ``study.live``).
         cache: the model cache (default: the run's default cache folder).
-        slots: rows of every batch a refining policy's base is computed in
-            (:class:`~simstudy.live.slots.SlottedBase`).
+        slots: rows of every batch in which a refining policy's base and HARE's first
+            candidates are computed (:mod:`~simstudy.live.slots`).
 
     Example:
         >>> engine = LiveEngine("studies/personalization.yaml")  # doctest: +SKIP
