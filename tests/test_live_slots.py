@@ -157,3 +157,16 @@ def test_slotted_hare_keeps_the_policy_contract():
     check_policy(_SlottedHAREPolicy, engine.context_, people.x[rows], ids, profiles,
                  name="slotted-hare", seed=3,
                  recommend_kwargs=lambda r: {"feedback": people.feedback()})
+
+
+def test_only_bases_whose_rows_keep_to_themselves_are_batched(monkeypatch):
+    from simstudy.policies import CausalOracle, Wachter
+
+    assert Wachter.row_local and not CausalOracle.row_local
+    engine = prepared_engine()
+    assert engine.refines("hare")
+    monkeypatch.setattr(engine.fitted_["hare"].base_.policy, "row_local", False)
+    assert not engine.refines("hare")
+    steps = [(800, "hare", engine.people().x[0].tolist(),
+              engine.people().reported.scores[0].tolist(), [])]
+    assert engine.prefill(steps) == 0

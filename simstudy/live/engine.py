@@ -343,9 +343,12 @@ class LiveEngine:
                              "b": None if value.b is None else value.b.tolist()}}
 
     def refines(self, condition: str) -> bool:
-        """Whether the condition's policy refines a base (whose first steps :meth:`prefill`
-        batches)."""
-        return isinstance(getattr(self.fitted_[condition], "base_", None), SlottedBase)
+        """Whether the condition's policy refines a base whose first steps :meth:`prefill`
+        batches: one whose rows keep their bits in a batch of fixed shape
+        (:attr:`~simstudy.policies.base.RecoursePolicy.row_local`; other bases are computed
+        for each participant alone, in the same fixed shape)."""
+        base = getattr(self.fitted_[condition], "base_", None)
+        return isinstance(base, SlottedBase) and bool(getattr(base.policy, "row_local", False))
 
     def prefill(self, steps: list[tuple]) -> int:
         """Computes at once the bases of the refining policies that the first steps ``steps``

@@ -17,9 +17,12 @@ Here every computation is a batch of ``slots`` rows, and the participant with in
 always sits in row ``i mod slots``; the other rows hold other waiting participants or copies
 of a participant (rows never mix, so their values do not matter). The same participant
 therefore gets the same bits alone, in any batch, in any process, before and after a restart
-(``tests/test_live_slots.py`` checks it by value): :class:`SlottedBase` for a refining
-policy's base, :class:`SlottedHARE` for HARE's first iteration's candidates (everything before
-HARE's first question).
+(``tests/test_live_slots.py`` checks it by value). That needs a policy whose rows keep to
+themselves in every operation (:attr:`~simstudy.policies.base.RecoursePolicy.row_local`, as
+Wachter's masked search); one that gathers some rows' candidates together (the causal
+oracle's grid search) is computed for each participant alone, in the same fixed shape.
+:class:`SlottedBase` does this for a refining policy's base, :class:`SlottedHARE` for HARE's
+first iteration's candidates (everything before HARE's first question).
 
 Answers are remembered (keyed by every input), so replaying a participant's questions does
 not recompute them.

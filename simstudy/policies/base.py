@@ -135,6 +135,11 @@ class RecoursePolicy(ABC):
 
     #: whether :meth:`recommend` asks the people questions (needs ``feedback``)
     asks_questions: bool = False
+    #: whether each person's arithmetic depends only on their own row and its place in a
+    #: batch of a given size (tensors over all rows, masks, no gathering of some rows), so
+    #: that a person's bits in a batch of fixed shape do not depend on the other rows
+    #: (:mod:`simstudy.live.slots` batches only such policies)
+    row_local: bool = False
 
     @abstractmethod
     def recommend(

@@ -125,6 +125,7 @@ class Wachter(ScaledSpacePolicy):
 
     kind = "wachter"
     Params = WachterParams
+    row_local = True
 
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
                   seed: int = 0, feedback=None) -> Recourse:
