@@ -44,7 +44,7 @@ from .pages import render
 __all__ = ["create_app"]
 
 
-def create_app(prepare: Any, page_threads: int = 2, compute_threads: int = 4,
+def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
                gather: tuple[float, float] = (0.03, 0.25)) -> Any:
     """The Starlette application.
 
@@ -54,8 +54,9 @@ def create_app(prepare: Any, page_threads: int = 2, compute_threads: int = 4,
         page_threads: threads answering pages at once (see the module docstring). A page is
             a millisecond of Python under one interpreter lock, so more threads add no
             parallelism, only lock hand-offs: with 100 bots walking without pauses, 40 threads
-            cost the server 3.3-3.5 ms of CPU per answer, 2 threads 2.4-2.5 ms
-            (``benchmarks/live.py``).
+            cost the server 3.3-3.5 ms of CPU per answer, 3 threads 2.5-2.8 ms
+            (``benchmarks/live.py``); with 2, rating pages waited behind the burst's other
+            pages (a rating p95 of 307 ms in one of 3 runs, 119-163 ms with 3).
         compute_threads: threads computing recourse steps at once when the flow computes in
             the server's process.
         gather: ``(quiet, longest)`` seconds: a batch of first steps, when none is being
