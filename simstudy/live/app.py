@@ -61,7 +61,7 @@ def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
         page_threads: threads answering pages at once (see the module docstring). A page is
             a millisecond of Python under one interpreter lock, so more threads add no
             parallelism, only lock hand-offs: with 100 bots walking without pauses, 40 threads
-            cost the server 3.3-3.5 ms of CPU per answer, 3 threads 2.5-2.8 ms
+            cost the server 3.3-3.5 ms of CPU per answer, 3 threads 2.2-2.8 ms
             (``benchmarks/live.py``); with 2, rating pages waited behind the burst's other
             pages (a rating p95 of 307 ms in one of 3 runs, 119-163 ms with 3).
         compute_threads: threads computing recourse steps at once when the flow computes in

@@ -54,6 +54,37 @@ SLOTS = 64
 BaseCall = tuple[np.ndarray, ActionabilityProfiles, np.ndarray, int]
 
 
+class _Remembered(OrderedDict):
+    """Answers by key, the least recently used forgotten beyond ``size``; safe across the
+    threads of a compute process (its question sessions)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+        self.lock = threading.Lock()
+        # one computation at a time: a batch's answers are stored before anyone looks for them
+        self.computing = threading.Lock()
+
+    def missing(self, keyed: dict) -> dict:
+        """The entries of ``keyed`` whose key is not remembered."""
+        with self.lock:
+            return {key: item for key, item in keyed.items() if key not in self}
+
+    def store(self, pairs: Sequence[tuple[Any, Any]]) -> None:
+        with self.lock:
+            for key, value in pairs:
+                self[key] = value
+                self.move_to_end(key)
+            while len(self) > self.size:
+                self.popitem(last=False)
+
+    def take(self, keys: Sequence[Any]) -> list:
+        with self.lock:
+            for key in keys:
+                self.move_to_end(key)
+            return [self[key] for key in keys]
+
+
 def _key(x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray, seed: int) -> tuple:
     return (np.asarray(x, dtype=np.float64).tobytes(), profiles.scores.tobytes(),
             profiles.weights.tobytes(), np.asarray(ids, dtype=np.int64).tobytes(), int(seed))
@@ -88,11 +119,8 @@ class SlottedBase:
     def __init__(self, policy: Any, slots: int = SLOTS, size: int = 4096) -> None:
         if slots < 1:
             raise ValueError(f"slots must be at least 1, got {slots}")
-        self.policy, self.slots, self.size = policy, slots, size
-        self._memo: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-        # one batch at a time: a batch's answers are stored before anyone looks for them
-        self._computing = threading.Lock()
+        self.policy, self.slots = policy, slots
+        self._memo = _Remembered(size)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.policy, name)
@@ -100,13 +128,8 @@ class SlottedBase:
     def prefill(self, calls: Sequence[BaseCall]) -> None:
         """Computes (in as few batches as the slots allow) and remembers the calls not
         remembered yet."""
-        with self._computing:
-            with self._lock:
-                todo: dict[tuple, BaseCall] = {}
-                for call in calls:
-                    key = _key(*call)
-                    if key not in self._memo:
-                        todo[key] = call
+        with self._memo.computing:
+            todo = self._memo.missing({_key(*call): call for call in calls})
             for batch in self._batches(todo):
                 self._compute(batch)
 
@@ -116,13 +139,7 @@ class SlottedBase:
         rows = [(x[i:i + 1], profiles.subset(slice(i, i + 1)), ids[i:i + 1], int(seed))
                 for i in range(len(x))]
         self.prefill(rows)
-        with self._lock:
-            parts = []
-            for row in rows:
-                key = _key(*row)
-                self._memo.move_to_end(key)
-                parts.append(self._memo[key])
-        return parts[0] if len(parts) == 1 else _concat(parts)
+        return Recourse.concat(self._memo.take([_key(*row) for row in rows]))
 
     def _batches(self, todo: dict[tuple, BaseCall]) -> list[list[tuple[tuple, BaseCall]]]:
         return slot_batches({key: (int(call[2][0]), call[3], call) for key, call in todo.items()},
@@ -137,13 +154,9 @@ class SlottedBase:
         rec = self.policy.recommend(
             np.concatenate([r[0] for r in rows]), ActionabilityProfiles.concat(
                 [r[1] for r in rows]), np.concatenate([r[2] for r in rows]), filler[3])
-        with self._lock:
-            for key, call in batch:
-                slot = int(call[2][0]) % self.slots
-                self._memo[key] = rec.subset(slice(slot, slot + 1))
-                self._memo.move_to_end(key)
-            while len(self._memo) > self.size:
-                self._memo.popitem(last=False)
+        self._memo.store([(key, rec.subset(slice(slot, slot + 1)))
+                          for key, call in batch
+                          for slot in [int(call[2][0]) % self.slots]])
 
 
 def slot_batches(todo: dict[Any, tuple[int, int, Any]], slots: int
@@ -160,20 +173,6 @@ def slot_batches(todo: dict[Any, tuple[int, int, Any]], slots: int
         else:
             batches.append((seed, {slot: (key, item)}))
     return [list(taken.values()) for _, taken in batches]
-
-
-def _concat(parts: list[Recourse]) -> Recourse:
-    """The recourses of ``parts`` one after another (the extras every part has)."""
-    keys = set.intersection(*(set(p.extras) for p in parts))
-    cfs = [p.counterfactual for p in parts]
-    bases = [p.base for p in parts]
-    return Recourse(np.concatenate([p.intervened for p in parts]),
-                    np.concatenate([p.values for p in parts]),
-                    np.concatenate([p.found for p in parts]),
-                    {k: np.concatenate([np.asarray(p.extras[k]) for p in parts])
-                     for k in sorted(keys)},
-                    None if any(c is None for c in cfs) else np.concatenate(cfs),
-                    None if any(b is None for b in bases) else _concat(bases))
 
 
 class SlottedHARE(HARE):
@@ -215,9 +214,7 @@ class SlottedHARE(HARE):
             raise ValueError(f"slots must be at least 1, got {slots}")
         slotted = cls.__new__(cls)
         slotted.__dict__.update(fitted.__dict__)
-        slotted.slots, slotted.size = slots, size
-        slotted._memo = OrderedDict()
-        slotted._lock, slotted._computing = threading.Lock(), threading.Lock()
+        slotted.slots, slotted._memo = slots, _Remembered(size)
         return slotted
 
     def prefill_candidates(self, calls: Sequence[BaseCall]) -> int:
@@ -236,21 +233,16 @@ class SlottedHARE(HARE):
             return super()._candidates(state, idx, t, seed)
         rows = [(state, int(i), int(seed)) for i in idx]
         self._fill(rows)
-        with self._lock:
-            parts = [self._memo[_row_key(*row)] for row in rows]
+        parts = self._memo.take([_row_key(*row) for row in rows])
         c, z, acts, shown = (torch.cat([p[j] for p in parts]) for j in range(4))
         state.unapproved[idx] += (~shown).sum(dim=1)
         return c, z, acts, shown
 
     def _fill(self, rows: list[tuple[Any, int, int]]) -> int:
-        with self._computing:
-            with self._lock:
-                todo = {}
-                for row in rows:
-                    key = _row_key(*row)
-                    if key not in self._memo:
-                        todo[key] = (int(row[0].ids[row[1]]), row[2], row)
-            for batch in slot_batches(todo, self.slots):
+        with self._memo.computing:
+            todo = self._memo.missing({_row_key(*row): row for row in rows})
+            for batch in slot_batches({key: (int(row[0].ids[row[1]]), row[2], row)
+                                       for key, row in todo.items()}, self.slots):
                 self._compute(batch)
         return len(todo)
 
@@ -272,13 +264,9 @@ class SlottedHARE(HARE):
                          torch.cat([st.box[1][i:i + 1] for st, i in rows]))
         state.searching = stack("searching")
         out = super()._candidates(state, torch.arange(self.slots), 0, seed)
-        with self._lock:
-            for key, (st, i, _) in batch:
-                slot = int(st.ids[i]) % self.slots
-                self._memo[key] = tuple(v[slot:slot + 1].clone() for v in out)
-                self._memo.move_to_end(key)
-            while len(self._memo) > self.size:
-                self._memo.popitem(last=False)
+        self._memo.store([(key, tuple(v[slot:slot + 1].clone() for v in out))
+                          for key, (st, i, _) in batch
+                          for slot in [int(st.ids[i]) % self.slots]])
 
 
 def _row_key(state: Any, i: int, seed: int) -> tuple:

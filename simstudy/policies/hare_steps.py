@@ -144,12 +144,15 @@ def boundary_point_search(
     start = x[:, None, :].expand_as(c).clone()
     end = c.clone()
     approved = approves(end)
+    def needed(length: float) -> int:
+        return max(0, math.ceil(math.log2(length / tolerance))) if length > tolerance else 0
+
     longest = (end - start).norm(dim=2).max(dim=1).values if c.numel() else x.new_zeros(0)
-    if not per_person and len(longest):
-        longest = longest.max().expand(len(longest))
-    halvings = torch.tensor([max(0, math.ceil(math.log2(length / tolerance)))
-                             if length > tolerance else 0 for length in longest.tolist()],
-                            dtype=torch.int64)
+    if per_person:
+        halvings = torch.tensor([needed(v) for v in longest.tolist()], dtype=torch.int64)
+    else:
+        halvings = torch.full((len(longest),), needed(float(longest.max())) if len(longest)
+                              else 0, dtype=torch.int64)
     for i in range(int(halvings.max()) if len(halvings) else 0):
         mid = (start + end) / 2
         ok = approves(mid)[..., None]

@@ -6,6 +6,7 @@ importing the other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,11 +58,32 @@ class Recourse:
         return self.found.shape[0]
 
     def subset(self, rows: np.ndarray | slice) -> Recourse:
-        """The recourse of the people at ``rows`` (extras and the base recourse included)."""
+        """The recourse of the people at ``rows`` (extras, points shown and the base recourse
+        included)."""
         return Recourse(self.intervened[rows], self.values[rows], self.found[rows],
                         {k: np.asarray(v)[rows] for k, v in self.extras.items()},
                         None if self.counterfactual is None else self.counterfactual[rows],
                         None if self.base is None else self.base.subset(rows))
+
+    @classmethod
+    def concat(cls, parts: Sequence[Recourse]) -> Recourse:
+        """The recourses of ``parts`` one after another: the extras every part has, the
+        points shown where any part has them (a part without: its intervention values), the
+        base where every part has one."""
+        if len(parts) == 1:
+            return parts[0]
+        keys = [k for k in parts[0].extras if all(k in p.extras for p in parts)]
+        cfs = [p.counterfactual for p in parts]
+        cf = None
+        if any(c is not None for c in cfs):
+            cf = np.concatenate([c if c is not None else np.where(p.intervened, p.values, np.nan)
+                                 for c, p in zip(cfs, parts, strict=True)])
+        bases = [p.base for p in parts]
+        return cls(np.concatenate([p.intervened for p in parts]),
+                   np.concatenate([p.values for p in parts]),
+                   np.concatenate([p.found for p in parts]),
+                   {k: np.concatenate([np.asarray(p.extras[k]) for p in parts]) for k in keys},
+                   cf, cls.concat(bases) if all(b is not None for b in bases) else None)
 
     @classmethod
     def none(cls, n: int, d: int) -> Recourse:

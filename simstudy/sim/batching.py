@@ -18,8 +18,7 @@ from ..primitives.feedback import Feedback
 from ..primitives.profiles import ActionabilityProfiles
 from ..world.base import CausalWorld
 
-__all__ = ["chunks", "slice_recourse", "concat_recourse", "decide", "recommend", "evaluate",
-           "counterfactual"]
+__all__ = ["chunks", "decide", "recommend", "evaluate", "counterfactual"]
 
 
 def chunks(n: int, size: int | None) -> Iterator[slice]:
@@ -29,33 +28,6 @@ def chunks(n: int, size: int | None) -> Iterator[slice]:
     step = n if size is None else int(size)
     for start in range(0, n, step):
         yield slice(start, min(start + step, n))
-
-
-def slice_recourse(rec: Recourse, rows: slice | np.ndarray) -> Recourse:
-    """The recourses of some rows (extras, counterfactual points and base included)."""
-    cf = None if rec.counterfactual is None else rec.counterfactual[rows]
-    base = None if rec.base is None else slice_recourse(rec.base, rows)
-    return Recourse(rec.intervened[rows], rec.values[rows], rec.found[rows],
-                    {k: np.asarray(v)[rows] for k, v in rec.extras.items()}, cf, base)
-
-
-def concat_recourse(parts: list[Recourse]) -> Recourse:
-    """Stacks recourses of consecutive row blocks; extras present in every part are kept."""
-    if len(parts) == 1:
-        return parts[0]
-    keys = set.intersection(*(set(p.extras) for p in parts))
-    cfs = [p.counterfactual for p in parts]
-    cf = None
-    if any(c is not None for c in cfs):
-        cf = np.concatenate([c if c is not None else np.where(p.intervened, p.values, np.nan)
-                             for c, p in zip(cfs, parts, strict=True)])
-    bases = [p.base for p in parts]
-    base = concat_recourse(bases) if all(b is not None for b in bases) else None
-    return Recourse(np.concatenate([p.intervened for p in parts]),
-                    np.concatenate([p.values for p in parts]),
-                    np.concatenate([p.found for p in parts]),
-                    {k: np.concatenate([np.asarray(p.extras[k]) for p in parts]) for k in keys},
-                    cf, base)
 
 
 @torch.no_grad()
@@ -75,14 +47,14 @@ def recommend(policy: RecoursePolicy, x: np.ndarray, profiles: ActionabilityProf
     extra = {} if feedback is None else {"feedback": feedback}
     parts = [policy.recommend(x[s], profiles.subset(s), ids[s], seed, **extra)
              for s in chunks(x.shape[0], size)]
-    return concat_recourse(parts)
+    return Recourse.concat(parts)
 
 
 def evaluate(world: CausalWorld, model: torch.nn.Module, x: np.ndarray, rec: Recourse,
              profiles: ActionabilityProfiles, feature_range: np.ndarray,
              size: int | None) -> dict[str, np.ndarray]:
     """:func:`simstudy.metrics.evaluate_recourse` in chunks, concatenated."""
-    parts = [evaluate_recourse(world, model, x[s], slice_recourse(rec, s), profiles.subset(s),
+    parts = [evaluate_recourse(world, model, x[s], rec.subset(s), profiles.subset(s),
                                feature_range) for s in chunks(x.shape[0], size)]
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 

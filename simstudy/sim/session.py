@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from ..primitives.recourse import Recourse
 from . import batching
 
 __all__ = ["SessionPhase"]
@@ -104,10 +105,10 @@ class SessionPhase:
             sel = np.flatnonzero(blocks == b)
             rec_b, ev_b = self._ahead[b]
             rows = self._ahead_row[ids[sel]]
-            parts.append((batching.slice_recourse(rec_b, rows),
+            parts.append((rec_b.subset(rows),
                           {key: v[rows] for key, v in ev_b.items()}))
             positions.append(sel)
         order = np.argsort(np.concatenate(positions), kind="stable")
-        rec = batching.slice_recourse(batching.concat_recourse([p[0] for p in parts]), order)
+        rec = Recourse.concat([p[0] for p in parts]).subset(order)
         ev = {key: np.concatenate([p[1][key] for p in parts])[order] for key in parts[0][1]}
         return rec, ev
