@@ -25,10 +25,9 @@ pages and costs little (:mod:`~simstudy.live.questions`). The bases and first ca
 first steps waiting for the same compute process are computed together, in one batch while the
 previous batch runs, the first of a burst waiting for the others (``gather``)
 (:mod:`~simstudy.live.slots`: each participant gets the answer they would get alone). Then
-first steps go to the compute process in arrival order, at most ``QUEUED_STEPS`` at a time (so
-the process never waits for the server to hand it the next one), and later steps go ahead of
-the waiting ones: a question page does not wait for a burst of other participants' first
-recourses.
+first steps go to the compute process in arrival order, at most ``QUEUED_STEPS`` at a time,
+and later steps go ahead of the waiting ones: a question page does not wait for a burst of
+other participants' first recourses.
 """
 
 from __future__ import annotations
@@ -45,9 +44,9 @@ from .pages import render
 __all__ = ["QUEUED_STEPS", "create_app"]
 
 #: First steps queued in a compute process at once. Once batched, a first step costs a few ms
-#: of CPU; with fewer queued, the process waits between steps for the busy server to hand it
-#: the next (100 bots without pauses: recourse p95 747-1005 ms with 2 queued over 6 runs,
-#: 728-824 ms with 8 over 3), and a question step waits behind at most these few.
+#: of CPU, so a question step waits behind at most these few; fewer queued measured slower
+#: (100 bots without pauses: recourse p95 747-1005 ms with 2 queued over 6 runs, 728-824 ms
+#: with 8 over 3).
 QUEUED_STEPS = 8
 
 
@@ -59,8 +58,8 @@ def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
         prepare: a :class:`~simstudy.live.flow.StudyFlow`, or a callable returning one
             (called in a background thread at start-up).
         page_threads: threads answering pages at once (see the module docstring). A page is
-            a millisecond of Python under one interpreter lock, so more threads add no
-            parallelism, only lock hand-offs: with 100 bots walking without pauses, 40 threads
+            a millisecond of Python under one interpreter lock, and more threads cost CPU
+            without adding speed: with 100 bots walking without pauses, 40 threads
             cost the server 3.3-3.5 ms of CPU per answer, 3 threads 2.2-2.8 ms
             (``benchmarks/live.py``); with 2, rating pages waited behind the burst's other
             pages (a rating p95 of 307 ms in one of 3 runs, 119-163 ms with 3).
