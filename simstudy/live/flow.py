@@ -230,7 +230,7 @@ class StudyFlow:
                     self.store.assign(uid, self.engine.conditions,
                                       self.engine.assignment_draw(p["idx"]),
                                       self.live.target_per_condition,
-                                      60.0 * self.live.abandon_after_minutes)
+                                      60.0 * self.live.timeout_minutes)
                 else:
                     self.store.set_status(uid, "no_consent", finished=True)
                 return None

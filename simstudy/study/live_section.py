@@ -42,7 +42,7 @@ from pydantic import Field, model_validator
 
 from ..core.documents import StrictModel
 
-__all__ = ["AttentionCheckSpec", "QuestionnaireSpec", "CompletionSpec", "LiveSpec",
+__all__ = ["AttentionCheckSpec", "QuestionnaireSpec", "CompletionSpec", "NoPlanSpec", "LiveSpec", "EXCLUSION_REASONS",
            "ATTENTION_PLACES", "NEUTRAL_WORDS", "live_problems"]
 
 #: Where an attention check may stand: after the profile page, after the actionability page,
@@ -111,6 +111,33 @@ class CompletionSpec(StrictModel):
         return self
 
 
+class NoPlanSpec(StrictModel):
+    """What happens to a participant whose condition finds no plan for their stated profile.
+
+    ``exclude``: they finish the study (rating the random plans) but are not counted towards
+    their condition's target and are excluded from the confirmatory analysis. ``replace``: the
+    ``replacement`` condition serves them instead; the export keeps both conditions.
+    """
+
+    rule: Literal["exclude", "replace"] = "exclude"
+    replacement: str | None = None
+
+    @model_validator(mode="after")
+    def _replacement(self) -> NoPlanSpec:
+        if (self.rule == "replace") != (self.replacement is not None):
+            raise ValueError("rule 'replace' needs a replacement condition, and only it does")
+        return self
+
+
+#: The exclusions ``simstudy analyze`` applies to a live export, by participant status or flag.
+EXCLUSION_REASONS = ("failed_attention", "no_plan", "timed_out", "pilot")
+
+_DEFAULT_DEBRIEFING = (
+    "Thank you for taking part. Some of the plans you rated were not computed for your "
+    "profile: besides the plan of the AI system under study, you were shown plans made of "
+    "random changes, so that we can compare how people rate them. No plan shown here is "
+    "advice about a real loan.")
+
 _DEFAULT_CONSENT = (
     "This study asks you to enter a loan applicant's profile, to say which of its items you "
     "could change, and to rate plans an AI system suggests for obtaining approval. It takes "
@@ -132,8 +159,18 @@ class LiveSpec(StrictModel):
         reject_after_failures: failed checks that give the ``failed_attention`` code.
         completion: completion codes and redirect.
         consent: the consent text.
-        abandon_after_minutes: an unfinished participant stops counting towards their
-            condition's balance after this long.
+        timeout_minutes: an unfinished participant's slot is held at most this long; then it
+            is released and the participant is marked ``timed_out`` (they cannot complete).
+        framing: ``own_profile`` (participants enter their own profile) or ``vignette``
+            (they imagine the applicant described by ``vignette``, as Tominaga et al. framed
+            theirs: imagine applying for a car loan).
+        vignette: the scenario text shown with ``framing: vignette``.
+        platform: the recruitment platform whose rules the server applies (``prolific``:
+            PROLIFIC_PID format, STUDY_ID, statuses; ``none``: any participant id).
+        study_id: the platform's study id that entry links must carry (``prolific``).
+        no_plan: the rule for a participant whose condition finds no plan.
+        debriefing: the last page's text (discloses the random plans).
+        exclusions: who ``simstudy analyze`` excludes from the confirmatory analysis.
     """
 
     conditions: list[str] | None = Field(None, min_length=2)
@@ -146,13 +183,23 @@ class LiveSpec(StrictModel):
     completion: CompletionSpec = Field(default_factory=lambda: CompletionSpec(
         completed="COMPLETED", failed_attention="FAILEDCHECK", no_consent="NOCONSENT"))
     consent: str = _DEFAULT_CONSENT
-    abandon_after_minutes: float = Field(90.0, gt=0)
+    timeout_minutes: float = Field(90.0, gt=0)
+    framing: Literal["own_profile", "vignette"] = "own_profile"
+    vignette: str | None = None
+    platform: Literal["prolific", "none"] = "none"
+    study_id: str | None = None
+    no_plan: NoPlanSpec = Field(default_factory=NoPlanSpec)
+    debriefing: str = _DEFAULT_DEBRIEFING
+    exclusions: list[Literal["failed_attention", "no_plan", "timed_out", "pilot"]] = Field(
+        default_factory=lambda: list(EXCLUSION_REASONS))
 
     @model_validator(mode="after")
     def _failures(self) -> LiveSpec:
         if self.reject_after_failures > len(self.attention_checks):
             raise ValueError(f"reject_after_failures {self.reject_after_failures} exceeds the "
                              f"{len(self.attention_checks)} attention checks")
+        if self.framing == "vignette" and not self.vignette:
+            raise ValueError("framing 'vignette' needs the vignette text (vignette: ...)")
         return self
 
     def live_conditions(self, study_policies: list[str]) -> list[str]:
@@ -171,6 +218,10 @@ def live_problems(live: LiveSpec, study_policies: list[str]) -> list[tuple[str, 
                                                        f"({study_policies})"))
     if live.conditions is not None and len(set(live.conditions)) != len(live.conditions):
         out.append(("study.live.conditions", "a condition is named twice"))
+    replacement = live.no_plan.replacement
+    if replacement is not None and replacement not in live.live_conditions(study_policies):
+        out.append(("study.live.no_plan.replacement", f"{replacement!r} is not a live condition "
+                                                      f"({live.live_conditions(study_policies)})"))
     for field in ("completed", "failed_attention", "no_consent"):
         if not _CODE.match(getattr(live.completion, field)):
             out.append((f"study.live.completion.{field}", "a code is letters, digits, _ and -"))
