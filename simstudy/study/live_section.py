@@ -42,8 +42,8 @@ from pydantic import Field, model_validator
 
 from ..core.documents import StrictModel
 
-__all__ = ["AttentionCheckSpec", "QuestionnaireSpec", "CompletionSpec", "NoPlanSpec", "LiveSpec", "EXCLUSION_REASONS",
-           "ATTENTION_PLACES", "NEUTRAL_WORDS", "live_problems"]
+__all__ = ["AttentionCheckSpec", "QuestionnaireSpec", "CompletionSpec", "NoPlanSpec", "LiveSpec",
+           "EXCLUSION_REASONS", "ATTENTION_PLACES", "NEUTRAL_WORDS", "live_problems"]
 
 #: Where an attention check may stand: after the profile page, after the actionability page,
 #: after the first rating page, or after the last one.
