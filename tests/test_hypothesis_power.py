@@ -79,7 +79,7 @@ def test_power_per_hypothesis_jointly_with_failed_fits_and_the_pool(tmp_path, ca
     table = pd.read_csv(tmp_path / "p" / "power.csv")
     assert {"H1", "H2", "H3", "all"} <= set(table["hypothesis"])
     assert {"failed", "fitted"} <= set(table.columns)
-    assert (table["failed"] + table["fitted"] == table["simulations"]).all()
+    assert (table["failed"] + table["skipped"] + table["fitted"] == table["simulations"]).all()
     # joint power never exceeds the power of any one hypothesis in the same simulations
     parts = pd.read_csv(tmp_path / "p" / "parts" / "n16.csv")
     assert (parts["significant:all"] <= parts[["significant:H1", "significant:H2",
