@@ -54,8 +54,8 @@ from .hypothesis_tests import design_model
 __all__ = ["ContrastResult", "fit_policy_contrast", "policy_contrasts", "CONTRAST_COLUMNS"]
 
 #: Columns of the table :func:`policy_contrasts` returns (one row per response x policy).
-CONTRAST_COLUMNS = ["response", "model", "policy", "baseline", "estimate", "se", "lower", "upper", "z",
-                    "p", "mean_policy", "mean_baseline", "n_ratings", "n_participants",
+CONTRAST_COLUMNS = ["response", "model", "policy", "baseline", "estimate", "se", "lower", "upper",
+                    "z", "p", "mean_policy", "mean_baseline", "n_ratings", "n_participants",
                     "sd_intercept", "sd_resid", "omnibus_chi2", "omnibus_df", "omnibus_p",
                     "converged"]
 

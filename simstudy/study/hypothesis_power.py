@@ -14,8 +14,9 @@ Power of ``H`` at N is the share rejected among the simulations whose fit of ``H
 with its Clopper-Pearson interval; the failed fits are reported in their own column (never
 counted as "not significant"). The smooth beside a distance hypothesis (fitted with the
 hypothesis's ``adjust`` covariates) is not fitted where the rows hold fewer than 4 distinct
-distances: those studies are counted as ``skipped``, apart from the failed fits. Joint power is the share of simulations in which all hypotheses
-are rejected, among those where no fit failed.
+distances: those studies are counted as ``skipped``, apart from the failed fits. Joint power
+is the share of simulations in which all hypotheses are rejected, among those where no fit
+failed.
 
 Example:
     >>> h = HypothesisSpec.model_validate({"contrast": ["a", "b"], "direction": "greater"})

@@ -24,9 +24,10 @@ The Wald statistic ``z = beta / se`` gives the p-value the direction asks for: `
 for ``greater`` / ``increasing``, ``Phi(z)`` for ``less`` / ``decreasing``, ``2 (1 - Phi(|z|))``
 for ``two-sided``. The family is corrected by Holm's step-down rule (or Bonferroni, or none):
 rejections by the rule at its boundary (:func:`reject`, ``p <= alpha / (m - i)``), adjusted
-p-values reported beside (statsmodels' ``multipletests``); a hypothesis whose fit failed or did not converge is
-``failed``: never counted as "not significant", and it enters the adjustment of the others with
-p = 1 (as a hypothesis tested and not rejected, the conservative reading). A covariate constant
+p-values reported beside (statsmodels' ``multipletests``); a hypothesis whose fit failed or
+did not converge is ``failed``: never counted as "not significant", and it enters the
+adjustment of the others with p = 1 (as a hypothesis tested and not rejected, the conservative
+reading). A covariate constant
 within the rows tested is left out of that fit (it cannot be estimated) and noted.
 
 References:
