@@ -12,7 +12,7 @@ from test_scenario_study import SCENARIO
 from simstudy.cli import main
 from simstudy.core.documents import DocumentError
 from simstudy.run.scenario import load_scenario
-from simstudy.run.study_power import run_study_power
+from simstudy.planning.study_power import run_study_power
 
 HYPOTHESES = [{"contrast": ["personal", "universal"], "response": "act", "direction": "greater"},
               {"distance": "sparsity", "response": "act", "direction": "decreasing",

@@ -77,7 +77,7 @@ def _calibrate_cmd(args) -> int:
 def preregistration(scenario_path: str | Path, power_dir: str | Path | None) -> str:
     """The preregistration page (Markdown) of a scenario's study (see the module docstring)."""
     from ..core.store import file_sha256
-    from ..run.study_power import study_setup
+    from ..planning.study_power import study_setup
     from ..study.effects import parameter_table
     from ..study.hypotheses import hypothesis_names
 

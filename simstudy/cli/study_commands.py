@@ -252,7 +252,7 @@ def _is_scenario(path: str) -> bool:
 
 
 def _scenario_power_cmd(args) -> int:
-    from ..run.study_power import run_study_power
+    from ..planning.study_power import run_study_power
 
     res = run_study_power(args.plan, args.out, simulations=args.simulations,
                           workers=args.workers, response_file=args.response,

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .from_scenario import StudyPowerTask, simulated_table
+from .from_scenario import StudyPowerTask
 from .hypotheses import HypothesisSpec, hypothesis_names
 from .hypothesis_tests import evaluate_hypotheses, evaluate_hypothesis, group_mask
 from .power import clopper_pearson
@@ -66,9 +66,11 @@ def group_values(pool: pd.DataFrame, column: str) -> tuple[str, ...]:
 
 
 def hypothesis_columns(hypotheses: list[HypothesisSpec],
-                       groups: tuple[tuple[str, str, tuple[str, ...]], ...] = ()) -> list[str]:
-    """The part files' columns for a family of hypotheses."""
-    cols = ["n", "sim"]
+                       groups: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
+                       extras: tuple[str, ...] = ()) -> list[str]:
+    """The part files' columns for a family of hypotheses (``extras``: what a design records
+    beside the tests, e.g. a live study's arrivals)."""
+    cols = ["n", "sim", *extras]
     for name, h in zip(hypothesis_names(hypotheses), hypotheses, strict=True):
         cols += [f"p:{name}", f"estimate:{name}", f"failed:{name}", f"significant:{name}"]
         if h.kind == "distance" and h.smooth:
@@ -81,14 +83,14 @@ def hypothesis_columns(hypotheses: list[HypothesisSpec],
 
 def simulate_hypotheses_study(task: HypothesisPowerTask) -> dict:
     """Simulates one study and tests its hypotheses; one part-file row."""
-    table = simulated_table(task)
+    table, extras = task.analysed_table()
     alpha = task.power.alpha
     hyps = list(task.hypotheses)
     names = hypothesis_names(hyps)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # hundreds of refits: per-fit notes would flood the log
         res = evaluate_hypotheses(table, hyps, alpha, task.multiplicity)
-    row: dict = {"n": task.n_participants, "sim": task.sim}
+    row: dict = {"n": task.n_participants, "sim": task.sim, **extras}
     for name, h, r in zip(names, hyps, res.itertuples(index=False), strict=True):
         row[f"p:{name}"] = float(r.p)
         row[f"estimate:{name}"] = float(r.estimate)
