@@ -11,8 +11,8 @@ from test_scenario_study import SCENARIO
 
 from simstudy.cli import main
 from simstudy.core.documents import DocumentError
-from simstudy.run.scenario import load_scenario
 from simstudy.planning.study_power import run_study_power
+from simstudy.run.scenario import load_scenario
 
 HYPOTHESES = [{"contrast": ["personal", "universal"], "response": "act", "direction": "greater"},
               {"distance": "sparsity", "response": "act", "direction": "decreasing",

@@ -50,7 +50,8 @@ from .exclusions import apply_exclusions
 from .from_scenario import response_inputs
 from .hypothesis_power import HypothesisPowerTask
 
-__all__ = ["LivePowerTask", "LIVE_EXTRAS", "EXCLUDED", "recruitment", "assign_condition", "simulate_live_table", "export_rates",
+__all__ = ["LivePowerTask", "LIVE_EXTRAS", "EXCLUDED", "recruitment", "assign_condition",
+           "simulate_live_table", "export_rates",
            "LIVE_POOL_COLUMNS", "pool_no_plan_rates"]
 
 #: Exclusion reasons a simulated live study counts (the file's and ``not_completed``).

@@ -30,7 +30,8 @@ from ..people.spec import ResponseSpecs
 from .hypotheses import HypothesisSpec, Multiplicity, hypothesis_problems
 from .live_section import LiveSpec, live_problems
 
-__all__ = ["RateSpec", "PowerRates", "StudyPowerSpec", "StudySectionSpec", "study_problems", "study_response",
+__all__ = ["RateSpec", "PowerRates", "StudyPowerSpec", "StudySectionSpec", "study_problems",
+           "study_response",
            "response_scope_problems"]
 
 
