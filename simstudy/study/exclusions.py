@@ -41,15 +41,19 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 import pandas as pd
 
 from .live_section import EXCLUSION_REASONS
 
-__all__ = ["Exclusions", "apply_exclusions", "LIVE_COLUMNS", "exclusion_rule"]
+__all__ = ["Exclusions", "apply_exclusions", "LIVE_COLUMNS", "exclusion_rule",
+           "record_exclusions"]
 
 #: The export's per-participant columns the exclusions read, with their neutral values.
 LIVE_COLUMNS = {"status": "completed", "no_plan": 0, "pilot": 0, "assigned_condition": None}
@@ -165,3 +169,15 @@ def apply_exclusions(table: pd.DataFrame, reasons: Sequence[str], group: str = "
     out = per[per["reason"] != ""].sort_values(group, kind="stable").reset_index(drop=True)
     kept = table[~table[group].isin(out[group])].reset_index(drop=True)
     return Exclusions(kept, out, notes)
+
+
+def record_exclusions(res: Exclusions, out: Path | None, source: str, group: str = "uid",
+                      stream: TextIO | None = None) -> None:
+    """Says who was excluded and why (one line, the notes on neutral columns once each) and
+    writes ``exclusions.csv`` (``uid, reason``) in ``out``."""
+    stream = sys.stdout if stream is None else stream
+    for note in res.notes:
+        print(f"{source}: {note}", file=sys.stderr)
+    print(f"exclusions: {res.summary(group)}", file=stream)
+    if out is not None:
+        res.excluded.to_csv(Path(out) / "exclusions.csv", index=False)

@@ -171,6 +171,9 @@ class LiveSpec(StrictModel):
         no_plan: the rule for a participant whose condition finds no plan.
         debriefing: the last page's text (discloses the random plans).
         exclusions: who ``simstudy analyze`` excludes from the confirmatory analysis.
+        version: the study file's version (1 for the first; raise it with every change made
+            after participants took part): the export's ``study_version`` and the
+            preregistration's "study version".
     """
 
     conditions: list[str] | None = Field(None, min_length=2)
@@ -192,6 +195,7 @@ class LiveSpec(StrictModel):
     debriefing: str = _DEFAULT_DEBRIEFING
     exclusions: list[Literal["failed_attention", "no_plan", "timed_out", "pilot"]] = Field(
         default_factory=lambda: list(EXCLUSION_REASONS))
+    version: int = Field(1, ge=1)
 
     @model_validator(mode="after")
     def _failures(self) -> LiveSpec:
