@@ -94,7 +94,7 @@ def test_power_per_hypothesis_jointly_with_failed_fits_and_the_pool(tmp_path, ca
 
 
     assert hashlib.sha256(path.read_bytes()).hexdigest() in text
-    for needed in ("act: personal > universal", "one-sided (greater)", "Holm",
+    for needed in ("act: personal > universal", "one-sided, greater", "Holm",
                    "alpha = 0.05", "act.blocked_penalty | 2.0 | default (assumed)",
                    "failed fits", "Eligible pool", "exclude_blocked"):
         assert needed in text, needed

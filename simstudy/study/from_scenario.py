@@ -277,7 +277,7 @@ def study_table(pool: pd.DataFrame, people: Any, response: Any, study: StudySect
                                                      study.random_others, seed, groups)],
                          ignore_index=True)
     who = people.rows(rows["applicant_id"].to_numpy())
-    inputs = people.responseresponse_inputs(who, rows["cost"].to_numpy(float),
+    inputs = people.response_inputs(who, rows["cost"].to_numpy(float),
                                     rows["cost_unweighted"].to_numpy(float),
                                     rows["sparsity"].to_numpy(float),
                                     rows["proximity"].to_numpy(float),
