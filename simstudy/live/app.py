@@ -8,7 +8,8 @@ Routes:
 - ``GET /p/{uid}``: the page the participant is on (derived from the stored answers);
 - ``POST /p/{uid}``: an answer; recorded, then ``303`` back to ``GET /p/{uid}``
   (post/redirect/get, so a refresh never re-submits);
-- ``GET /healthz``: ``200`` once the policies are ready, ``503`` while they are prepared.
+- ``GET /healthz``: ``200`` once the policies are ready (JSON: ``status`` and the
+  ``study_sha256`` of the study file served), ``503`` while they are prepared.
 
 The study is prepared (world, decision model, policies) in a background thread at start-up,
 so the server answers ``/healthz`` at once. A page is answered in one of ``page_threads``
@@ -38,6 +39,7 @@ import threading
 from contextlib import asynccontextmanager
 from typing import Any
 
+from ..core.store import file_sha256
 from .flow import Page, StepNeeded
 from .pages import render
 
@@ -75,7 +77,12 @@ def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
     from anyio import CapacityLimiter
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse
+    from starlette.responses import (
+        HTMLResponse,
+        JSONResponse,
+        PlainTextResponse,
+        RedirectResponse,
+    )
     from starlette.routing import Route
 
 
@@ -178,7 +185,10 @@ def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
             return PlainTextResponse(f"failed: {state['error']}", status_code=500)
         if state["flow"] is None:
             return PlainTextResponse("preparing", status_code=503)
-        return PlainTextResponse("ready")
+        if "study_sha256" not in state:  # what `simstudy bots` compares with its study file
+            path = getattr(state["flow"].engine, "path", None)
+            state["study_sha256"] = file_sha256(path) if path is not None else None
+        return JSONResponse({"status": "ready", "study_sha256": state["study_sha256"]})
 
     def _not_ready() -> Any:
         return HTMLResponse("<p>The study is starting; please reload in a moment.</p>",
