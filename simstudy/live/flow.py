@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,7 +76,8 @@ class StudyFlow:
         self.engine, self.store, self.key = engine, store, key
         self.compute = engine.recourse_step if compute is None else compute
         self.live = engine.live
-        self._locks: dict[str, threading.Lock] = {}
+        # a participant's lock lives while a request holds it: ids leave nothing behind
+        self._locks: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._locks_lock = threading.Lock()
         roles = engine.context_.world.roles
         store.set_meta("study", json.dumps({
@@ -83,9 +85,12 @@ class StudyFlow:
             "sensitive": list(roles.sensitive), "policies": engine.policies,
             "conditions": engine.conditions}, sort_keys=True))
 
-    def _lock(self, uid: str) -> threading.Lock:
+    def _lock(self, uid: str) -> Any:
         with self._locks_lock:
-            return self._locks.setdefault(uid, threading.Lock())
+            lock = self._locks.get(uid)
+            if lock is None:
+                lock = self._locks[uid] = threading.Lock()
+            return lock
 
     def checks(self, place: str) -> list[str]:
         return [f"check:{i}" for i, c in enumerate(self.live.attention_checks)
