@@ -39,7 +39,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from .flow import Page, StepNeeded
-from .pages import render
 
 __all__ = ["QUEUED_STEPS", "create_app"]
 
@@ -192,7 +191,7 @@ def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
         pid = (q.get("PROLIFIC_PID") or "").strip()
         if not pid:
 
-            return HTMLResponse(render(Page("unknown", "unknown"), "/"))
+            return HTMLResponse(flow.pages.render(Page("unknown", "unknown"), "/"))
         uid = await run_in_threadpool(flow.enter, pid, q.get("STUDY_ID"), q.get("SESSION_ID"))
         return RedirectResponse(f"/p/{uid}", status_code=303)
 
@@ -203,7 +202,7 @@ def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
         uid = request.path_params["uid"]
         page = await with_steps(flow.current, flow, uid)
         status = 404 if page.kind == "unknown" else 200
-        return HTMLResponse(render(page, f"/p/{uid}"), status_code=status,
+        return HTMLResponse(flow.pages.render(page, f"/p/{uid}"), status_code=status,
                             headers={"Cache-Control": "no-store"})
 
     async def submit(request: Request) -> Any:
@@ -214,7 +213,7 @@ def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
         form = {k: str(v) for k, v in (await request.form()).items()}
         refused = await with_steps(flow.submit, flow, uid, form)
         if refused is not None:
-            return HTMLResponse(render(refused, f"/p/{uid}"), status_code=422,
+            return HTMLResponse(flow.pages.render(refused, f"/p/{uid}"), status_code=422,
                                 headers={"Cache-Control": "no-store"})
         return RedirectResponse(f"/p/{uid}", status_code=303)
 
