@@ -29,6 +29,7 @@ import json
 import math
 import re
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,7 +84,8 @@ class StudyFlow:
 
         #: the pages' renderer (templates, texts, number format)
         self.pages = Pages(self.live, engine.path.parent)
-        self._locks: dict[str, threading.Lock] = {}
+        # a participant's lock lives while a request holds it: ids leave nothing behind
+        self._locks: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._locks_lock = threading.Lock()
         roles = engine.context_.world.roles
         store.set_meta("study", json.dumps({
@@ -91,9 +93,12 @@ class StudyFlow:
             "sensitive": list(roles.sensitive), "policies": engine.policies,
             "conditions": engine.conditions}, sort_keys=True))
 
-    def _lock(self, uid: str) -> threading.Lock:
+    def _lock(self, uid: str) -> Any:
         with self._locks_lock:
-            return self._locks.setdefault(uid, threading.Lock())
+            lock = self._locks.get(uid)
+            if lock is None:
+                lock = self._locks[uid] = threading.Lock()
+            return lock
 
     def checks(self, place: str) -> list[str]:
         return [f"check:{i}" for i, c in enumerate(self.live.attention_checks)
