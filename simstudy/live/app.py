@@ -23,7 +23,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from .flow import Page
-from .pages import render
 from .steps import QUEUED_STEPS, StepScheduler
 
 __all__ = ["QUEUED_STEPS", "LiveServer", "create_app"]
@@ -57,12 +56,14 @@ class LiveServer:
             self.error = f"{type(exc).__name__}: {exc}"
 
     # -- responses --------------------------------------------------------------------------
-    @staticmethod
-    def page_response(page: Page, action: str, status: int = 200) -> Any:
-        """The HTML response showing ``page``, its form posting to ``action``."""
+    def page_response(self, page: Page, action: str, status: int = 200) -> Any:
+        """The HTML response showing ``page`` (the study's templates and texts,
+        :attr:`StudyFlow.pages <simstudy.live.flow.StudyFlow.pages>`), its form posting to
+        ``action``."""
         from starlette.responses import HTMLResponse
 
-        return HTMLResponse(render(page, action), status_code=status, headers=_NO_STORE)
+        return HTMLResponse(self.flow.pages.render(page, action), status_code=status,
+                            headers=_NO_STORE)
 
     @staticmethod
     def not_ready() -> Any:
