@@ -174,6 +174,11 @@ class LiveSpec(StrictModel):
         version: the study file's version (1 for the first; raise it with every change made
             after participants took part): the export's ``study_version`` and the
             preregistration's "study version".
+        locale: the language of the pages' texts: a shipped locale (``en``, ``de``) or a
+            YAML file relative to the study file; keys it lacks are English.
+        strings: page texts replacing the locale's, by dotted key (``title.profile: ...``).
+        templates: a folder (relative to the study file) of page templates replacing the
+            shipped ones of the same name (Jinja2, autoescaped).
     """
 
     conditions: list[str] | None = Field(None, min_length=2)
@@ -196,6 +201,9 @@ class LiveSpec(StrictModel):
     exclusions: list[Literal["failed_attention", "no_plan", "timed_out", "pilot"]] = Field(
         default_factory=lambda: list(EXCLUSION_REASONS))
     version: int = Field(1, ge=1)
+    locale: str = Field("en", min_length=1)
+    strings: dict[str, str] = Field(default_factory=dict)
+    templates: str | None = None
 
     @model_validator(mode="after")
     def _failures(self) -> LiveSpec:
