@@ -18,7 +18,7 @@ The pool is computed once per study file and code version and kept in
 
 Example:
     >>> from simstudy.planning.live_pool import live_pool   # doctest: +SKIP
-    >>> pool = live_pool("studies/personalization.yaml", "runs/power")  # doctest: +SKIP
+    >>> pool = live_pool("example:personalization", "runs/power")  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ import numpy as np
 import pandas as pd
 
 from ..core.progress import progress as show_progress
-from ..core.store import code_version, file_sha256, write_parquet
+from ..core.store import code_version, write_parquet
 from ..live.bots import BotCrowd
 from ..live.engine import LiveEngine
 from ..study.from_scenario import RANDOM_POLICY
 from ..study.live_design import LIVE_POOL_COLUMNS
 
-__all__ = ["live_pool", "compute_live_pool", "PersonFeedback"]
+__all__ = ["live_pool", "compute_live_pool", "pool_key", "PersonFeedback"]
 
 
 class PersonFeedback:
@@ -105,15 +105,27 @@ def _plan(people: Any, row: int, condition: str, shown: Any, item: int) -> dict:
             "blocked": blocked}
 
 
+def pool_key(engine: LiveEngine, persons: int | None = None) -> str:
+    """What the pool depends on: the study document without its hypotheses, power section and
+    targets (the world, population, policies, response and live conditions), and the code
+    version."""
+    doc = engine.scenario.model_dump(mode="json", exclude={"study": {
+        "power": True, "hypotheses": True, "multiplicity": True, "participants": True,
+        "live": {"target_per_condition"}}})
+    pops = {k: v.model_dump(mode="json") if hasattr(v, "model_dump") else repr(v)
+            for k, v in engine.populations.items()}
+    return hashlib.sha256(json.dumps({"study": doc, "populations": pops,
+                                      "code": code_version(), "persons": persons},
+                                     sort_keys=True, default=repr).encode()).hexdigest()
+
+
 def live_pool(path: str | Path, out: str | Path, persons: int | None = None,
               progress: bool = True) -> tuple[pd.DataFrame, LiveEngine]:
     """The live pool of a study file, computed once (kept in ``OUT/live_pool.parquet`` with
-    the study file's sha256 and the code version in ``OUT/live_pool.json``), and the prepared
-    engine."""
+    its key, :func:`pool_key`, in ``OUT/live_pool.json``), and the prepared engine."""
     out = Path(out)
-    key = hashlib.sha256(json.dumps({"study": file_sha256(path), "code": code_version(),
-                                     "persons": persons}).encode()).hexdigest()
     engine = LiveEngine(path).prepare()
+    key = pool_key(engine, persons)
     stamp, table = out / "live_pool.json", out / "live_pool.parquet"
     if stamp.exists() and table.exists() and json.loads(stamp.read_text()).get("key") == key:
         return pd.read_parquet(table), engine

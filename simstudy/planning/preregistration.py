@@ -16,7 +16,7 @@ References:
     Bowman, S. D. et al. (2020). OSF Prereg Template. https://doi.org/10.31222/osf.io/epgjd
 
 Example:
-    >>> text = preregistration("studies/personalization.yaml", None)  # doctest: +SKIP
+    >>> text = preregistration("example:personalization", None)  # doctest: +SKIP
     >>> "## Sample size" in text                                       # doctest: +SKIP
     True
 """

@@ -283,7 +283,8 @@ def _live_design(path, setup, spec, out: Path, progress: bool) -> dict[str, Any]
                       "computed by the server's engine from the stated profile, "
                       f"{study.random_others} random plan(s) also rated; no-plan rule "
                       f"{live.no_plan.rule}; exclusions {list(live.exclusions)}",
-            "key": {"live": live.model_dump(mode="json"), "rates": rates},
+            "key": {"live": live.model_dump(mode="json", exclude={"target_per_condition"}),
+                    "rates": rates},
             "pool": pool, "policies": conditions, "baseline": baseline, "report": report,
             "seed": seed, "task": task, "extras": LIVE_EXTRAS,
             "summary": {"rates": rates, "no_plan_engine": engine_no_plan,

@@ -11,11 +11,11 @@ analysed participants (:func:`simulate_live_table`), from its own stream
 
 1. people arrive one after another in a random order of the pool (cycled when the study needs
    more arrivals than the pool has people);
-2. arrival ``i`` is assigned the least-filled condition, counting the participants that count
-   towards a condition's target, ties broken by the server's keyed draw
-   ``entity_uniforms(live_seed, "assignment", i)`` (:func:`assign_condition`, the rule of
-   :meth:`simstudy.live.database.Store.assign`); arrivals stop once every condition holds
-   ``N / k`` of them (k conditions; the server's ``target_per_condition``);
+2. arrival ``i`` is assigned by the server's rule (:func:`assign_condition`): among the
+   conditions that hold fewer than ``N / k`` participants counted towards their target (k
+   conditions; the server's ``target_per_condition``), the one that served fewest, ties broken
+   by the server's keyed draw ``entity_uniforms(live_seed, "assignment", i)``; arrivals stop
+   once every condition has its target;
 3. the arrival drops out with the ``dropout`` rate (status ``timed_out``: they rated a uniform
    share of their plans), else fails the attention checks with the ``failed_attention`` rate
    (status ``failed_attention``: all rated), else completes;
@@ -32,7 +32,8 @@ tested by :func:`~simstudy.study.hypothesis_tests.evaluate_hypotheses`, the code
 runs.
 
 Example:
-    >>> assign_condition({"a": 1, "b": 0, "c": 0}, ["a", "b", "c"], 0.7)
+    >>> counts = {"a": 1, "b": 0, "c": 0}
+    >>> assign_condition(counts, counts, ["a", "b", "c"], 0.7, target=2)
     'c'
 """
 
@@ -65,11 +66,18 @@ LIVE_POOL_COLUMNS = ["person", "condition", "policy", "item", "found", "sparsity
                      "cost", "cost_unweighted", "blocked"]
 
 
-def assign_condition(counts: dict[str, int], conditions: Sequence[str], draw: float) -> str:
-    """The live assignment rule: the least-filled condition, ties broken by ``draw`` in
-    ``[0, 1)`` over the tied conditions in study order."""
-    low = min(counts[c] for c in conditions)
-    tied = [c for c in conditions if counts[c] == low]
+def assign_condition(taken: dict[str, int], served: dict[str, int], conditions: Sequence[str],
+                     draw: float, target: int) -> str | None:
+    """The live assignment rule (:meth:`simstudy.live.database.Store.assign`): among the
+    conditions still open (fewer than ``target`` participants counted towards them), the least
+    filled by every participant it served (completed, no-plan ones too), ties broken by
+    ``draw`` in ``[0, 1)`` over the tied conditions in study order; ``None`` when every
+    condition has its target."""
+    open_ = [c for c in conditions if taken[c] < target]
+    if not open_:
+        return None
+    low = min(served[c] for c in open_)
+    tied = [c for c in open_ if served[c] == low]
     return tied[min(int(draw * len(tied)), len(tied) - 1)]
 
 
@@ -138,13 +146,15 @@ def simulate_live_table(task: LivePowerTask) -> pd.DataFrame:
     by_plan, by_person = _plans(pool)
     people = np.unique(pool["person"].to_numpy(np.int64))
     order = gen.permutation(people)
-    counts = dict.fromkeys(conditions, 0)
+    taken, served_by = dict.fromkeys(conditions, 0), dict.fromkeys(conditions, 0)
     rows, meta = [], []
     i = 0
-    while min(counts.values()) < target:
+    while True:
         person = int(order[i % len(order)])
         draw = float(entity_uniforms(task.live_seed, "assignment", np.array([i]))[0, 0])
-        assigned = assign_condition(counts, conditions, draw)
+        assigned = assign_condition(taken, served_by, conditions, draw, target)
+        if assigned is None:
+            break
         u = gen.random(3)
         status = ("timed_out" if u[0] < task.dropout else
                   "failed_attention" if u[1] < task.failed_attention else "completed")
@@ -157,8 +167,9 @@ def simulate_live_table(task: LivePowerTask) -> pd.DataFrame:
         shown = ([plan] if bool(pool.at[plan, "found"]) else []) + by_person.get(person, [])
         if status == "timed_out":
             shown = shown[:int(u[2] * len(shown))]
-        counts[assigned] += int(status == "completed"
-                                and not (no_plan and task.no_plan_rule == "exclude"))
+        if status == "completed":
+            served_by[served] += 1
+            taken[served] += int(not (no_plan and served == assigned))
         rows += shown
         meta += [(i, served, assigned, status, int(no_plan))] * len(shown)
         i += 1
