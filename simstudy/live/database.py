@@ -158,32 +158,65 @@ class Store:
 
     def assign(self, uid: str, conditions: list[str], draw: float, target: int,
                cutoff_seconds: float) -> str | None:
-        """Assigns the least-filled condition (completed plus in progress within the cutoff),
-        ties broken by ``draw``, inside one write transaction; ``None`` when every condition has
-        its target. Idempotent: an assigned participant keeps their condition."""
+        """Assigns a condition inside one write transaction; ``None`` when every condition has
+        its target. Idempotent: an assigned participant keeps their condition.
+
+        Balance: the least-assigned condition (participants first assigned to it, completed or
+        in progress within the cutoff), ties broken by ``draw``, among the conditions still
+        open. A condition is open while fewer than ``target`` participants count towards it:
+        those it serves, completed or in progress, except those whose condition found no plan
+        and were not given another (:meth:`route_no_plan`). Balancing on first assignments
+        keeps the assignment independent of when an earlier participant's plan is found.
+        """
         now = time.time()
         with self.write() as db:
             row = db.execute("SELECT condition, status FROM participants WHERE uid = ?",
                              (uid,)).fetchone()
             if row["condition"] is not None:
                 return row["condition"]
-            counts = dict.fromkeys(conditions, 0)
+            assigned, counted = dict.fromkeys(conditions, 0), dict.fromkeys(conditions, 0)
             for r in db.execute(
-                    "SELECT condition, COUNT(*) FROM participants WHERE condition IS NOT NULL "
-                    "AND (status = 'completed' OR (status = 'in_progress' AND updated_at >= ?)) "
-                    "GROUP BY condition", (now - cutoff_seconds,)):
-                if r[0] in counts:
-                    counts[r[0]] = r[1]
-            low = min(counts.values())
-            if low >= target:
+                    "SELECT COALESCE(json_extract(a.value, '$.assigned'), p.condition), "
+                    "p.condition, COALESCE(json_extract(a.value, '$.counted'), 1) "
+                    "FROM participants p LEFT JOIN answers a "
+                    "ON a.uid = p.uid AND a.page = 'no_plan' "
+                    "WHERE p.condition IS NOT NULL AND (p.status = 'completed' OR "
+                    "(p.status = 'in_progress' AND p.updated_at >= ?))", (now - cutoff_seconds,)):
+                if r[0] in assigned:
+                    assigned[r[0]] += 1
+                if r[1] in counted and r[2]:
+                    counted[r[1]] += 1
+            open_ = [c for c in conditions if counted[c] < target]
+            if not open_:
                 db.execute("UPDATE participants SET status = 'full', updated_at = ? "
                            "WHERE uid = ?", (now, uid))
                 return None
-            tied = [c for c in conditions if counts[c] == low]
+            low = min(assigned[c] for c in open_)
+            tied = [c for c in open_ if assigned[c] == low]
             chosen = tied[min(int(draw * len(tied)), len(tied) - 1)]
             db.execute("UPDATE participants SET condition = ?, draw = ?, status = 'in_progress',"
                        " updated_at = ? WHERE uid = ?", (chosen, draw, now, uid))
         return chosen
+
+    def route_no_plan(self, uid: str, assigned: str, served: str | None, counted: bool) -> bool:
+        """Records once that participant ``uid``'s condition ``assigned`` found no plan (the
+        answer ``no_plan``), and, with ``served``, that condition serves them instead;
+        ``counted``: whether they count towards the target of the condition serving them.
+        Recorded before (the replacement found no plan either), it only stops counting them.
+        False when it was recorded before."""
+        now = time.time()
+        value = json.dumps({"assigned": assigned, "served": served or assigned,
+                            "counted": int(counted)}, sort_keys=True)
+        with self.write() as db:
+            cur = db.execute("INSERT OR IGNORE INTO answers VALUES (?, 'no_plan', ?, ?)",
+                             (uid, value, now))
+            if cur.rowcount == 0 and not counted:
+                db.execute("UPDATE answers SET value = json_set(value, '$.counted', 0) "
+                           "WHERE uid = ? AND page = 'no_plan'", (uid,))
+            elif cur.rowcount == 1 and served is not None:
+                db.execute("UPDATE participants SET condition = ?, updated_at = ? WHERE uid = ?",
+                           (served, now, uid))
+        return cur.rowcount == 1
 
     def set_status(self, uid: str, status: str, finished: bool = False) -> None:
         now = time.time()

@@ -3,11 +3,15 @@
 ``study.csv`` has the simulated study's schema (:data:`~simstudy.study.from_scenario.STUDY_COLUMNS`
 ``uid, item, sparsity, proximity, accept, act`` plus ``policy``, ``blocked``, ``cost`` and the
 world's sensitive features as group columns) and the live study's own columns: ``condition``
-(the policy that served the participant), ``position`` (display order), ``status``,
+(the policy that served the participant), ``assigned_condition`` (the one first assigned;
+another when the study's no-plan rule replaced it), ``no_plan`` (1 when the assigned condition
+found no plan for the stated profile), ``position`` (display order), ``status``,
 ``attention_failures`` and ``inconsistent`` (changed items whose "changeable?" answer
-contradicts the stated actionability). Distances were computed when the recourse was shown, by
-the simulator's metric code. ``blocked`` is 1 when the participant said a changed item is not
-changeable for them (the published study's exclusion criterion; the rows are kept).
+contradicts the stated actionability) and ``plan``, the plan in the words its page showed
+(the world's presentation: labels, units, display values). Distances were computed when the
+recourse was shown, by the simulator's metric code. ``blocked`` is 1 when the participant said
+a changed item is not changeable for them (the published study's exclusion criterion; the
+rows are kept).
 
 ``uid`` is the participant's arrival index: neither the platform ID nor its keyed hash. The open
 answers go to ``study_open.csv`` (free text can hold personal data: review before sharing), and
@@ -51,6 +55,7 @@ def live_tables(store: Any) -> tuple[Any, Any]:
                        and not v["correct"])
         x = answers.get("profile", {}).get("x")
         ratings = {k: v for k, v in answers.items() if k.startswith("rating:")}
+        routed = answers.get("no_plan")
         inconsistent = sum(len(v.get("inconsistent", [])) for v in ratings.values())
         for pos, it in enumerate(store.items(p["uid"])):
             r = ratings.get(f"rating:{pos}")
@@ -60,18 +65,21 @@ def live_tables(store: Any) -> tuple[Any, Any]:
                    "proximity": round(float(it["proximity"]), 6), "accept": r["accept"],
                    "act": r["act"], "policy": it["policy"],
                    "blocked": int(not all(r["changeable"].values())),
-                   "condition": p["condition"], "cost": it["cost"], "position": pos}
+                   "condition": p["condition"],
+                   "assigned_condition": routed["assigned"] if routed else p["condition"],
+                   "no_plan": int(routed is not None), "cost": it["cost"], "position": pos}
             for s in sensitive:
                 row[s] = int(round(x[names.index(s)]))
             row.update({"status": p["status"], "attention_failures": failures,
-                        "inconsistent": inconsistent})
+                        "inconsistent": inconsistent, "plan": it.get("plan", "")})
             rows.append(row)
             open_rows.append({"uid": p["idx"], "item": it["item"], "why": r["why"],
                               "needs_review": int(bool(r["why"]))})
     study = pd.DataFrame(rows, columns=["uid", "item", "sparsity", "proximity", "accept", "act",
-                                        "policy", "blocked", "condition", "cost", "position",
+                                        "policy", "blocked", "condition",
+                                        "assigned_condition", "no_plan", "cost", "position",
                                         *sensitive, "status", "attention_failures",
-                                        "inconsistent"])
+                                        "inconsistent", "plan"])
     study = study.sort_values(["uid", "item"], kind="stable").reset_index(drop=True)
     answers = pd.DataFrame(open_rows, columns=["uid", "item", "why", "needs_review"])
     return study, answers.sort_values(["uid", "item"], kind="stable").reset_index(drop=True)

@@ -129,11 +129,14 @@ class StudyFlow:
                     *self.checks("actionability")]:
             if key not in answers:
                 return self._page(key, p, answers)
-        if "recourse" not in answers:
+        for _ in range(3):  # the assigned condition, then perhaps the one replacing it
+            if "recourse" in answers:
+                break
             asked = self._recourse(p, answers, compute)
             if asked is not None:
                 return asked
             answers = self.store.answers(uid)
+            p = self.store.participant(uid)
         items = self.store.items(uid)
         after = []
         for pos in range(len(items)):
@@ -196,8 +199,33 @@ class StudyFlow:
             self.store.save_question(uid, payload["q"], payload)
             return Page(f"hare:{payload['q']}", "question",
                         {**payload, "features": self.engine.features_})
-        self.store.save_items(uid, step["items"])
+        p = self.store.participant(uid)
+        if step.get("condition", p["condition"]) != p["condition"]:
+            return None  # computed for the condition a no-plan rule has since replaced
+        items = step["items"]
+        if not any(it["policy"] == p["condition"] for it in items):
+            if self._no_plan(uid, p["condition"]):
+                return None  # the replacement's recourse comes next
+        x = self.store.answers(uid)["profile"]["x"]
+        features = self.engine.features_
+        # each plan in words, as its page states it (the export's readable column)
+        items = [{**it, "plan": self.pages.plan_text(features, x, it["x_cf"], it["intervened"])}
+                 for it in items]
+        self.store.save_items(uid, items)
         return None
+
+    def _no_plan(self, uid: str, condition: str) -> bool:
+        """Routes a participant whose condition found no plan by the study's rule
+        (``study.live.no_plan``); true when another condition serves them now. Recorded once:
+        a replacement that finds no plan either leaves them with the random plans, uncounted."""
+        rule = self.live.no_plan
+        if "no_plan" in self.store.answers(uid):
+            self.store.route_no_plan(uid, condition, None, counted=False)
+            return False
+        replace = rule.rule == "replace" and rule.replacement not in (None, condition)
+        self.store.route_no_plan(uid, condition, rule.replacement if replace else None,
+                                 counted=replace)
+        return replace
 
     def save_step(self, uid: str, step: dict[str, Any]) -> None:
         """Stores a recourse step computed for participant ``uid`` (see :class:`StepNeeded`);

@@ -272,6 +272,12 @@ ENTRIES: dict[str, list[Entry]] = {
          "one rating"),
         ("applicant_id", "applicant's row in the replication's applicant split", "", ""),
         ("position", "live study: display position of the rating page (seeded order)", "", ""),
+        ("assigned_condition", "live study: the condition first assigned (differs from "
+                               "`condition` when the no-plan rule replaced it)", "", ""),
+        ("no_plan", "live study: 1 when the assigned condition found no plan for the stated "
+                    "profile", "0/1", "one participant"),
+        ("plan", "live study: the plan in the words its page showed (labels, units and values "
+                 "of the world's presentation)", "", "one rating"),
         ("status", "live study: completed, failed_attention or in_progress", "", ""),
         ("attention_failures", "live study: attention checks the participant failed", "checks",
          "one participant"),
