@@ -24,17 +24,20 @@ import signal
 import sys
 import threading
 
+from ..core import __version__
 from ..core.documents import DocumentError, FieldProblem, UsageError
 from ..core.progress import set_quiet
 from ..resources import UnknownExample, example_path, is_example
 
-__all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError", "DOCUMENT_ARGUMENTS"]
+__all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError", "DOCUMENT_ARGUMENTS",
+           "INTERRUPTED", "TERMINATED", "Terminated", "exit_code"]
 
 COMMAND_MODULES = [
     "simstudy.cli.run_commands",
     "simstudy.cli.study_commands",
     "simstudy.cli.live_commands",
     "simstudy.cli.planning_commands",
+    "simstudy.cli.project_commands",
 ]
 
 #: the arguments that name documents to read, where ``example:NAME`` stands for a shipped one
@@ -57,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Simulation and user studies of personalized algorithmic recourse.")
     quiet_help = "no progress display"
     parser.add_argument("--quiet", action="store_true", help=quiet_help)
+    parser.add_argument("--version", action="version", version=f"simstudy {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)
@@ -87,13 +91,24 @@ def main(argv: list[str] | None = None) -> int:
         code = _handle(args)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    if code == INTERRUPTED and argv is None:
+    if code in (INTERRUPTED, TERMINATED) and argv is None:
         _leave_computing_threads(code)
     return code
 
 
 #: Exit code of an interrupted command (128 + SIGINT, as a shell reports Ctrl-C).
 INTERRUPTED = 130
+#: Exit code of a command stopped by SIGTERM (128 + SIGTERM: kill, a batch queue's limit).
+TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, unwinding like Ctrl-C (worker pools stopped, finished results kept)."""
+
+
+def exit_code(exc: KeyboardInterrupt) -> int:
+    """:data:`TERMINATED` for SIGTERM, :data:`INTERRUPTED` for Ctrl-C."""
+    return TERMINATED if isinstance(exc, Terminated) else INTERRUPTED
 
 
 def _leave_computing_threads(code: int) -> None:
@@ -118,7 +133,7 @@ def _leave_computing_threads(code: int) -> None:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    raise Terminated
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -146,9 +161,9 @@ def _handle(args: argparse.Namespace) -> int:
         print(f"simstudy {args.command}{where}: {exc.strerror or exc}; finished results are "
               "kept", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("interrupted; finished results are kept", file=sys.stderr)
-        return INTERRUPTED
+        return exit_code(exc)
 
 
 if __name__ == "__main__":
