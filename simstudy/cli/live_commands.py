@@ -10,12 +10,18 @@ lets anyone with the study file recompute uids from platform IDs: set it for a r
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
 from pathlib import Path
 
 __all__ = ["register", "pseudonym_key"]
+
+# the live server's defaults, repeated here so that `--help` imports no server library
+# (tests/test_live_app.py checks they equal simstudy.live.edges')
+ENTRY_LIMIT = "10/minute;60/hour"
+KEEP_ALIVE = 75.0
 
 
 def pseudonym_key(scenario_seed: int) -> tuple[bytes, bool]:
@@ -52,20 +58,34 @@ def _serve(args: argparse.Namespace) -> int:
 
     if args.compute_workers < 0:
         raise UsageError(f"--compute-workers must be at least 0, got {args.compute_workers}")
+    if args.keep_alive <= 0:
+        raise UsageError(f"--keep-alive must be positive, got {args.keep_alive}")
+    from ..live.edges import EntryLimit, server_config
+
+    try:
+        EntryLimit(args.entry_limit)
+    except ValueError as exc:
+        raise UsageError(f"--entry-limit {args.entry_limit}: {exc}") from None
     torch.set_num_threads(1)
     db = Path(args.db)
     db.parent.mkdir(parents=True, exist_ok=True)
+    # a corrupted, truncated, read-only or full database stops here, in one line
     store = Store(db)
+    store.check()
+    sha = hashlib.sha256(Path(args.study).read_bytes()).hexdigest()
+    version = store.study_version(sha, scenario.study.live.consent, args.new_version)
 
     def prepare() -> StudyFlow:
         engine = LiveEngine(args.study).prepare()
         compute = ComputePool(args.study, args.compute_workers) if args.compute_workers else None
         return StudyFlow(engine, store, key, compute)
 
-    print(f"serving {args.study} on http://{args.host}:{args.port} (database {db}); "
-          "GET /healthz answers 200 when the policies are ready", file=sys.stderr)
-    uvicorn.run(create_app(prepare), host=args.host, port=args.port, log_level="warning",
-                timeout_graceful_shutdown=5)
+    print(f"serving {args.study} (version {version} on database {db}) on "
+          f"http://{args.host}:{args.port}; GET /healthz answers 200 when the policies are "
+          "ready", file=sys.stderr)
+    app = create_app(prepare, entry_limit=args.entry_limit)
+    uvicorn.Server(server_config(app, args.host, args.port, keep_alive=args.keep_alive,
+                                 log_level="warning", timeout_graceful_shutdown=5)).run()
     return 0
 
 
@@ -137,6 +157,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--compute-workers", type=int, default=1, metavar="N",
                    help="processes computing recourses and questions (default 1; 0: in the "
                         "server process)")
+    p.add_argument("--new-version", action="store_true",
+                   help="serve a changed study file on an existing database as its next "
+                        "version (participants and the export carry their version)")
+    p.add_argument("--entry-limit", default=ENTRY_LIMIT, metavar="LIMITS",
+                   help=f"new participants per client address, e.g. '10/minute;60/hour' "
+                        f"(default {ENTRY_LIMIT}; 'none': no limit, e.g. for bots on this "
+                        "machine)")
+    p.add_argument("--keep-alive", type=float, default=KEEP_ALIVE, metavar="SECONDS",
+                   help=f"seconds an idle connection stays open (default {KEEP_ALIVE:g})")
     p.set_defaults(handler=_serve)
 
     p = subparsers.add_parser("bots", help="simulated participants walking a live study's "

@@ -52,9 +52,13 @@ def _doc(title: str, body: str) -> str:
 
 
 def _form(action: str, page: Page, inner: str) -> str:
+    leave = "" if page.kind in ("start", "consent") else (
+        f"<form method='post' action='{escape(action)}' class='leave'>"
+        "<input type='hidden' name='page' value='return'>"
+        "<p><button type='submit'>Leave the study</button></p></form>")
     return (f"<form method='post' action='{escape(action)}'>"
             f"<input type='hidden' name='page' value='{escape(page.key)}'>{inner}"
-            "<p><button type='submit'>Continue</button></p></form>")
+            f"<p><button type='submit'>Continue</button></p></form>{leave}")
 
 
 def _error(page: Page, key: str) -> str:
@@ -100,8 +104,16 @@ def render(page: Page, action: str) -> str:
 
 
 def _unknown(page: Page, action: str) -> str:
+    reason = page.data.get("reason")
     return _doc("Study", "<p>Please enter the study through the link of your recruitment "
-                         "platform.</p>")
+                         "platform.</p>" + (f"<p class='error'>{escape(reason)}</p>"
+                                            if reason else ""))
+
+
+def _start(page: Page, action: str) -> str:
+    return _doc("Welcome", _form(action, page, "<p>Welcome to this study. Press Continue to "
+                                               "start.</p>"))
+
 
 
 def _consent(page: Page, action: str) -> str:
@@ -241,8 +253,14 @@ def _rating(page: Page, action: str) -> str:
 def _end(page: Page, action: str) -> str:
     d = page.data
     if d["code"] is None:
-        return _doc("Thank you", "<p>This study has all the participants it needs. Please "
-                                 "return it on your recruitment platform.</p>")
+        text = {"timed_out": "The time for this study has run out, so it cannot be completed "
+                             "any more. Please return it on your recruitment platform.",
+                "returned": "You have left the study. Please return it on your recruitment "
+                            "platform."}.get(d["status"], "This study has all the participants "
+                                             "it needs. Please return it on your recruitment "
+                                             "platform.")
+        return _doc("Thank you", f"<p id='status' data-status='{escape(d['status'])}'>"
+                                 f"{escape(text)}</p>")
     text = {"completed": "Thank you for taking part.",
             "failed_attention": "Thank you. Some of the attention questions were not answered "
                                 "as instructed.",
