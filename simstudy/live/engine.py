@@ -174,7 +174,7 @@ class LiveEngine:
             candidates are computed (:mod:`~simstudy.live.slots`).
 
     Example:
-        >>> engine = LiveEngine("studies/personalization.yaml")  # doctest: +SKIP
+        >>> engine = LiveEngine("simstudy/resources/studies/personalization.yaml")  # doctest: +SKIP
         >>> engine.prepare().conditions                            # doctest: +SKIP
         ['universal-oracle', 'oracle', 'hare']
     """

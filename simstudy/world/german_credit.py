@@ -2,8 +2,8 @@
 
 CARMA's public code has no structural equations for German credit (its equations module holds
 a placeholder); its world is a causal normalizing flow fitted to the real data over a stated
-graph of seven variables. This kind is that world on the project's copy of the data
-(``populations/data/german_credit.csv``, the UCI Statlog German Credit table), built by the CSV
+graph of seven variables. This kind is that world on the project's copy of the data (the
+shipped ``data/german_credit.csv``, the UCI Statlog German Credit table), built by the CSV
 causal-flow world (:class:`~simstudy.world.specs.CausalFlowWorldSpec`) from a fixed feature
 table, with the coded features dequantized to fit and mapped back to codes
 (:mod:`simstudy.world.coded`), as CARMA's flow treats them.
@@ -61,6 +61,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from ..core.registry import register
+from ..resources import resource_path
 from .base import FeatureRoles
 from .config import SplitShares
 from .csv_source import CsvSource
@@ -69,8 +70,7 @@ from .specs import CausalFlowWorldSpec, FlowSettings, WorldParams
 __all__ = ["GermanCreditWorldSpec", "GERMAN_CREDIT_CSV", "german_credit_source"]
 
 #: The project's copy of the UCI German Credit table.
-GERMAN_CREDIT_CSV = Path(__file__).resolve().parents[2] / "populations" / "data" / \
-    "german_credit.csv"
+GERMAN_CREDIT_CSV = resource_path("data", "german_credit.csv")
 
 CHECKING = {"... < 0 DM": 0, "no checking account": 1, "0 <= ... < 200 DM": 2,
             "... >= 200 DM / salary assignments for at least 1 year": 3}
