@@ -24,6 +24,7 @@ import signal
 import sys
 import threading
 
+from ..core import __version__
 from ..core.documents import DocumentError, FieldProblem, UsageError
 from ..core.progress import set_quiet
 from ..resources import UnknownExample, example_path, is_example
@@ -35,6 +36,7 @@ COMMAND_MODULES = [
     "simstudy.cli.study_commands",
     "simstudy.cli.live_commands",
     "simstudy.cli.planning_commands",
+    "simstudy.cli.project_commands",
 ]
 
 #: the arguments that name documents to read, where ``example:NAME`` stands for a shipped one
@@ -57,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Simulation and user studies of personalized algorithmic recourse.")
     quiet_help = "no progress display"
     parser.add_argument("--quiet", action="store_true", help=quiet_help)
+    parser.add_argument("--version", action="version", version=f"simstudy {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)

@@ -40,7 +40,6 @@ from typing import Any
 from .database import StoreError
 from .edges import ENTRY_LIMIT, BodyLimit, EntryLimit
 from .flow import Page
-from .pages import render
 from .platform import entry_problem
 from .steps import QUEUED_STEPS, StepScheduler
 
@@ -80,12 +79,14 @@ class LiveServer:
             self.error = f"{type(exc).__name__}: {exc}"
 
     # -- responses --------------------------------------------------------------------------
-    @staticmethod
-    def page_response(page: Page, action: str, status: int = 200) -> Any:
-        """The HTML response showing ``page``, its form posting to ``action``."""
+    def page_response(self, page: Page, action: str, status: int = 200) -> Any:
+        """The HTML response showing ``page`` (the study's templates and texts,
+        :attr:`StudyFlow.pages <simstudy.live.flow.StudyFlow.pages>`), its form posting to
+        ``action``."""
         from starlette.responses import HTMLResponse
 
-        return HTMLResponse(render(page, action), status_code=status, headers=_NO_STORE)
+        return HTMLResponse(self.flow.pages.render(page, action), status_code=status,
+                            headers=_NO_STORE)
 
     @staticmethod
     def not_ready() -> Any:
@@ -120,8 +121,8 @@ class LiveServer:
             return pid, self.page_response(Page("unknown", "unknown"), "/")
         problem = entry_problem(self.flow.live, pid, q.get("STUDY_ID"))
         if problem is not None:
-            return pid, self.page_response(Page("unknown", "unknown", {"reason": problem}), "/",
-                                           400)
+            return pid, self.page_response(Page("unknown", "unknown", {"reason": problem}),
+                                           "/", 400)
         return pid, None
 
     async def entry(self, request: Any) -> Any:
@@ -154,9 +155,8 @@ class LiveServer:
         if uid is None:
             client = request.client.host if request.client else "unknown"
             if not self.entries.allow(client):
-                return self.page_response(Page("unknown", "unknown", {
-                    "reason": "Too many new entries from your network; please try again in "
-                              "a few minutes."}), "/", 429)
+                return self.page_response(Page("unknown", "unknown", {"reason": "limit"}),
+                                          "/", 429)
             q = request.query_params
             uid = await self.steps.in_page_thread(flow.enter, pid, q.get("STUDY_ID"),
                                                   q.get("SESSION_ID"))

@@ -20,10 +20,11 @@ Tables:
 
 Slots: an assigned participant holds a slot of their condition until they finish, return, or
 ``timeout`` seconds after their assignment; then they are marked ``timed_out`` (in the same
-transaction that frees the slot) and cannot complete. Balanced assignment counts completed
-participants and the slots held, pilot participants apart from the others, and never a
-participant whose condition found no plan and who was not replaced (they do not count towards
-the target): a condition closes exactly at its target.
+transaction that frees the slot) and cannot complete. A condition closes exactly at its target
+of slots taken (completed participants and slots held), where a participant whose condition
+found no plan and who was not replaced does not count; among the open conditions the least
+filled by everyone it served is assigned (:meth:`Store.assign`). Pilot participants are
+counted apart from the others.
 
 Faults: a database that is not one, or is corrupted, truncated, read-only or full, raises
 :class:`StoreError` (one line) when opened (:meth:`Store.check`); while serving,
@@ -130,6 +131,8 @@ _ADDED = {"assigned_condition": "TEXT", "assigned_at": "REAL",
           "no_plan": "INTEGER NOT NULL DEFAULT 0", "pilot": "INTEGER NOT NULL DEFAULT 0",
           "study_version": "INTEGER NOT NULL DEFAULT 1"}
 
+# every participant a condition served (the balance)
+_SERVED = "condition IS NOT NULL AND status IN ('completed', 'in_progress')"
 # who holds or took a slot of their condition: the completed and those in progress, but not
 # a participant whose condition found no plan and who was not replaced by another condition
 _COUNTED = ("condition IS NOT NULL AND status IN ('completed', 'in_progress') AND NOT "
@@ -354,11 +357,14 @@ class Store:
 
     def assign(self, uid: str, conditions: list[str], draw: float, target: int,
                timeout: float) -> str | None:
-        """Assigns the least-filled condition (slots taken: completed and in progress,
-        after freeing those held longer than ``timeout`` seconds), ties broken by ``draw``,
-        inside one write transaction; ``None`` (status ``full``) when every condition has its
-        target. Pilot participants are balanced among themselves, without a target.
-        Idempotent: an assigned participant keeps their condition."""
+        """Assigns a condition inside one write transaction, after freeing the slots held
+        longer than ``timeout`` seconds: among the conditions still open (fewer than
+        ``target`` slots taken, :meth:`counts`), the least filled by every participant it
+        served (completed and in progress, no-plan ones too: so that the balance, and with it
+        a bot run's export, does not depend on when a recourse found no plan), ties broken by
+        ``draw``; ``None`` (status ``full``) when every condition has its target. Pilot
+        participants are balanced among themselves, without a target. Idempotent: an assigned
+        participant keeps their condition."""
         now = time.time()
         with self.write() as db:
             row = db.execute("SELECT condition, status, pilot FROM participants WHERE uid = ?",
@@ -366,17 +372,19 @@ class Store:
             if row["condition"] is not None:
                 return row["condition"]
             self._expire(db, now, timeout)
-            counts = dict.fromkeys(conditions, 0)
-            for r in db.execute(f"SELECT condition, COUNT(*) FROM participants WHERE "
-                                f"{_COUNTED} AND pilot = ? GROUP BY condition", (row["pilot"],)):
-                if r[0] in counts:
-                    counts[r[0]] = r[1]
-            low = min(counts.values())
-            if low >= target and not row["pilot"]:
+            taken, served = dict.fromkeys(conditions, 0), dict.fromkeys(conditions, 0)
+            for counts, where in ((taken, _COUNTED), (served, _SERVED)):
+                for r in db.execute(f"SELECT condition, COUNT(*) FROM participants WHERE {where}"
+                                    " AND pilot = ? GROUP BY condition", (row["pilot"],)):
+                    if r[0] in counts:
+                        counts[r[0]] = r[1]
+            open_ = [c for c in conditions if row["pilot"] or taken[c] < target]
+            if not open_:
                 db.execute("UPDATE participants SET status = 'full', updated_at = ?, "
                            "finished_at = ? WHERE uid = ?", (now, now, uid))
                 return None
-            tied = [c for c in conditions if counts[c] == low]
+            low = min(served[c] for c in open_)
+            tied = [c for c in open_ if served[c] == low]
             chosen = tied[min(int(draw * len(tied)), len(tied) - 1)]
             db.execute("UPDATE participants SET condition = ?, assigned_condition = ?, draw = ?,"
                        " status = 'in_progress', assigned_at = ?, updated_at = ? WHERE uid = ?",

@@ -22,7 +22,7 @@ Example:
     >>> live = LiveSpec.model_validate({"attention_checks": checks, "platform": "prolific",
     ...                                 "study_id": "S1"})
     >>> entry_problem(live, "5f1e" * 6, "S1") is None, entry_problem(live, "BOT-1", "S1")
-    (True, 'PROLIFIC_PID is not a Prolific participant ID (24 hexadecimal digits)')
+    (True, 'pid')
 """
 
 from __future__ import annotations
@@ -40,14 +40,15 @@ ANY_PID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 def entry_problem(live: Any, pid: str, study_id: str | None) -> str | None:
     """Why an entry link with participant id ``pid`` and ``study_id`` is refused under the
-    study's platform (``live``: its :class:`~simstudy.study.live_section.LiveSpec`), else
-    ``None``."""
+    study's platform (``live``: its :class:`~simstudy.study.live_section.LiveSpec`): ``pid``
+    (not an id the platform issues) or ``study_id`` (not the study's), the key of the page's
+    text (``entry.<reason>`` of the locale); ``None`` when it enters."""
     if live.platform == "prolific":
         if not PROLIFIC_PID.fullmatch(pid):
-            return "PROLIFIC_PID is not a Prolific participant ID (24 hexadecimal digits)"
+            return "pid"
         if live.study_id is not None and study_id != live.study_id:
-            return "STUDY_ID is not this study's"
+            return "study_id"
         return None
     if not ANY_PID.fullmatch(pid):
-        return "PROLIFIC_PID must be 1-64 letters, digits or _ . : -"
+        return "pid"
     return None

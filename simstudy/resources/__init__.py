@@ -85,10 +85,14 @@ def _description(path: Path) -> str:
     return _first_sentence(" ".join(comment))
 
 
-def _first_sentence(text: str) -> str:
+def _first_sentence(text: str, limit: int = 110) -> str:
+    # up to the first full stop or question mark, cut at a word before ``limit`` characters
     text = re.sub(r"\s+", " ", text).strip()
-    match = re.search(r"[.?:](\s|$)", text)
-    return text[: match.start() + 1] if match else text
+    match = re.search(r"[.?](\s|$)", text)
+    text = text[: match.start() + 1] if match else text
+    if len(text) > limit:
+        text = text[: text.rfind(" ", 0, limit - 3)].rstrip(" ,;:") + "..."
+    return text
 
 
 def examples() -> list[Example]:
