@@ -34,7 +34,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -43,11 +42,11 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..core.store import file_sha256
 from ..world.presentation import parse_number
 from .database import Store
 from .engine import LiveEngine
@@ -103,7 +102,7 @@ class StudyFlow:
         self._locks: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._locks_lock = threading.Lock()
         #: the study file's sha256 (the database's version of it: ``store.version``)
-        self.study_sha256 = hashlib.sha256(Path(engine.path).read_bytes()).hexdigest()
+        self.study_sha256 = file_sha256(engine.path)
         if store.version is None:
             store.study_version(self.study_sha256, self.live.consent)
         roles = engine.context_.world.roles
