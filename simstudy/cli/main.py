@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib
 import os
 import signal
 import sys
@@ -23,15 +22,11 @@ import threading
 
 from ..core.documents import DocumentError, FieldProblem, UsageError
 from ..core.progress import set_quiet
+from . import live_commands, planning_commands, run_commands, study_commands
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError"]
 
-COMMAND_MODULES = [
-    "simstudy.cli.run_commands",
-    "simstudy.cli.study_commands",
-    "simstudy.cli.live_commands",
-    "simstudy.cli.planning_commands",
-]
+COMMAND_MODULES = [run_commands, study_commands, live_commands, planning_commands]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,8 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     quiet_help = "no progress display"
     parser.add_argument("--quiet", action="store_true", help=quiet_help)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in COMMAND_MODULES:
-        importlib.import_module(module_name).register(subparsers)
+    for module in COMMAND_MODULES:
+        module.register(subparsers)
     for sub in subparsers.choices.values():
         # the same flag after the command name; SUPPRESS keeps a leading --quiet
         sub.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS,

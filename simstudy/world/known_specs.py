@@ -18,7 +18,6 @@ from typing import ClassVar, Literal, get_args
 
 from pydantic import Field
 
-from ..core.registry import register
 from .base import FeatureRoles
 from .known_roles import KNOWN_ROLES
 from .specs import SplitShares, WorldParams
@@ -64,14 +63,8 @@ class KnownWorldSpec(WorldParams):
     def feature_names(self) -> tuple[str, ...]:
         return self.roles().names
 
-    def ranking_names(self) -> tuple[str, ...]:
-        """The ranking distributions the world names (populations may draw from them)."""
-        return tuple(self.roles().rankings)
 
     @classmethod
     def check_example(cls) -> dict:
         """A small world for the contract checks (:mod:`simstudy.checks`)."""
         return {"n_samples": 400}
-
-
-register("world", KnownWorldSpec, "simstudy.world.known:build_known_world")
