@@ -128,7 +128,8 @@ def cpu_per_step(engine, people: int = 20) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--study", default=str(ROOT / "studies" / "personalization.yaml"))
+    ap.add_argument("--study", default=str(ROOT / "simstudy" / "resources" / "studies"
+                                           / "personalization.yaml"))
     ap.add_argument("--participants", type=int, default=100)
     ap.add_argument("--concurrency", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)

@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1 PYTHONPATH=$PWD
-S=studies/personalization.yaml
+S=simstudy/resources/studies/personalization.yaml
 for D in /tmp/accA /tmp/accB; do rm -rf $D; mkdir -p $D; done
 # A: uninterrupted
 python -m simstudy.cli serve $S --db /tmp/accA/s.sqlite --port 8811 > /tmp/accA/serve.log 2>&1 & echo $! > /tmp/accA/pid
@@ -38,4 +38,4 @@ print("uids", t.uid.nunique(), "rows", len(t), "items shown", items, "rated", ra
 print("conditions", t.drop_duplicates("uid").condition.value_counts().to_dict())
 PY
 grep -rlE "BOT-PID|BOT-SESSION|BOT-STUDY" /tmp/accA/export /tmp/accB/export || echo "no platform ID in the exports"
-python -m simstudy.cli analyze /tmp/accA/export/study.csv analysis/study_personalization.yaml --out /tmp/accA/analysis > /tmp/accA/analyze.txt 2>&1; echo "analyze rc=$?"
+python -m simstudy.cli analyze /tmp/accA/export/study.csv simstudy/resources/analysis/study_personalization.yaml --out /tmp/accA/analysis > /tmp/accA/analyze.txt 2>&1; echo "analyze rc=$?"

@@ -249,7 +249,9 @@ def check_policy(
     Args:
         make: builds a fresh unfitted policy (called twice: determinism from scratch).
         context: what the policy is fitted on.
-        x, ids, profiles: the people asking (their reported profiles).
+        x: the features of the people asking.
+        ids: their ids.
+        profiles: their reported actionability profiles.
         name: how failures name the policy.
         seed: the policy stream.
         rtol: relative tolerance of intervention values and counterfactuals in the invariance

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import yaml
 
-STUDY = Path(__file__).resolve().parent.parent / "studies" / "personalization.yaml"
+from simstudy.resources import resource_path
+
+STUDY = resource_path("studies", "personalization.yaml")
 
 
 def small_study_file(folder: Path, **live: object) -> Path:
-    """studies/personalization.yaml on a smaller world (seconds to prepare)."""
+    """The shipped studies/personalization.yaml on a smaller world (seconds to prepare)."""
     doc = yaml.safe_load(STUDY.read_text())
     doc["world"]["n_samples"] = 3000
     doc["applicants"]["max_applicants"] = 150

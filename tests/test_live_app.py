@@ -96,13 +96,9 @@ def test_a_step_computed_outside_the_flow_is_the_step_computed_inside(tmp_path):
                 continue
             if page.kind in ("rating", "end"):
                 break
-            form = {"page": page.key, **crowd.answer(0, page.key, _html(page))}
+            form = {"page": page.key, **crowd.answer(0, page.key,
+                                                     flow.pages.render(page, "/p/x"))}
             assert flow.submit(uid, form) is None
         pages.append((page.key, flow.store.items(uid)))
     assert pages[0] == pages[1] and pages[0][1]
 
-
-def _html(page):
-    from simstudy.live.pages import render
-
-    return render(page, "/p/x")

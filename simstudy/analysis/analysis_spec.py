@@ -114,7 +114,8 @@ class PowerPlan(StrictModel):
 class AuditSpec(StrictModel):
     """``simstudy audit SPEC.yaml``: a fairness audit of a finished run.
 
-    ``run`` and ``out`` are relative to the document. ``case_study`` maps the roles of the
+    ``run`` and ``out`` are relative to the document (to the working directory for a shipped
+    document, ``simstudy audit example:audit_case_study``). ``case_study`` maps the roles of the
     case-study check (``baseline``, ``random``, ``income``, ``race``) to condition names.
     """
 

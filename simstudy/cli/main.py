@@ -9,6 +9,9 @@ code 2, never a traceback.
 Command modules import their heavy dependencies (torch, pandas, the models) inside the
 handlers, so ``--help`` and ``validate`` start quickly. ``--quiet`` (before or after the command
 name) silences every progress display (:mod:`simstudy.core.progress`).
+
+Wherever a command reads a document, ``example:NAME`` names a shipped one
+(:mod:`simstudy.resources`): ``simstudy run example:quickstart --out runs/quickstart``.
 """
 
 from __future__ import annotations
@@ -20,13 +23,29 @@ import signal
 import sys
 import threading
 
+from ..core import __version__
 from ..core.documents import DocumentError, FieldProblem, UsageError
 from ..core.progress import set_quiet
-from . import live_commands, planning_commands, run_commands, study_commands
+from ..resources import UnknownExample, example_path, is_example
+from . import live_commands, planning_commands, project_commands, run_commands, study_commands
 
-__all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError"]
+__all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError", "DOCUMENT_ARGUMENTS"]
 
-COMMAND_MODULES = [run_commands, study_commands, live_commands, planning_commands]
+COMMAND_MODULES = [run_commands, study_commands, live_commands, planning_commands,
+                   project_commands]
+
+#: the arguments that name documents to read, where ``example:NAME`` stands for a shipped one
+DOCUMENT_ARGUMENTS = ("files", "scenario", "sweep", "study", "spec", "plan", "target")
+
+
+def _shipped_documents(args: argparse.Namespace) -> None:
+    # ``example:NAME`` -> the shipped document's path (UnknownExample when none or several)
+    for dest in DOCUMENT_ARGUMENTS:
+        value = getattr(args, dest, None)
+        if isinstance(value, list):
+            setattr(args, dest, [str(example_path(v)) if is_example(v) else v for v in value])
+        elif is_example(value):
+            setattr(args, dest, str(example_path(value)))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Simulation and user studies of personalized algorithmic recourse.")
     quiet_help = "no progress display"
     parser.add_argument("--quiet", action="store_true", help=quiet_help)
+    parser.add_argument("--version", action="version", version=f"simstudy {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.register(subparsers)
@@ -106,7 +126,11 @@ def _handle(args: argparse.Namespace) -> int:
         print(f"simstudy {args.command}: --out: empty; give a path", file=sys.stderr)
         return 2
     try:
+        _shipped_documents(args)
         return int(args.handler(args) or 0)
+    except UnknownExample as exc:
+        print(f"simstudy {args.command}: {exc}", file=sys.stderr)
+        return 2
     except DocumentError as exc:
         for problem in exc.problems:
             print(problem, file=sys.stderr)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.documents import UsageError, load_document, with_overrides
 from ..core.registry import build
 from ..core.store import atomic_write, atomic_write_text, check_output_dir, check_output_file
+from ..resources import is_shipped
 from .run_commands import add_executor_arguments, executor_from_args
 
 if TYPE_CHECKING:  # the handlers import numpy and pandas when they run: --help stays fast
@@ -450,8 +451,10 @@ def _audit_cmd(args) -> int:
     target = Path(args.target)
     if target.is_file():
         spec = load_document(target, AuditSpec)
-        run_dir = (target.parent / spec.run).resolve()
-        default_out = (target.parent / spec.out) if spec.out else run_dir / "audit.html"
+        # relative to the document; a shipped one's run and report are the working directory's
+        base = Path.cwd() if is_shipped(target) else target.parent
+        run_dir = (base / spec.run).resolve()
+        default_out = (base / spec.out) if spec.out else run_dir / "audit.html"
     else:
         spec = AuditSpec(run=str(target))
         run_dir, default_out = target, target / "audit.html"

@@ -27,17 +27,22 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..world.presentation import parse_number
 from .database import Store
 from .engine import LiveEngine
 
 __all__ = ["Page", "StepNeeded", "StudyFlow"]
+
+_CODE = re.compile(r"^-?[0-9]+$")
 
 
 @dataclass
@@ -75,7 +80,12 @@ class StudyFlow:
         self.engine, self.store, self.key = engine, store, key
         self.compute = engine.recourse_step if compute is None else compute
         self.live = engine.live
-        self._locks: dict[str, threading.Lock] = {}
+        from .pages import Pages  # the pages render flow's Page: imported once both exist
+
+        #: the pages' renderer (templates, texts, number format)
+        self.pages = Pages(self.live, engine.path.parent)
+        # a participant's lock lives while a request holds it: ids leave nothing behind
+        self._locks: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._locks_lock = threading.Lock()
         roles = engine.context_.world.roles
         store.set_meta("study", json.dumps({
@@ -83,9 +93,12 @@ class StudyFlow:
             "sensitive": list(roles.sensitive), "policies": engine.policies,
             "conditions": engine.conditions}, sort_keys=True))
 
-    def _lock(self, uid: str) -> threading.Lock:
+    def _lock(self, uid: str) -> Any:
         with self._locks_lock:
-            return self._locks.setdefault(uid, threading.Lock())
+            lock = self._locks.get(uid)
+            if lock is None:
+                lock = self._locks[uid] = threading.Lock()
+            return lock
 
     def checks(self, place: str) -> list[str]:
         return [f"check:{i}" for i, c in enumerate(self.live.attention_checks)
@@ -137,9 +150,12 @@ class StudyFlow:
 
     def _page(self, key: str, p: dict, answers: dict, items: list | None = None) -> Page:
         if key == "profile":
-            return Page(key, "profile", {"features": self.engine.features_})
+            return Page(key, "profile", {"features": self.engine.features_,
+                                         "framing": self.live.framing,
+                                         "vignette": self.live.vignette})
         if key == "actionability":
             return Page(key, "actionability", {"features": self.engine.actionable,
+                                               "views": self.engine.features_,
                                                "scheme": self.live.elicitation,
                                                "levels": self.engine.levels})
         if key.startswith("check:"):
@@ -207,7 +223,8 @@ class StudyFlow:
                 "no_consent": c.no_consent}.get(status)
         return Page("end", "end", {"status": status, "code": code,
                                    "redirect": None if code is None
-                                   else c.redirect.format(code=code)})
+                                   else c.redirect.format(code=code),
+                                   "debriefing": self.live.debriefing})
 
     # -- answers ----------------------------------------------------------------------------
     def submit(self, uid: str, form: dict[str, str], compute: bool = True) -> Page | None:
@@ -242,7 +259,7 @@ class StudyFlow:
         if kind == "consent":
             v = form.get("consent")
             if v not in ("yes", "no"):
-                return {"consent": "Please choose whether you take part."}, None
+                return {"consent": ("consent", {})}, None
             return {}, {"consent": v == "yes"}
         if kind == "profile":
             return self._parse_profile(form)
@@ -250,7 +267,7 @@ class StudyFlow:
             check = page.data["check"]
             v = form.get("choice")
             if v not in check.options:
-                return {"choice": "Please choose one of the options."}, None
+                return {"choice": ("option", {})}, None
             return {}, {"choice": v, "correct": v == check.correct}
         if kind == "actionability":
             return self._parse_actionability(form)
@@ -258,29 +275,38 @@ class StudyFlow:
             return self._parse_question(page, form)
         if kind == "rating":
             return self._parse_rating(page, form, uid)
-        return {"page": "This page takes no answer."}, None
+        return {"page": ("page", {})}, None
 
     def _parse_profile(self, form: dict[str, str]) -> tuple[dict, Any]:
-        errors, x = {}, []
+        """The stated profile in model units: a coded feature by one of its codes (an integer
+        among them, nothing between), a number as shown (display units, the locale's digit
+        groups) within the entry's range, mapped back by the feature's view."""
+        errors: dict[str, tuple[str, dict]] = {}
+        x: list[float] = []
+        pages = self.pages
         for f in self.engine.features_:
             raw = (form.get(f"x_{f.name}") or "").strip()
+            if f.view.coded:
+                if not _CODE.match(raw) or int(raw) not in f.labels:
+                    errors[f.name] = ("option", {})
+                    continue
+                x.append(float(int(raw)))
+                continue
             try:
-                v = float(raw)
+                v = parse_number(raw, pages.thousands, pages.point)
             except ValueError:
-                errors[f.name] = "Please enter a number." if not f.labels else \
-                    "Please choose one of the options."
+                errors[f.name] = ("number", {})
                 continue
             if not math.isfinite(v):
-                errors[f.name] = "Please enter a number."
-            elif f.labels and int(v) not in f.labels:
-                errors[f.name] = "Please choose one of the options."
-            elif not f.lower <= v <= f.upper:
-                errors[f.name] = (f"Please enter a value between {f.lower:.4g} and "
-                                  f"{f.upper:.4g}.")
-            x.append(v)
+                errors[f.name] = ("number", {})
+            elif not f.low <= v <= f.high:
+                errors[f.name] = ("range", {"low": pages.number(f, f.low),
+                                            "high": pages.number(f, f.high)})
+            else:
+                x.append(f.view.model(v))
         if not errors and self.engine.approves(np.array(x)):
-            errors["profile"] = ("The AI system approves this profile; this study is about "
-                                 "rejected applications. Please check the values you entered.")
+            # an honest page: the system approves, so there is no plan to rate
+            errors["profile"] = ("approved", {})
         return errors, {"x": x}
 
     def _parse_actionability(self, form: dict[str, str]) -> tuple[dict, Any]:
@@ -291,23 +317,21 @@ class StudyFlow:
             try:
                 s = int(raw)
             except ValueError:
-                errors[f] = "Please answer for this item."
+                errors[f] = ("answer", {})
                 scores.append(0)
                 continue
             top = 1 if scheme == "binary" else levels
             if not 0 <= s <= top:
-                errors[f] = "Please answer for this item."
+                errors[f] = ("answer", {})
             scores.append(s)
         if errors:
             return errors, None
         if not any(scores):
-            return {"actionability": "Please say which items you could change: at least one."
-                    }, None
+            return {"actionability": ("at_least_one", {})}, None
         if scheme == "ranking":
             ranked = sorted(s for s in scores if s > 0)
             if ranked != list(range(1, len(ranked) + 1)):
-                return {"actionability": "Please rank the items you can change 1, 2, 3, ... "
-                                         "(each rank once, no gaps)."}, None
+                return {"actionability": ("ranks", {})}, None
         return {}, {"scores": scores}
 
     def _parse_question(self, page: Page, form: dict[str, str]) -> tuple[dict, Any]:
@@ -315,11 +339,11 @@ class StudyFlow:
         v = form.get("choice")
         if q["kind"] == "prefer":
             if v not in ("left", "right"):
-                return {"choice": "Please choose one of the two plans."}, None
+                return {"choice": ("plans", {})}, None
             left_is_a = not q["swapped"]
             return {}, {"kind": "prefer", "answer": (v == "left") == left_is_a, "choice": v}
         if v not in ("yes", "no"):
-            return {"choice": "Please answer yes or no."}, None
+            return {"choice": ("yes_no", {})}, None
         return {}, {"kind": "accept", "answer": v == "yes", "choice": v}
 
     def _parse_rating(self, page: Page, form: dict[str, str], uid: str) -> tuple[dict, Any]:
@@ -332,7 +356,7 @@ class StudyFlow:
             except ValueError:
                 v = 0
             if not 1 <= v <= points:
-                errors[q] = "Please choose a point on the scale."
+                errors[q] = ("scale", {})
             value[q] = v
         value["why"] = (form.get("why") or "").strip()[:4000]
         item = page.data["item"]
@@ -346,7 +370,7 @@ class StudyFlow:
             f = names[j]
             v = form.get(f"c_{f}")
             if v not in ("yes", "no"):
-                errors[f"c_{f}"] = "Please answer for this item."
+                errors[f"c_{f}"] = ("answer", {})
                 continue
             changeable[f] = v == "yes"
             said = f in act and stated[act.index(f)] > 0

@@ -171,6 +171,11 @@ class LiveSpec(StrictModel):
         no_plan: the rule for a participant whose condition finds no plan.
         debriefing: the last page's text (discloses the random plans).
         exclusions: who ``simstudy analyze`` excludes from the confirmatory analysis.
+        locale: the language of the pages' texts: a shipped locale (``en``, ``de``) or a
+            YAML file relative to the study file; keys it lacks are English.
+        strings: page texts replacing the locale's, by dotted key (``title.profile: ...``).
+        templates: a folder (relative to the study file) of page templates replacing the
+            shipped ones of the same name (Jinja2, autoescaped).
     """
 
     conditions: list[str] | None = Field(None, min_length=2)
@@ -192,6 +197,9 @@ class LiveSpec(StrictModel):
     debriefing: str = _DEFAULT_DEBRIEFING
     exclusions: list[Literal["failed_attention", "no_plan", "timed_out", "pilot"]] = Field(
         default_factory=lambda: list(EXCLUSION_REASONS))
+    locale: str = Field("en", min_length=1)
+    strings: dict[str, str] = Field(default_factory=dict)
+    templates: str | None = None
 
     @model_validator(mode="after")
     def _failures(self) -> LiveSpec:

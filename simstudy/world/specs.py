@@ -19,7 +19,7 @@ from ..core.documents import FieldProblem, StrictModel
 from .base import FeatureRoles
 from .config import DecisionConfig, FlowSettings, SplitShares
 from .csv_source import CsvFeature, CsvProblem, CsvSource, read_csv_source
-from .loan_roles import LOAN_ROLES
+from .loan_roles import LOAN_PRESENTATION, LOAN_ROLES
 
 __all__ = ["SplitShares", "CsvFeature", "CsvSource", "WorldParams", "LoanWorldSpec",
            "CausalFlowWorldSpec", "ExternalModelSpec",
@@ -86,6 +86,10 @@ class LoanWorldSpec(WorldParams):
         """The world's feature roles, without torch."""
         return LOAN_ROLES
 
+    def presentation(self) -> dict:
+        """How people read the features (:data:`~simstudy.world.loan_roles.LOAN_PRESENTATION`,
+        its mappings argued where it is declared)."""
+        return dict(LOAN_PRESENTATION)
 
     @classmethod
     def check_example(cls) -> dict:
