@@ -30,7 +30,8 @@ _EXPORTS = {
     "SCMTable": "additive",
     "KNOWN_TABLES": "known",
     "known_world": "known",
-    "KNOWN_ROLES": "known_roles",
+    "KNOWN_ROLES": "known_specs",
+    "KNOWN_WORLDS": "known_specs",
     "CodedFlow": "coded",
     "GermanCreditWorldSpec": "german_credit",
 }
