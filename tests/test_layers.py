@@ -250,3 +250,31 @@ def test_every_lazy_export_of_a_face_resolves_to_a_module_that_defines_it():
             if not path.is_file() or not _defines(path, name):
                 unresolved.append(f"{face.relative_to(ROOT.parent)}: {name} -> {module}")
     assert sum(bool(e) for e in faces.values()) >= 6 and unresolved == []
+
+
+def test_no_import_inside_a_function_outside_the_command_line_and_optional_extras():
+    # an import inside a function hides an arrow from the graph above (and a cost from the
+    # reader); the command line may defer its imports to keep `--help` fast, optional extras
+    # are imported where they are used, and a kind's declaration imports its runtime when an
+    # entry is first built (the arrow is in the graph above: a deferred import, not a hidden one)
+    hidden = []
+    declarations = set(kind_declarations().values()) if PYPROJECT.is_file() else set()
+    for path in sorted(ROOT.rglob("*.py")):
+        module = _module_name(path)
+        if module.startswith("simstudy.cli"):
+            continue
+        loaders = _runtime_loaders(path) if module in declarations else set()
+        for line, targets in _imports_inside_functions(path):
+            extra = all(t.split(".")[0] in OPTIONAL_READERS for t in targets)
+            if not extra and line not in loaders:
+                hidden.append(f"{path.relative_to(ROOT.parent)}:{line} {targets}")
+    assert not hidden, "imports inside functions:\n" + "\n".join(hidden)
+
+
+def test_the_hidden_import_finder_sees_one(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n    import torch\n    return torch\n")
+    assert [t for _, t in _imports_inside_functions(path)] == [["torch"]]
+    # a runtime loader (exempt only in a module the entry points name) is an import and a return
+    path.write_text("def f():\n    from torch import nn\n    return nn\n")
+    assert _runtime_loaders(path) == {2}

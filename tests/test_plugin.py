@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import pandas as pd
@@ -58,9 +59,11 @@ def installed_plugin(tmp_path_factory):
     work = tmp_path_factory.mktemp("plugin")
     shutil.copytree(PLUGIN, work / "source")  # the build leaves its files beside the source
     target = work / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--no-index", "--target", str(target),
-                    str(work / "source")], check=True, capture_output=True, timeout=300)
+    # offline with the setuptools at hand; else pip fetches the build backend
+    offline = ["--no-build-isolation", "--no-index"] if find_spec("setuptools") else []
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *offline,
+                    "--target", str(target), str(work / "source")],
+                   check=True, capture_output=True, timeout=300)
     sys.path.insert(0, str(target))
     registry.discover(again=True)
     yield target
