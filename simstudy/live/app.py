@@ -8,7 +8,8 @@ Routes (each a small handler of :class:`LiveServer`):
 - ``GET /p/{uid}``: the page the participant is on (derived from the stored answers);
 - ``POST /p/{uid}``: an answer; recorded, then ``303`` back to ``GET /p/{uid}``
   (post/redirect/get, so a refresh never re-submits);
-- ``GET /healthz``: ``200`` once the policies are ready, ``503`` while they are prepared.
+- ``GET /healthz``: ``200`` once the policies are ready (JSON: ``status`` and the
+  ``study_sha256`` of the study file served), ``503`` while they are prepared.
 
 The study is prepared (world, decision model, policies) in a background thread at start-up,
 so the server answers ``/healthz`` at once. Pages are answered in a few page threads and
@@ -43,6 +44,7 @@ class LiveServer:
         self.steps = steps
         self.flow: Any = None
         self.error: str | None = None
+        self._study_sha256: str | None = None
         if callable(prepare) and not hasattr(prepare, "current"):
             self._starter: threading.Thread | None = threading.Thread(
                 target=self._prepare, args=(prepare,), daemon=True, name="prepare-study")
@@ -74,13 +76,18 @@ class LiveServer:
 
     # -- handlers ---------------------------------------------------------------------------
     async def healthz(self, request: Any) -> Any:
-        from starlette.responses import PlainTextResponse
+        from starlette.responses import JSONResponse, PlainTextResponse
 
         if self.error is not None:
             return PlainTextResponse(f"failed: {self.error}", status_code=500)
         if self.flow is None:
             return PlainTextResponse("preparing", status_code=503)
-        return PlainTextResponse("ready")
+        if self._study_sha256 is None:  # what `simstudy bots` compares with its study file
+            from ..core.store import file_sha256
+
+            path = getattr(self.flow.engine, "path", None)
+            self._study_sha256 = file_sha256(path) if path is not None else ""
+        return JSONResponse({"status": "ready", "study_sha256": self._study_sha256 or None})
 
     async def entry(self, request: Any) -> Any:
         from starlette.responses import RedirectResponse
