@@ -29,7 +29,8 @@ from ..core.progress import set_quiet
 from ..resources import UnknownExample, example_path, is_example
 from . import live_commands, planning_commands, project_commands, run_commands, study_commands
 
-__all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError", "DOCUMENT_ARGUMENTS"]
+__all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError", "DOCUMENT_ARGUMENTS",
+           "INTERRUPTED", "TERMINATED", "Terminated", "exit_code"]
 
 COMMAND_MODULES = [run_commands, study_commands, live_commands, planning_commands,
                    project_commands]
@@ -85,13 +86,24 @@ def main(argv: list[str] | None = None) -> int:
         code = _handle(args)
     finally:
         signal.signal(signal.SIGTERM, previous)
-    if code == INTERRUPTED and argv is None:
+    if code in (INTERRUPTED, TERMINATED) and argv is None:
         _leave_computing_threads(code)
     return code
 
 
 #: Exit code of an interrupted command (128 + SIGINT, as a shell reports Ctrl-C).
 INTERRUPTED = 130
+#: Exit code of a command stopped by SIGTERM (128 + SIGTERM: kill, a batch queue's limit).
+TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, unwinding like Ctrl-C (worker pools stopped, finished results kept)."""
+
+
+def exit_code(exc: KeyboardInterrupt) -> int:
+    """:data:`TERMINATED` for SIGTERM, :data:`INTERRUPTED` for Ctrl-C."""
+    return TERMINATED if isinstance(exc, Terminated) else INTERRUPTED
 
 
 def _leave_computing_threads(code: int) -> None:
@@ -116,7 +128,7 @@ def _leave_computing_threads(code: int) -> None:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+    raise Terminated
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -144,9 +156,9 @@ def _handle(args: argparse.Namespace) -> int:
         print(f"simstudy {args.command}{where}: {exc.strerror or exc}; finished results are "
               "kept", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("interrupted; finished results are kept", file=sys.stderr)
-        return INTERRUPTED
+        return exit_code(exc)
 
 
 if __name__ == "__main__":

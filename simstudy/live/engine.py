@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -154,8 +155,16 @@ class ComputePool:
         self._pools = [ProcessPoolExecutor(max_workers=1, mp_context=context,
                                            initializer=_init_compute, initargs=(str(path),))
                        for _ in range(workers)]
-        # every worker prepares its engine now, not on a participant's first recourse
-        for f in [pool.submit(_compute_ready) for pool in self._pools]:
+        # Ctrl-C reaches every process of the terminal's group: the workers start with SIGINT
+        # blocked (the mask is inherited across exec), so only the server handles it (it
+        # stops, then closes the pool) and no worker prints a traceback of its own
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            # every worker prepares its engine now, not on a participant's first recourse
+            ready = [pool.submit(_compute_ready) for pool in self._pools]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        for f in ready:
             f.result()
 
     def submit(self, index: int, *args: Any) -> Future:
