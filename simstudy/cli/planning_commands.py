@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..core.documents import UsageError, load_document
 from ..core.store import atomic_write_text, check_output_file
@@ -65,7 +66,7 @@ def _calibrate_cmd(args) -> int:
           f"{args.replicates} studies simulated from the fit; largest gap where a "
           f"{args.distance} has 20 or more ratings: {gap:.3f}")
     if not fit.converged_:
-        print("warning: the optimiser did not report convergence", file=__import__("sys").stderr)
+        print("warning: the optimiser did not report convergence", file=sys.stderr)
     print(f"wrote {out}, {stem}_intervals.csv, {stem}_fit.csv")
     return 0
 

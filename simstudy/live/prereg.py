@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from ..core.store import file_sha256
-from .engine import load_study
+from .engine import load_study, world_views
 
 __all__ = ["live_lines", "check_prereg"]
 
@@ -47,20 +47,26 @@ def live_lines(path: str | Path) -> list[str]:
     scenario, _ = load_study(path)
     study = scenario.study
     live = study.live
+    views = world_views(scenario.world)
     framing = ("participants enter their own profile" if live.framing == "own_profile" else
-               f"participants imagine the applicant described: \"{live.vignette.strip()}\"")
+               f"a vignette (\"{' '.join((live.vignette or '').split())}\"); participants "
+               "enter the profile they imagine")
     checks = [f"  - after {c.after}: \"{c.prompt}\" ({', '.join(c.options)})"
               for c in live.attention_checks]
     return [
         "## 10. Procedure (live)", "",
         f"- Platform: {live.platform}" + (f" (study id `{live.study_id}`)" if live.study_id
                                            else "") + f"; framing: {framing}.",
+        "- Values shown and entered (the world's presentation; model units stay internal): "
+        + ("; ".join(v.describe() for v in views.values()) if views else
+           "model units, at a thousandth of each feature's range") + ".",
         f"- Actionability elicited by the {live.elicitation} scheme"
         + (f" ({live.likert_levels} levels)" if live.elicitation == "likert" else "") + ".",
         f"- Attention checks ({len(live.attention_checks)} instructed-response items; "
         f"failing {live.reject_after_failures} gives status `failed_attention`):", *checks,
         f"- A slot is held {live.timeout_minutes:g} minutes; an unfinished participant is then "
         "marked `timed_out`.",
-        f"- Consent: \"{live.consent.strip()}\"",
-        f"- Debriefing: \"{live.debriefing.strip()}\"", "",
+        f"- Consent: \"{' '.join(live.consent.split())}\"",
+        f"- Debriefing (discloses the random plans): \"{' '.join(live.debriefing.split())}\"",
+        "",
     ]
