@@ -157,3 +157,13 @@ def test_one_rating_per_participant_is_fitted_without_a_random_intercept(recwarn
     assert not [w for w in recwarn if "random" in str(w.message).lower()]
     within = _table()
     assert evaluate_hypotheses(within, [h]).iloc[0]["model"] == "mixed"
+
+
+def test_adjusted_p_values_equal_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        p = rng.random(int(rng.integers(1, 7))) ** 2
+        for method in ("holm", "bonferroni"):
+            assert adjust_p(p, method) == pytest.approx(multipletests(p, method=method)[1])

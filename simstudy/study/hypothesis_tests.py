@@ -24,10 +24,10 @@ The Wald statistic ``z = beta / se`` gives the p-value the direction asks for: `
 for ``greater`` / ``increasing``, ``Phi(z)`` for ``less`` / ``decreasing``, ``2 (1 - Phi(|z|))``
 for ``two-sided``. The family is corrected by Holm's step-down rule (or Bonferroni, or none):
 rejections by the rule at its boundary (:func:`reject`, ``p <= alpha / (m - i)``), adjusted
-p-values reported beside (statsmodels' ``multipletests``); a hypothesis whose fit failed or
-did not converge is ``failed``: never counted as "not significant", and it enters the
-adjustment of the others with p = 1 (as a hypothesis tested and not rejected, the conservative
-reading). A covariate constant
+p-values reported beside (the running maximum of ``(m - i) p_(i)``); a hypothesis whose fit
+failed or did not converge is ``failed``: never counted as "not significant", and it enters
+the adjustment of the others with p = 1 (as a hypothesis tested and not rejected, the
+conservative reading). A covariate constant
 within the rows tested is left out of that fit (it cannot be estimated) and noted.
 
 References:
@@ -60,7 +60,6 @@ import pandas as pd
 from scipy import stats
 from statsmodels.regression.linear_model import OLS
 from statsmodels.regression.mixed_linear_model import MixedLM
-from statsmodels.stats.multitest import multipletests
 
 from ..analysis.gamm import fit_gamm
 from .hypotheses import GROUP_VALUES, HypothesisSpec, hypothesis_names
@@ -117,7 +116,14 @@ def adjust_p(p: np.ndarray, method: str) -> np.ndarray:
     if method == "none" or len(p) == 0:
         return p.copy()
     filled = np.where(np.isnan(p), 1.0, p)
-    adjusted = multipletests(filled, method=method)[1]
+    m = len(filled)
+    if method == "bonferroni":
+        adjusted = np.minimum(1.0, m * filled)
+    else:  # Holm: the running maximum of (m - i) p_(i) over the sorted p-values
+        order = np.argsort(filled, kind="stable")
+        steps = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * filled[order]))
+        adjusted = np.empty(m)
+        adjusted[order] = steps
     return np.where(np.isnan(p), np.nan, adjusted)
 
 
