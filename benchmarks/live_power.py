@@ -17,7 +17,8 @@ and prints, per hypothesis, the share of bot studies that rejected it with its i
 the simulated power, and whether each lies within the other's 95% interval. Bot studies are
 appended to ``OUT/bots.jsonl`` as they finish, so an interrupted run resumes.
 
-    nice -n 10 python benchmarks/live_power.py --n 30 --studies 100 --out runs/live_power
+    nice -n 10 python benchmarks/live_power.py --n 30 --studies 100 --out runs/live_power \
+        [--pool runs/study_power]
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ def _study_copy(source: Path, work: Path, n: int, simulations: int) -> tuple[Pat
     study["power"]["simulations"] = simulations
     study["power"].pop("sensitivity", None)
     path = work / "study.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    text = yaml.safe_dump(doc, sort_keys=False)
+    if not path.exists() or path.read_text() != text:  # another process may be reading it
+        path.write_text(text)
     return path, k
 
 
@@ -68,7 +71,7 @@ def _bot_study(engine, study: Path, work: Path, index: int, participants: int) -
     key, _ = pseudonym_key(engine.scenario.seed)
     flow = StudyFlow(engine, Store(here / "s.sqlite"), key)
     report = run_bots(engine, "http://bots", participants, concurrency=1, seed=index,
-                      transport=httpx.ASGITransport(create_app(flow)))
+                      transport=httpx.ASGITransport(create_app(flow, entry_limit="none")))
     walked = time.time() - t
     export_study(here / "s.sqlite", here / "export" / "study.csv", drop_linkage=True)
     code = cli(["--quiet", "analyze", str(here / "export" / "study.csv"), str(study),
@@ -99,6 +102,12 @@ def main() -> None:
     ap.add_argument("--studies", type=int, default=100, help="bot studies")
     ap.add_argument("--simulations", type=int, default=400, help="simulated studies of power")
     ap.add_argument("--out", default="runs/live_power")
+    ap.add_argument("--first", type=int, default=0,
+                    help="the first bot study's index (a second process may run a later "
+                         "range into the same --out once the first has written power.csv)")
+    ap.add_argument("--pool", default=None, metavar="DIR",
+                    help="a power output folder of the same study whose live pool to reuse "
+                         "(its key is checked: a pool of another world or code is recomputed)")
     args = ap.parse_args()
 
     import torch
@@ -111,24 +120,33 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     study, k = _study_copy(Path(args.study), out, args.n, args.simulations)
+    if args.pool:
+        (out / "power").mkdir(parents=True, exist_ok=True)
+        for name in ("live_pool.parquet", "live_pool.json"):
+            shutil.copy(Path(args.pool) / name, out / "power" / name)
     t = time.time()
-    if cli(["--quiet", "power", str(study), "--out", str(out / "power"), "--workers", "1"]):
+    if args.first == 0 and cli(["--quiet", "power", str(study), "--out", str(out / "power"),
+                                "--workers", "1"]):
         sys.exit("simstudy power failed")
     power_seconds = time.time() - t
     power = pd.read_csv(out / "power" / "power.csv")
     engine = LiveEngine(study).prepare()
     log = out / "bots.jsonl"
-    done = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    def finished() -> list[dict]:
+        return ([json.loads(line) for line in log.read_text().splitlines()]
+                if log.exists() else [])
+
+    done = finished()
     have = {d["study"] for d in done}
-    for index in range(args.studies):
+    for index in range(args.first, args.studies):
         if index in have:
             continue
         row = _bot_study(engine, study, out, index, participants=2 * args.n)
         with log.open("a") as fh:
             fh.write(json.dumps(row) + "\n")
-        done.append(row)
         print(f"bot study {index}: {row['seconds']} s, rejected {row['rejected']}",
               file=sys.stderr, flush=True)
+    done = sorted({d["study"]: d for d in finished()}.values(), key=lambda d: d["study"])
     result = {"study": args.study, "n": args.n, "conditions": k,
               "power_simulations": args.simulations, "power_seconds": round(power_seconds, 1),
               "bot_studies": len(done),

@@ -134,7 +134,7 @@ def _independent_power(pool, n, sims, seed=11):
 def test_power_agrees_with_an_independent_between_participant_simulation():
     from simstudy.study.hypothesis_power import simulate_hypotheses_study
 
-    pool, n, sims = _pool(persons=120), 24, 150
+    pool, n, sims = _pool(persons=120), 24, 100
     pipeline = sum(simulate_hypotheses_study(_task(n, r, pool))["significant:personalized"]
                    for r in range(sims))
     independent = _independent_power(pool, n, sims)

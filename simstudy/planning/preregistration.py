@@ -317,7 +317,10 @@ def _sample_size(study: Any, power: dict | None, names: list[str], policies: lis
                             for k, v in rates.items()) + " and the no-plan rates the engine "
                 "gives per condition ("
                 + ", ".join(f"{c} {v:.3f}" for c, v in power.get("no_plan_engine", {}).items())
-                + ").", ""]
+                + f"). The simulated arrivals are the {power['live_pool_persons']} people of the "
+                f"study population in a random order, cycled (about "
+                f"{r['arrivals_mean'] / power['live_pool_persons']:.1f} arrivals per person at "
+                "this N, each with fresh dispositions and rating noise).", ""]
     out += ["| test | N | power | interval | failed fits |", "|---|---|---|---|---|"]
     for _, r in table.iterrows():
         failed = int(r["failed"]) if "failed" in r else "-"

@@ -287,7 +287,9 @@ def _live_design(path, setup, spec, out: Path, progress: bool) -> dict[str, Any]
                     "rates": rates},
             "pool": pool, "policies": conditions, "baseline": baseline, "report": report,
             "seed": seed, "task": task, "extras": LIVE_EXTRAS,
-            "summary": {"rates": rates, "no_plan_engine": engine_no_plan,
+            "summary": {"sample": "arrivals in a random order of the pool's people, cycled "
+                                  "when a study needs more arrivals than the pool has",
+                        "rates": rates, "no_plan_engine": engine_no_plan,
                         "no_plan_stated": stated, "live_pool_persons": persons}}
 
 
