@@ -133,13 +133,15 @@ def check_reading(data: pd.DataFrame, group: str, responses: list[str], distance
 
 def _check_scale_used(data: pd.DataFrame, responses: list[str],
                       scale: tuple[float, float]) -> None:
-    values = pd.concat([_numeric(data, r) for r in responses]).dropna() if responses else []
+    # a constant response has its own refusal (check_rating_table)
+    columns = [v for v in (_numeric(data, r).dropna() for r in responses) if v.nunique() > 1]
+    values = pd.concat(columns) if columns else pd.Series([], dtype=float)
     if len(values) < _FEW:
         return
     lo, hi = scale
     top = float(values.max())
     if values.min() >= lo and top <= hi - UNUSED_TOP:
-        names = ", ".join(responses)
+        names = ", ".join(str(c.name) for c in columns)
         raise TableError(
             f"{names}: no rating above {top:g} in {len(values)} ratings of the {lo:g}..{hi:g} "
             f"scale: a {lo:g}-{top:g} survey? state its scale in the analysis spec (scale: "
@@ -201,10 +203,12 @@ def _check_model(data: pd.DataFrame, group: str, response: str, distance: str, f
         bad = y_used[(y_used < lo) | (y_used > hi)]
         if len(bad):
             codes = ", ".join(f"{v:g}" for v in sorted(set(bad))[:3])
-            hint = ("; a missing-value code? leave missing ratings empty"
-                    if (bad < 0).any() or (bad >= 90).any() else "")
+            code = (bad < 0).any() or (bad >= 90).any()
+            hint = "; a missing-value code? leave missing ratings empty" if code else ""
+            scale_hint = ("" if code else "; a survey on another scale? state it in the "
+                          "analysis spec (scale: [LOWEST, HIGHEST])")
             raise TableError(f"{response}: {len(bad)} value{'s' * (len(bad) > 1)} outside "
-                             f"the rating scale {lo:g}..{hi:g} ({codes}{hint})")
+                             f"the rating scale {lo:g}..{hi:g} ({codes}{hint}){scale_hint}")
         if family == "ocat" and (y_used != np.round(y_used)).any():
             raise TableError(f"{response}: ordered categories must be whole numbers")
     if y_used.nunique() < 2:

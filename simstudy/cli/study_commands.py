@@ -434,7 +434,9 @@ def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
     from ..run.dictionary import write_dictionary
 
     if not (run_dir / "recourse.parquet").exists() or not (run_dir / "manifest.json").exists():
-        raise UsageError(f"{run_dir} is not a finished run (no recourse.parquet / manifest.json)")
+        raise UsageError(f"{run_dir} is not a finished run (no recourse.parquet / "
+                         "manifest.json); give the folder simstudy run --out wrote, or run it "
+                         "to the end first")
     recourse, outcomes, manifest = load_run(run_dir)
     conditions = list(dict.fromkeys(recourse["condition"]))
     codebook, default_by = run_codebook(manifest)

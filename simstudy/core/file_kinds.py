@@ -143,8 +143,8 @@ def expect_kind(path: str | Path, expected: str, command: str, argument: str = "
                          "simstudy serve --db writes)")
     fix = _USE.get(kind, f"simstudy {command} reads {_EXPECTED[expected]}")
     if expected == "sqlite":
-        fix = f"simstudy {command} reads the database simstudy serve --db wrote; " + (
-            _USE[kind] if kind in ("csv",) else "give that file")
+        fix = f"simstudy {command} reads the database simstudy serve --db wrote" + (
+            f"; {_USE[kind]}" if kind in ("csv", "folder") else "")
     if kind == "csv" and expected == "yaml":
         fix = (f"simstudy {command} reads a YAML document here; "
                + ("the table is the DATA argument: simstudy analyze DATA.csv SPEC.yaml"
