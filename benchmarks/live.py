@@ -163,6 +163,7 @@ def main() -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     server = subprocess.Popen([sys.executable, "-m", "simstudy.cli", "serve", str(study), "--db",
                                str(work / "s.sqlite"), "--port", str(port),
+                               "--entry-limit", "none",
                                "--compute-workers", str(args.compute_workers)], env=env,
                               stderr=subprocess.DEVNULL)
     try:

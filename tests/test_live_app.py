@@ -65,7 +65,7 @@ def test_a_participant_whose_recourse_computes_does_not_hold_up_the_others(tmp_p
                 await asyncio.sleep(0.01)
             # participant 1 gets through consent, profile and the checks meanwhile
             r = await client.get("/", params={"PROLIFIC_PID": "P1"}, follow_redirects=True)
-            for _ in range(3):
+            for _ in range(4):  # start, consent, profile, check
                 key = _page(r.text)
                 r = await asyncio.wait_for(client.post(
                     str(r.url), data={"page": key, **crowd.answer(1, key, r.text)},

@@ -14,8 +14,14 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 __all__ = ["register", "pseudonym_key"]
+
+# the live server's defaults, repeated here so that `--help` imports no server library
+# (tests/test_live_app.py checks they equal simstudy.live.edges')
+ENTRY_LIMIT = "10/minute;60/hour"
+KEEP_ALIVE = 75.0
 
 
 def pseudonym_key(scenario_seed: int) -> tuple[bytes, bool]:
@@ -44,16 +50,29 @@ def _serve(args: argparse.Namespace) -> int:
     if args.compute_workers < 0:
         raise UsageError(f"--compute-workers {args.compute_workers}: at least 0 (0: compute "
                          "in the server process)")
+    if args.keep_alive <= 0:
+        raise UsageError(f"--keep-alive {args.keep_alive:g}: seconds, more than 0")
+    _entry_limit(args.entry_limit)
     check_new_database(args.db)
     sock = bind_port(args.host, args.port)  # a busy port is said before "serving"
     try:
-        return _run_server(args, scenario.seed, sock)
+        return _run_server(args, scenario, sock)
     finally:
         sock.close()
 
 
-def _run_server(args: argparse.Namespace, seed: int, sock) -> int:
-    key, from_env = pseudonym_key(seed)
+def _entry_limit(spec: str) -> None:
+    from ..core.documents import UsageError
+    from ..live.edges import EntryLimit
+
+    try:
+        EntryLimit(spec)
+    except ValueError as exc:
+        raise UsageError(f"--entry-limit {spec}: {exc}") from None
+
+
+def _run_server(args: argparse.Namespace, scenario: Any, sock: Any) -> int:
+    key, from_env = pseudonym_key(scenario.seed)
     if not from_env:
         print("note: SIMSTUDY_LIVE_KEY is not set; pseudonyms use a key derived from the "
               "study's seed (fine for pilots and bots, set it for a real study)",
@@ -61,8 +80,10 @@ def _run_server(args: argparse.Namespace, seed: int, sock) -> int:
     import torch
     import uvicorn
 
+    from ..core.store import file_sha256
     from ..live.app import create_app
     from ..live.database import Store
+    from ..live.edges import server_config
     from ..live.engine import ComputePool, LiveEngine
     from ..live.flow import StudyFlow
     from .main import exit_code
@@ -70,17 +91,23 @@ def _run_server(args: argparse.Namespace, seed: int, sock) -> int:
     torch.set_num_threads(1)
     db = Path(args.db)
     db.parent.mkdir(parents=True, exist_ok=True)
+    # a corrupted, truncated, read-only or full database stops here, in one line
     store = Store(db)
+    store.check()
+    version = store.study_version(file_sha256(args.study), scenario.study.live.consent,
+                                  args.new_version)
 
     def prepare() -> StudyFlow:
         engine = LiveEngine(args.study).prepare()
         compute = ComputePool(args.study, args.compute_workers) if args.compute_workers else None
         return StudyFlow(engine, store, key, compute)
 
-    print(f"serving {args.study} on http://{args.host}:{args.port} (database {db}); "
-          "GET /healthz answers 200 when the policies are ready", file=sys.stderr)
-    config = uvicorn.Config(create_app(prepare), host=args.host, port=args.port,
-                            log_level="warning", timeout_graceful_shutdown=5)
+    print(f"serving {args.study} (version {version} on database {db}) on "
+          f"http://{args.host}:{args.port}; GET /healthz answers 200 when the policies are "
+          "ready", file=sys.stderr)
+    config = server_config(create_app(prepare, entry_limit=args.entry_limit), args.host,
+                           args.port, keep_alive=args.keep_alive, log_level="warning",
+                           timeout_graceful_shutdown=5)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt as exc:
@@ -169,6 +196,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--compute-workers", type=int, default=1, metavar="N",
                    help="processes computing recourses and questions (default 1; 0: in the "
                         "server process)")
+    p.add_argument("--new-version", action="store_true",
+                   help="serve a changed study file on an existing database as its next "
+                        "version (participants and the export carry their version)")
+    p.add_argument("--entry-limit", default=ENTRY_LIMIT, metavar="LIMITS",
+                   help=f"new participants per client address, e.g. '10/minute;60/hour' "
+                        f"(default {ENTRY_LIMIT}; 'none': no limit, e.g. for bots on this "
+                        "machine)")
+    p.add_argument("--keep-alive", type=float, default=KEEP_ALIVE, metavar="SECONDS",
+                   help=f"seconds an idle connection stays open (default {KEEP_ALIVE:g})")
     p.set_defaults(handler=_serve)
 
     p = subparsers.add_parser("bots", help="simulated participants walking a live study's "

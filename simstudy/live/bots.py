@@ -4,14 +4,14 @@ Bot ``n`` is a person of the study's simulated people (:class:`~simstudy.people.
 study condition, drawn with a keyed order among the people whose profile, entered as the page
 shows it (display units, at each feature's step), lies in the entry page's ranges and is
 rejected by the decision model). It enters through the recruitment URL
-(``?PROLIFIC_PID=BOT-PID-<n>&STUDY_ID=...&SESSION_ID=...``) and answers every page as the
-simulator's person would: their profile (as shown), their *reported* actionability, the
-policy's questions through the same :class:`~simstudy.primitives.Feedback` the simulated
-people answer (:meth:`People.feedback`, the luck of question ``q`` keyed by ``q``), the
-attention checks as instructed, whether each changed item is changeable from their *true*
-actionability, and the two ratings from the study's response model on the recourse read off
-the page, measured by the simulator's code, with uniforms keyed by
-``(seed, "bot-rating:<item>", person id)``.
+(``?PROLIFIC_PID=BOT-PID-<n>&STUDY_ID=...&SESSION_ID=...``, its start page's form) and answers
+every page as the simulator's person would: their profile (as shown), their *reported*
+actionability, the policy's questions through the same :class:`~simstudy.primitives.Feedback`
+the simulated people answer (:meth:`People.feedback`, the luck of question ``q`` keyed by
+``q``), the attention checks as instructed, whether each changed item is changeable from their
+*true* actionability, and the two ratings from the study's response model on the recourse read
+off the page, measured by the simulator's code, with uniforms keyed by ``(seed,
+"bot-rating:<item>", person id)``.
 
 Bots enter one after another (bot ``n`` consents after bot ``n - 1``), then walk concurrently,
 so arrival indices, assignments and therefore the export do not depend on timing: the same
@@ -127,6 +127,8 @@ class BotCrowd:
         """The form bot ``n`` submits on the page ``key`` whose HTML is ``text``."""
         row = self.row(n)
         live = self.engine.live
+        if key == "start":  # the entry link's start page: its form creates the participant
+            return {}
         if key == "consent":
             return {"consent": "yes"}
         if key == "profile":
@@ -212,7 +214,7 @@ class BotCrowd:
                                  follow_redirects=True)
             report.latencies.append(("entry", time.perf_counter() - t))
             first = _PAGE.search(r.text)
-            if first is None or first.group(1) != "consent":
+            if first is None or first.group(1) not in ("start", "consent"):
                 entered.set()  # resumed past consent: its arrival index is already fixed
             for _ in range(200):
                 r.raise_for_status()

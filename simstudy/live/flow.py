@@ -13,6 +13,15 @@ refresh, the back button, a restart or re-entry through the recruitment URL show
 participant is on; a form carries the key of its page and a submission for any other page is a
 no-op (a double submit changes nothing).
 
+Slots and outcomes: an assigned participant holds their condition's slot for at most
+``timeout_minutes``; past it they are marked ``timed_out`` and see a page saying so, never a
+completion code (:meth:`~simstudy.live.database.Store.finish` sets an outcome only while the
+slot is held). A participant may leave (a form with ``page=return``: status ``returned``,
+the slot freed). While the researcher has paused recruitment, consents are refused with a page
+saying so (nothing is recorded; the same link works once recruitment resumes). A participant
+whose condition finds no plan for their stated profile is recorded (``no_plan``) and, under
+``no_plan.rule: exclude``, no longer counts towards the condition's target.
+
 Consistency check: a rating page asks, for each item the plan changes, whether it is in fact
 changeable; an answer contradicting the stated actionability (stated changeable but "no", or
 stated not changeable but "yes") is recorded with the answer (``inconsistent``) and exported,
@@ -29,6 +38,7 @@ import json
 import math
 import re
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,11 +46,15 @@ from typing import Any
 
 import numpy as np
 
+from ..core.store import file_sha256
 from ..world.presentation import parse_number
 from .database import Store
 from .engine import LiveEngine
 
-__all__ = ["Page", "StepNeeded", "StudyFlow"]
+__all__ = ["Page", "StepNeeded", "StudyFlow", "ENDED"]
+
+#: Statuses whose participant sees the end page (their outcome) whatever they submit.
+ENDED = ("completed", "failed_attention", "no_consent", "timed_out", "returned", "full")
 
 _CODE = re.compile(r"^-?[0-9]+$")
 
@@ -87,6 +101,10 @@ class StudyFlow:
         # a participant's lock lives while a request holds it: ids leave nothing behind
         self._locks: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._locks_lock = threading.Lock()
+        #: the study file's sha256 (the database's version of it: ``store.version``)
+        self.study_sha256 = file_sha256(engine.path)
+        if store.version is None:
+            store.study_version(self.study_sha256, self.live.consent)
         roles = engine.context_.world.roles
         store.set_meta("study", json.dumps({
             "name": engine.scenario.name, "features": list(roles.names),
@@ -106,7 +124,19 @@ class StudyFlow:
 
     # -- entry ------------------------------------------------------------------------------
     def enter(self, platform_pid: str, study_id: str | None, session_id: str | None) -> str:
+        """The uid of the participant of a platform ID, created on their first entry."""
         return self.store.enter(platform_pid, study_id, session_id, self.key)["uid"]
+
+    def entered(self, platform_pid: str) -> str | None:
+        """The uid of the participant of a platform ID if they entered before (creates
+        nothing)."""
+        p = self.store.find(platform_pid, self.key)
+        return None if p is None else p["uid"]
+
+    @property
+    def timeout(self) -> float:
+        """Seconds a slot is held at most."""
+        return 60.0 * self.live.timeout_minutes
 
     # -- where the participant is -----------------------------------------------------------
     def current(self, uid: str, compute: bool = True) -> Page:
@@ -120,8 +150,12 @@ class StudyFlow:
         p = self.store.participant(uid)
         if p is None:
             return Page("unknown", "unknown")
+        if p["status"] == "in_progress" and p["assigned_at"] is not None \
+                and time.time() - p["assigned_at"] > self.timeout:
+            self.store.expire(self.timeout, uid)  # their slot is free, they cannot complete
+            p = self.store.participant(uid)
         answers = self.store.answers(uid)
-        if p["status"] in ("no_consent", "full"):
+        if p["status"] in ENDED:
             return self._end(p, answers)
         if "consent" not in answers:
             return Page("consent", "consent", {"text": self.live.consent})
@@ -197,6 +231,10 @@ class StudyFlow:
             return Page(f"hare:{payload['q']}", "question",
                         {**payload, "features": self.engine.features_})
         self.store.save_items(uid, step["items"])
+        p = self.store.participant(uid)
+        if not p["no_plan"] and not any(it["policy"] == p["assigned_condition"]
+                                        for it in step["items"]):
+            self.store.mark_no_plan(uid)  # no longer counts towards the condition's target
         return None
 
     def save_step(self, uid: str, step: dict[str, Any]) -> None:
@@ -211,8 +249,8 @@ class StudyFlow:
     def _finish(self, p: dict, answers: dict) -> Page:
         if p["status"] == "in_progress":
             failed = self.failures(answers) >= self.live.reject_after_failures
-            self.store.set_status(p["uid"], "failed_attention" if failed else "completed",
-                                  finished=True)
+            # only while the slot is held: a participant timed out meanwhile stays so
+            self.store.finish(p["uid"], "failed_attention" if failed else "completed")
             p = self.store.participant(p["uid"])
         return self._end(p, answers)
 
@@ -233,6 +271,9 @@ class StudyFlow:
         ``compute``: as in :meth:`current`)."""
         with self._lock(uid):
             page = self._current(uid, compute)
+            if form.get("page") == "return" and page.kind != "end":
+                self.store.finish(uid, "returned", ("entered", "in_progress"))
+                return None
             if form.get("page") != page.key:
                 return None
             errors, value = self._parse(page, form, uid)
@@ -240,14 +281,17 @@ class StudyFlow:
                 page.data = {**page.data, "errors": errors, "form": form}
                 return page
             if page.key == "consent":
+                if value["consent"] and self.store.switch("paused"):
+                    page.data = {**page.data, "form": form,
+                                 "errors": {"consent": ("paused", {})}}
+                    return page
                 self.store.answer(uid, "consent", value)
                 if value["consent"]:
                     p = self.store.participant(uid)
                     # a full study records the status ``full``; the end page then says so
                     self.store.assign(uid, self.engine.conditions,
                                       self.engine.assignment_draw(p["idx"]),
-                                      self.live.target_per_condition,
-                                      60.0 * self.live.timeout_minutes)
+                                      self.live.target_per_condition, self.timeout)
                 else:
                     self.store.set_status(uid, "no_consent", finished=True)
                 return None

@@ -72,6 +72,10 @@ def locale_strings(locale: str = "en", base_dir: str | Path = ".") -> dict[str, 
     return strings
 
 
+#: Pages with a "leave the study" form.
+_LEAVABLE = ("profile", "actionability", "check", "question", "rating")
+
+
 def _paragraphs(text: str | None) -> list[str]:
     return [p.strip() for p in (text or "").split("\n\n") if p.strip()]
 
@@ -186,6 +190,8 @@ class Pages:
         errors = {k: self._error(v) for k, v in data.get("errors", {}).items()}
         ctx = {"lang": self.t("lang"), "title": self.t(f"title.{page.kind}"), "action": action,
                "key": page.key, "errors": errors, "t": self.t,
+               # a participant taking the study may leave it (status ``returned``)
+               "leave": page.kind in _LEAVABLE,
                **getattr(self, f"_{page.kind}")(data, data.get("form", {}))}
         if page.kind == "profile" and ctx.get("approved"):
             ctx["title"] = self.t("title.approved")
@@ -198,6 +204,10 @@ class Pages:
         return str(value)
 
     def _unknown(self, data: dict, form: dict) -> dict:
+        # why an entry link was refused (``entry.pid``, ``entry.study_id``, ``entry.limit``)
+        return {"reason": self.t(f"entry.{data['reason']}") if data.get("reason") else None}
+
+    def _start(self, data: dict, form: dict) -> dict:
         return {}
 
     def _consent(self, data: dict, form: dict) -> dict:
@@ -281,9 +291,11 @@ class Pages:
     def _end(self, data: dict, form: dict) -> dict:
         status = data["status"]
         if data["code"] is None:
-            return {"text": self.t("end.full"), "code": None, "debriefing": []}
+            text = self.t(f"end.{status}") if status in ("timed_out", "returned") else \
+                self.t("end.full")
+            return {"text": text, "code": None, "debriefing": [], "status": status}
         # who rated plans learns which of them were random
         rated = status in ("completed", "failed_attention")
-        return {"text": self.t(f"end.{status}"), "code": data["code"],
+        return {"text": self.t(f"end.{status}"), "code": data["code"], "status": status,
                 "redirect": data["redirect"],
                 "debriefing": _paragraphs(data.get("debriefing")) if rated else []}

@@ -230,6 +230,9 @@ def live_problems(live: LiveSpec, study_policies: list[str]) -> list[tuple[str, 
     if replacement is not None and replacement not in live.live_conditions(study_policies):
         out.append(("study.live.no_plan.replacement", f"{replacement!r} is not a live condition "
                                                       f"({live.live_conditions(study_policies)})"))
+    if live.platform == "prolific" and not live.study_id:
+        out.append(("study.live.study_id", "platform 'prolific' needs the platform's study id "
+                                           "that entry links carry (STUDY_ID)"))
     for field in ("completed", "failed_attention", "no_consent"):
         if not _CODE.match(getattr(live.completion, field)):
             out.append((f"study.live.completion.{field}", "a code is letters, digits, _ and -"))
