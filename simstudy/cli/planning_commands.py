@@ -25,8 +25,6 @@ __all__ = ["register", "preregistration"]
 
 
 def _calibrate_cmd(args) -> int:
-    import sys
-
     import pandas as pd
     import yaml
 
