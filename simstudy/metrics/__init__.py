@@ -130,11 +130,13 @@ class Metric:
         unit: the unit of the metric (``share`` for a proportion).
         meaning: one line saying what the figure is, without its denominator.
         values: what the per-applicant values can be: ``proportion`` (0/1; the mean is a
-            share), ``nonnegative`` or ``real``; it sets :attr:`range`.
+            share), ``nonnegative`` or ``real``; it sets :attr:`range`, which its intervals
+            respect (:mod:`simstudy.core.intervals`).
         table: ``recourse`` or ``outcomes`` (the event world's per-applicant outcomes).
         complement: report ``1 - mean`` (``no_recourse`` is the complement of ``found``).
         summarized: a column of the run summary.
         audited: audited by default.
+<<<<<<< HEAD
         derive: computes the column from a table's other columns (``rows -> values``; a
             ``KeyError`` when the table lacks those too), so that a table written before the
             metric existed still gives it (:func:`readable_metrics`); ``None``: such a table
@@ -142,6 +144,8 @@ class Metric:
         values: what the per-applicant values can be: ``proportion`` (0/1, the mean is a
             share), ``nonnegative`` or ``real``; it sets the range its intervals respect
             (:mod:`simstudy.core.intervals`).
+=======
+>>>>>>> main
 
     Example:
         >>> import pandas as pd
@@ -164,7 +168,6 @@ class Metric:
     complement: bool = False
     summarized: bool = True
     audited: bool = False
-    values: str = "real"
     derive: Callable[[pd.DataFrame], Any] | None = None
 
     def __post_init__(self) -> None:
