@@ -207,5 +207,5 @@ def test_the_export_carries_status_condition_and_flags(tmp_path):
     back = pd.read_csv(tmp_path / "out" / "study_open.csv")["why"].str[1:]
     assert (back == answers["why"]).all()  # the raw text: the cell without its quote
     for path in res["paths"]:
-        for cell in pd.read_csv(path).astype(str).to_numpy().ravel():
-            assert not cell.startswith(("=", "+", "@", "\t", "\r"))
+        for cell in pd.read_csv(path).to_numpy().ravel():
+            assert not str(cell).startswith(("=", "+", "@", "\t", "\r"))
