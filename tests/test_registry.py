@@ -151,8 +151,6 @@ class ToyWorldParams(WorldParams):
     def feature_names(self):
         return TOY_ROLES.names
 
-    def ranking_names(self):
-        return ()
 
 
 def build_toy_world(params: ToyWorldParams, seed, cache=None, base_dir="."):
@@ -199,9 +197,7 @@ def test_a_world_of_ones_own_runs_from_a_scenario_file(tmp_path):
 
 
 def test_the_table_holds_every_family_of_kinds():
-    import simstudy.analysis.analysis_spec  # noqa: F401 - registers the GAMM families
-    import simstudy.core.executors  # noqa: F401 - registers the executors
-    import simstudy.run.scenario  # noqa: F401 - registers policies, worlds, responses
+    # found through the entry points, with nothing imported first
     from simstudy.core.registry import FAMILIES, kinds
 
     assert all(kinds(family) for family in FAMILIES)
@@ -210,16 +206,16 @@ def test_the_table_holds_every_family_of_kinds():
     assert {"logistic", "rating"} <= set(kinds("response"))
     assert kinds("family") == ["binomial", "gaussian", "ocat"]
     assert kinds("executor") == ["local", "ray"]
+    assert kinds("model") == ["onnx", "sklearn", "torchscript"]
 
 
-@pytest.mark.parametrize("family", ["policy", "world", "response", "family", "executor"])
+@pytest.mark.parametrize("family", ["policy", "world", "response", "family", "executor",
+                                    "model"])
 def test_every_built_in_kind_is_a_parameters_model_and_a_runtime(family):
-    import simstudy.analysis.analysis_spec  # noqa: F401 - registers the GAMM families
-    import simstudy.core.executors  # noqa: F401 - registers the executors
-    import simstudy.run.scenario  # noqa: F401 - registers the built-in kinds
-    from simstudy.core.registry import KINDS, runtime_of
+    from simstudy.core.registry import KINDS, kinds, runtime_of
 
-    for name, kind in KINDS[family].items():
+    for name in kinds(family):
+        kind = KINDS[family][name]
         assert kind.runtime is not None, name
         runtime = runtime_of(family, name)
         assert callable(runtime)

@@ -18,7 +18,6 @@ from ..core.documents import StrictModel
 from ..core.registry import kinds
 from ..metrics import METRICS
 from ..people.response_params import RatingResponseParams
-from . import family_kinds as _family_kinds  # noqa: F401 - registers the GAMM families
 
 __all__ = ["ModelSpec", "ContrastAnalysisSpec", "AnalysisSpec", "StudySpec", "PowerPlan",
            "AuditSpec"]

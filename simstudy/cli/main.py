@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib
 import os
 import signal
 import sys
@@ -28,17 +27,13 @@ from ..core import __version__
 from ..core.documents import DocumentError, FieldProblem, UsageError
 from ..core.progress import set_quiet
 from ..resources import UnknownExample, example_path, is_example
+from . import live_commands, planning_commands, project_commands, run_commands, study_commands
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError", "DOCUMENT_ARGUMENTS",
            "INTERRUPTED", "TERMINATED", "Terminated", "exit_code"]
 
-COMMAND_MODULES = [
-    "simstudy.cli.run_commands",
-    "simstudy.cli.study_commands",
-    "simstudy.cli.live_commands",
-    "simstudy.cli.planning_commands",
-    "simstudy.cli.project_commands",
-]
+COMMAND_MODULES = [run_commands, study_commands, live_commands, planning_commands,
+                   project_commands]
 
 #: the arguments that name documents to read, where ``example:NAME`` stands for a shipped one
 DOCUMENT_ARGUMENTS = ("files", "scenario", "sweep", "study", "spec", "plan", "target")
@@ -62,8 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quiet", action="store_true", help=quiet_help)
     parser.add_argument("--version", action="version", version=f"simstudy {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in COMMAND_MODULES:
-        importlib.import_module(module_name).register(subparsers)
+    for module in COMMAND_MODULES:
+        module.register(subparsers)
     for sub in subparsers.choices.values():
         # the same flag after the command name; SUPPRESS keeps a leading --quiet
         sub.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from ..core.documents import UsageError, load_document
@@ -69,7 +70,7 @@ def _calibrate_cmd(args) -> int:
           f"{args.replicates} studies simulated from the fit; largest gap where a "
           f"{args.distance} has 20 or more ratings: {gap:.3f}")
     if not fit.converged_:
-        print("warning: the optimiser did not report convergence", file=__import__("sys").stderr)
+        print("warning: the optimiser did not report convergence", file=sys.stderr)
     print(f"wrote {out}, {stem}_intervals.csv, {stem}_fit.csv")
     return 0
 

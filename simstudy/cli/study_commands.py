@@ -358,7 +358,6 @@ def _power_cmd(args) -> int:
 
 def _or_none(n: int | None, grid: list[int]) -> str:
     return str(n) if n is not None else f"none up to {max(grid)}; extend the grid"
-    return 0
 
 
 def _study_cmd(args) -> int:

@@ -127,14 +127,12 @@ class Metric:
         unit: the unit of the metric (``share`` for a proportion).
         meaning: one line saying what the figure is, without its denominator.
         values: what the per-applicant values can be: ``proportion`` (0/1; the mean is a
-            share), ``nonnegative`` or ``real``; it sets :attr:`range`.
+            share), ``nonnegative`` or ``real``; it sets :attr:`range`, which its intervals
+            respect (:mod:`simstudy.core.intervals`).
         table: ``recourse`` or ``outcomes`` (the event world's per-applicant outcomes).
         complement: report ``1 - mean`` (``no_recourse`` is the complement of ``found``).
         summarized: a column of the run summary.
         audited: audited by default.
-        values: what the per-applicant values can be: ``proportion`` (0/1, the mean is a
-            share), ``nonnegative`` or ``real``; it sets the range its intervals respect
-            (:mod:`simstudy.core.intervals`).
 
     Example:
         >>> import pandas as pd
@@ -157,7 +155,6 @@ class Metric:
     complement: bool = False
     summarized: bool = True
     audited: bool = False
-    values: str = "real"
 
     def __post_init__(self) -> None:
         if self.among not in DENOMINATORS:

@@ -60,7 +60,6 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from ..core.registry import register
 from ..resources import resource_path
 from .base import FeatureRoles
 from .config import SplitShares
@@ -184,10 +183,6 @@ class GermanCreditWorldSpec(WorldParams):
         """How people read the features (:data:`GERMAN_CREDIT_PRESENTATION`)."""
         return dict(GERMAN_CREDIT_PRESENTATION)
 
-    def ranking_names(self) -> tuple[str, ...]:
-        """The ranking distributions the world names (none)."""
-        return ()
-
     def data_files(self, base_dir: str | Path = ".") -> list[Path]:
         """The data file (its hash is part of a run's resume key)."""
         return self.flow_world().data_files(base_dir)
@@ -196,7 +191,3 @@ class GermanCreditWorldSpec(WorldParams):
         """``(field, reason)`` for every problem of the data file (read at validation); the
         document's only data field is ``path``, so every problem names it."""
         return [("path", reason) for _, reason in self.flow_world().check_data(base_dir)]
-
-
-
-register("world", GermanCreditWorldSpec, "simstudy.world.learned:build_german_credit_world")
