@@ -36,8 +36,9 @@ def _serve(args: argparse.Namespace) -> int:
     from ..core.documents import UsageError
     from ..core.file_kinds import expect_kind
     from ..live.engine import load_study
-    from .arguments import bind_port, check_new_database
+    from .arguments import bind_port, check_new_database, check_port
 
+    check_port(args.port)
     expect_kind(args.study, "yaml", "serve", "STUDY")
     scenario, _ = load_study(args.study)  # a bad document stops here: FILE: field: reason
     if args.prereg is not None:

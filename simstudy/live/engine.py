@@ -378,18 +378,20 @@ class LiveEngine:
         """The next step of participant ``index``'s recourse page as plain data:
         ``{"question": payload}`` while the condition's policy asks (the question, its number
         and its seeded left / right sides), else ``{"items": [...]}`` (the rated recourses in
-        their seeded display order). Plain data, so a separate compute process can answer."""
+        their seeded display order, with the ``condition`` they were computed for). Plain
+        data, so a separate compute process can answer."""
         x_arr = np.asarray(x, dtype=float)
         s_arr = np.asarray(scores, dtype=np.int64)
         replay = [(str(k), bool(a)) for k, a in answers]
         if not self.fitted_[condition].asks_questions:
-            return self._items(index, self.recourses(index, condition, x_arr, s_arr, replay))
+            return {**self._items(index, self.recourses(index, condition, x_arr, s_arr, replay)),
+                    "condition": condition}
         # a questioning policy keeps running between pages (replaying only when it must)
         key = (condition, x_arr.tobytes(), s_arr.tobytes())
         kind, value = self.sessions_.step(index, key, replay, lambda fb: self._items(
             index, self.recourses(index, condition, x_arr, s_arr, replay, feedback=fb)))
         if kind == "done":
-            return value
+            return {**value, "condition": condition}
         return {"question": {"kind": value.kind, "q": value.index,
                              "swapped": self.swap_sides(index, value.index),
                              "x": x_arr.tolist(), "a": value.a.tolist(),

@@ -7,7 +7,9 @@ world's sensitive features as group columns) and the live study's own columns: `
 ``attention_failures``, ``inconsistent`` (changed items whose "changeable?" answer
 contradicts the stated actionability), ``assigned_condition`` (the condition first assigned),
 ``no_plan`` (the assigned condition found no plan), ``pilot`` (entered while the pilot flag
-was on) and ``study_version`` (of the study file taken). Distances were computed when the
+was on), ``study_version`` (of the study file taken) and ``plan``, the plan in the words its
+page showed (the world's presentation: labels, units, display values). Distances were
+computed when the
 recourse was shown, by the simulator's metric code. ``blocked`` is 1 when the participant said
 a changed item is not changeable for them (the published study's exclusion criterion; the
 rows are kept).
@@ -75,13 +77,13 @@ def live_tables(store: Any) -> tuple[Any, Any]:
                         "inconsistent": inconsistent,
                         "assigned_condition": p["assigned_condition"] or p["condition"],
                         "no_plan": int(p["no_plan"]), "pilot": int(p["pilot"]),
-                        "study_version": int(p["study_version"])})
+                        "study_version": int(p["study_version"]), "plan": it.get("plan", "")})
             rows.append(row)
             open_rows.append({"uid": p["idx"], "item": it["item"], "why": r["why"],
                               "needs_review": int(bool(r["why"]))})
     study = pd.DataFrame(rows, columns=["uid", "item", "sparsity", "proximity", "accept", "act",
                                         "policy", "blocked", "condition", "cost", "position",
-                                        *sensitive, *PARTICIPANT_COLUMNS])
+                                        *sensitive, *PARTICIPANT_COLUMNS, "plan"])
     study = study.sort_values(["uid", "item"], kind="stable").reset_index(drop=True)
     answers = pd.DataFrame(open_rows, columns=["uid", "item", "why", "needs_review"])
     return study, answers.sort_values(["uid", "item"], kind="stable").reset_index(drop=True)

@@ -163,11 +163,14 @@ class StudyFlow:
                     *self.checks("actionability")]:
             if key not in answers:
                 return self._page(key, p, answers)
-        if "recourse" not in answers:
+        for _ in range(3):  # the assigned condition, then perhaps the one replacing it
+            if "recourse" in answers:
+                break
             asked = self._recourse(p, answers, compute)
             if asked is not None:
                 return asked
             answers = self.store.answers(uid)
+            p = self.store.participant(uid)
         items = self.store.items(uid)
         after = []
         for pos in range(len(items)):
@@ -230,12 +233,32 @@ class StudyFlow:
             self.store.save_question(uid, payload["q"], payload)
             return Page(f"hare:{payload['q']}", "question",
                         {**payload, "features": self.engine.features_})
-        self.store.save_items(uid, step["items"])
         p = self.store.participant(uid)
-        if not p["no_plan"] and not any(it["policy"] == p["assigned_condition"]
-                                        for it in step["items"]):
-            self.store.mark_no_plan(uid)  # no longer counts towards the condition's target
+        if step.get("condition", p["condition"]) != p["condition"]:
+            return None  # computed for the condition a no-plan rule has since replaced
+        items = step["items"]
+        assigned = p["assigned_condition"] or p["condition"]
+        if not p["no_plan"] and not any(it["policy"] == assigned for it in items):
+            if self._no_plan(uid, assigned):
+                return None  # the replacement's recourse comes next
+        x = self.store.answers(uid)["profile"]["x"]
+        features = self.engine.features_
+        # each plan in words, as its page states it (the export's readable column)
+        items = [{**it, "plan": self.pages.plan_text(features, x, it["x_cf"], it["intervened"])}
+                 for it in items]
+        self.store.save_items(uid, items)
         return None
+
+    def _no_plan(self, uid: str, assigned: str) -> bool:
+        """Routes a participant whose assigned condition found no plan by the study's rule
+        (``study.live.no_plan``: ``replace`` gives them the replacement condition, which they
+        count towards; ``exclude`` leaves them with the random plans, counted nowhere); true
+        when another condition serves them now."""
+        rule = self.live.no_plan
+        replacement = rule.replacement if rule.rule == "replace" and \
+            rule.replacement != assigned else None
+        self.store.mark_no_plan(uid, replacement)
+        return replacement is not None
 
     def save_step(self, uid: str, step: dict[str, Any]) -> None:
         """Stores a recourse step computed for participant ``uid`` (see :class:`StepNeeded`);

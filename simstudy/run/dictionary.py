@@ -284,6 +284,8 @@ ENTRIES: dict[str, list[Entry]] = {
         ("study_version", "live study: version of the study file the participant took (1 for "
                           "the first file served on the database)", "version",
          "one participant"),
+        ("plan", "live study: the plan in the words its page showed (labels, units and values "
+                 "of the world's presentation)", "", "one rating"),
         ("attention_failures", "live study: attention checks the participant failed", "checks",
          "one participant"),
         ("inconsistent", "live study: 'changeable?' answers contradicting the stated "
