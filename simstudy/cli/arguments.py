@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import errno
+import os
 import socket
 import sqlite3
 import time
@@ -184,6 +185,9 @@ def check_new_database(path: str | Path) -> None:
     if kind == "folder":
         raise UsageError(f"--db {path}: is a folder; give a file name such as "
                          f"{path / 'study.sqlite'}")
+    if os.statvfs(path.parent).f_flag & os.ST_RDONLY or not os.access(path, os.W_OK):
+        raise UsageError(f"--db {path}: readonly (the server writes every answer to it); "
+                         "serve a writable copy")
     check_study_database(path, "serve", "--db")
 
 
