@@ -86,7 +86,7 @@ def _run_server(args: argparse.Namespace, scenario: Any, sock: Any) -> int:
     from ..live.edges import server_config
     from ..live.engine import ComputePool, LiveEngine
     from ..live.flow import StudyFlow
-    from .main import exit_code
+    from .exits import exit_code
 
     torch.set_num_threads(1)
     db = Path(args.db)

@@ -75,7 +75,6 @@ def analyze(data: pd.DataFrame, spec, out: Path | None = None,
     import pandas as pd
 
     from ..analysis.inputs import TableError, check_rating_table
-    from .main import UsageError
 
     try:
         notes = check_rating_table(data, spec.group,
@@ -247,7 +246,6 @@ def _write_contrasts(data: pd.DataFrame, spec, out: Path) -> None:
     import pandas as pd
 
     from ..study.contrast import policy_contrasts
-    from .main import UsageError
 
     c = spec.contrast
     try:
@@ -394,7 +392,6 @@ def _study_cmd(args) -> int:
         out = Path(args.out if args.out != "study.csv" else "study_out")
         result = run_scenario(args.study, out)
         if "study.csv" not in result.manifest["outputs"]:
-            from .main import UsageError
 
             raise UsageError(f"{args.study}: study: the scenario has no study section")
         table = pd.read_csv(out / "study.csv")
