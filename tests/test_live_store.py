@@ -94,7 +94,7 @@ def test_a_read_only_database_is_refused_in_one_line(tmp_path, capsys):
             line = _serve_refused(capsys, study, view / "s.sqlite")
         finally:
             for m in (view, folder):
-                subprocess.run(["umount", str(m)], capture_output=True)
+                subprocess.run(["umount", "-l", str(m)], capture_output=True)
     elif hasattr(os, "geteuid") and os.geteuid() != 0:
         db = _filled(folder / "s.sqlite")
         os.chmod(db, 0o444)
@@ -126,7 +126,7 @@ def test_a_full_disk_is_refused_in_one_line(tmp_path, capsys):
             pass
         assert "full" in _serve_refused(capsys, study, db)
     finally:
-        subprocess.run(["umount", str(mount)], capture_output=True)
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
 def _flow(tmp_path, **store):
