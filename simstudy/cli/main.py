@@ -29,6 +29,7 @@ from ..core.documents import DocumentError, FieldProblem, Notice, UsageError
 from ..core.progress import set_quiet
 from ..resources import UnknownExample, example_path, is_example
 from . import live_commands, planning_commands, project_commands, run_commands, study_commands
+from .exits import INTERRUPTED, TERMINATED, Terminated, exit_code
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError", "DOCUMENT_ARGUMENTS",
            "INTERRUPTED", "TERMINATED", "Terminated", "exit_code"]
@@ -90,21 +91,6 @@ def main(argv: list[str] | None = None) -> int:
     if code in (INTERRUPTED, TERMINATED) and argv is None:
         _leave_computing_threads(code)
     return code
-
-
-#: Exit code of an interrupted command (128 + SIGINT, as a shell reports Ctrl-C).
-INTERRUPTED = 130
-#: Exit code of a command stopped by SIGTERM (128 + SIGTERM: kill, a batch queue's limit).
-TERMINATED = 143
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, unwinding like Ctrl-C (worker pools stopped, finished results kept)."""
-
-
-def exit_code(exc: KeyboardInterrupt) -> int:
-    """:data:`TERMINATED` for SIGTERM, :data:`INTERRUPTED` for Ctrl-C."""
-    return TERMINATED if isinstance(exc, Terminated) else INTERRUPTED
 
 
 def _leave_computing_threads(code: int) -> None:
