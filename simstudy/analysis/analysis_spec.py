@@ -81,6 +81,18 @@ class AnalysisSpec(StrictModel):
                             "the column names")
     columns: dict[str, str] = Field(default_factory=dict, description="analysis name -> "
                                     "export column, e.g. {uid: ResponseId, accept: Q12_1}")
+    levels: dict[str, int] = Field(default_factory=dict, description="text ratings -> their "
+                                   "numbers, e.g. {\"Strongly agree\": 7, \"Agree\": 6}")
+
+    @field_validator("levels")
+    @classmethod
+    def _levels_distinct(cls, v: dict[str, int]) -> dict[str, int]:
+        folded = [k.strip().casefold() for k in v]
+        if any(not k for k in folded):
+            raise ValueError("an empty label")
+        if len(set(folded)) < len(folded):
+            raise ValueError("two labels differ only in case or spaces")
+        return v
 
 
 class StudySpec(StrictModel):

@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import errno
+import os
 import socket
 import sqlite3
 import time
@@ -36,14 +37,19 @@ from urllib.parse import urlsplit
 from ..core.documents import UsageError
 from ..core.file_kinds import expect_kind
 
-__all__ = ["bind_port", "check_url", "server_study", "check_same_study",
+__all__ = ["check_port", "bind_port", "check_url", "server_study", "check_same_study",
            "check_study_database", "check_new_database"]
+
+
+def check_port(port: int) -> None:
+    """Refuses a port number outside 1..65535."""
+    if not 1 <= port <= 65535:
+        raise UsageError(f"--port {port}: outside 1..65535; choose a free port such as 8000")
 
 
 def bind_port(host: str, port: int) -> socket.socket:
     """A listening TCP socket on ``host:port``, or a one-line refusal naming the argument."""
-    if not 1 <= port <= 65535:
-        raise UsageError(f"--port {port}: outside 1..65535; choose a free port such as 8000")
+    check_port(port)
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
                                    flags=socket.AI_PASSIVE)
@@ -184,6 +190,11 @@ def check_new_database(path: str | Path) -> None:
     if kind == "folder":
         raise UsageError(f"--db {path}: is a folder; give a file name such as "
                          f"{path / 'study.sqlite'}")
+    expect_kind(path, "sqlite", "serve", "--db", "give a new file name (simstudy serve creates "
+                "the database) or the database this study's server wrote, to continue it")
+    if os.statvfs(path.parent).f_flag & os.ST_RDONLY or not os.access(path, os.W_OK):
+        raise UsageError(f"--db {path}: readonly (the server writes every answer to it); "
+                         "serve a writable copy")
     check_study_database(path, "serve", "--db")
 
 

@@ -36,8 +36,9 @@ def _serve(args: argparse.Namespace) -> int:
     from ..core.documents import UsageError
     from ..core.file_kinds import expect_kind
     from ..live.engine import load_study
-    from .arguments import bind_port, check_new_database
+    from .arguments import bind_port, check_new_database, check_port
 
+    check_port(args.port)
     expect_kind(args.study, "yaml", "serve", "STUDY")
     scenario, _ = load_study(args.study)  # a bad document stops here: FILE: field: reason
     if args.prereg is not None:
@@ -85,7 +86,7 @@ def _run_server(args: argparse.Namespace, scenario: Any, sock: Any) -> int:
     from ..live.edges import server_config
     from ..live.engine import ComputePool, LiveEngine
     from ..live.flow import StudyFlow
-    from .main import exit_code
+    from .exits import exit_code
 
     torch.set_num_threads(1)
     db = Path(args.db)

@@ -22,12 +22,14 @@ import os
 import signal
 import sys
 import threading
+import warnings
 
 from ..core import __version__
-from ..core.documents import DocumentError, FieldProblem, UsageError
+from ..core.documents import DocumentError, FieldProblem, Notice, UsageError
 from ..core.progress import set_quiet
 from ..resources import UnknownExample, example_path, is_example
 from . import live_commands, planning_commands, project_commands, run_commands, study_commands
+from .exits import INTERRUPTED, TERMINATED, Terminated, exit_code
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "UsageError", "DOCUMENT_ARGUMENTS",
            "INTERRUPTED", "TERMINATED", "Terminated", "exit_code"]
@@ -91,21 +93,6 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-#: Exit code of an interrupted command (128 + SIGINT, as a shell reports Ctrl-C).
-INTERRUPTED = 130
-#: Exit code of a command stopped by SIGTERM (128 + SIGTERM: kill, a batch queue's limit).
-TERMINATED = 143
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, unwinding like Ctrl-C (worker pools stopped, finished results kept)."""
-
-
-def exit_code(exc: KeyboardInterrupt) -> int:
-    """:data:`TERMINATED` for SIGTERM, :data:`INTERRUPTED` for Ctrl-C."""
-    return TERMINATED if isinstance(exc, Terminated) else INTERRUPTED
-
-
 def _leave_computing_threads(code: int) -> None:
     """Ends an interrupted command-line process at once when a thread is still computing.
 
@@ -131,7 +118,29 @@ def _interrupt(signum: int, frame: object) -> None:
     raise Terminated
 
 
+def _notices_as_lines(command: str) -> None:
+    # a Notice warning prints as ``simstudy COMMAND: message``, once per message; other
+    # warnings as Python shows them
+    shown = warnings.showwarning
+    printed: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not issubclass(category, Notice):
+            return shown(message, category, filename, lineno, file, line)
+        if str(message) not in printed:
+            printed.add(str(message))
+            print(f"simstudy {command}: {message}", file=sys.stderr)
+
+    warnings.showwarning = show
+
+
 def _handle(args: argparse.Namespace) -> int:
+    with warnings.catch_warnings():
+        _notices_as_lines(args.command)
+        return _handle_command(args)
+
+
+def _handle_command(args: argparse.Namespace) -> int:
     out = getattr(args, "out", None)
     if isinstance(out, str) and not out.strip():
         # an empty path would write into the working directory

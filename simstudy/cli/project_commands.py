@@ -27,8 +27,8 @@ def example_lines(kind: str | None = None) -> list[str]:
 
     Example:
         >>> from simstudy.cli.project_commands import example_lines
-        >>> [line.split()[:2] for line in example_lines("study")]
-        [['example:personalization', 'study']]
+        >>> [line.split()[:2] for line in example_lines("study")][-1]
+        ['example:personalization', 'study']
     """
     shipped = examples()
     count: dict[str, int] = {}

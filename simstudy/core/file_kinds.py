@@ -119,11 +119,13 @@ def file_kind(path: str | Path) -> str:
     return _text_kind(head)
 
 
-def expect_kind(path: str | Path, expected: str, command: str, argument: str = "") -> str:
+def expect_kind(path: str | Path, expected: str, command: str, argument: str = "",
+                fix_given: str | None = None) -> str:
     """Refuses ``path`` unless it is of kind ``expected`` (``sqlite``, ``csv`` or ``yaml``).
 
     A text file that is neither recognisably a CSV nor a YAML document passes as either (the
-    reader then names the problem). Returns the kind found.
+    reader then names the problem). ``fix_given`` replaces the advice given for a wrong kind.
+    Returns the kind found.
 
     Raises:
         UsageError: one line ``ARGUMENT PATH: is KIND, not EXPECTED; FIX``.
@@ -141,10 +143,11 @@ def expect_kind(path: str | Path, expected: str, command: str, argument: str = "
                          "simstudy serve --db writes)")
     fix = _USE.get(kind, f"simstudy {command} reads {_EXPECTED[expected]}")
     if expected == "sqlite":
-        fix = f"simstudy {command} reads the database simstudy serve --db wrote; " + (
-            _USE[kind] if kind in ("csv",) else "give that file")
+        fix = f"simstudy {command} reads the database simstudy serve --db wrote" + (
+            f"; {_USE[kind]}" if kind in ("csv", "folder") else "")
     if kind == "csv" and expected == "yaml":
         fix = (f"simstudy {command} reads a YAML document here; "
                + ("the table is the DATA argument: simstudy analyze DATA.csv SPEC.yaml"
                   if command == "analyze" else _USE["csv"]))
-    raise UsageError(f"{where}: is {KIND_WORDS[kind]}, not {_EXPECTED[expected]}; {fix}")
+    raise UsageError(f"{where}: is {KIND_WORDS[kind]}, not {_EXPECTED[expected]}; "
+                     f"{fix_given or fix}")

@@ -13,8 +13,9 @@ declares kinds registers them. The modules are named
 
 * by the Python entry-point group ``simstudy.kinds`` (``[project.entry-points."simstudy.kinds"]``
   in a ``pyproject.toml``, as pytest and Gymnasium find plugins): every installed distribution's
-  entries are imported the first time the table is read (:func:`discover`); simstudy's own
-  kinds are declared in this group too;
+  entries are imported the first time the table is read (:func:`discover`); an entry names a
+  module that registers kinds when imported (or a :class:`Kind`, or a list of them, which are
+  registered); simstudy's own kinds are declared in this group too;
 * by a document's ``imports: [module, ...]``, imported before it is validated
   (:func:`import_modules`), from the document's folder or the working directory.
 
@@ -267,13 +268,17 @@ def _load_entry_points() -> None:
     # simstudy's own first, so that a plugin's kinds may build on them
     for ep in sorted(found, key=lambda ep: (ep.name not in own, ep.name)):
         try:
-            ep.load()
+            named = ep.load()
         except ImportError as exc:
             dist = ep.dist.name if ep.dist is not None else "?"
             if ep.name in own and own[ep.name] == ep.value:
                 raise _not_installed(f"entry point {ep.name} = {ep.value} ({exc})") from None
             raise KindsNotInstalled(f"the kinds of {dist} cannot be imported: entry point "
                                     f"{ep.name} = {ep.value} ({exc})") from None
+        # an entry naming a module registers by being imported; one naming kinds registers them
+        for kind in named if isinstance(named, (list, tuple)) else [named]:
+            if isinstance(kind, Kind):
+                register(kind.family, kind.params, kind.runtime)
 
 
 # -- a document's imports -------------------------------------------------------------------

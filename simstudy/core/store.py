@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pandas is imported by the callers that write tables; --help
     import pandas as pd
 
 __all__ = ["check_output_dir", "check_output_file", "atomic_write", "atomic_write_text",
-           "write_parquet", "write_csv", "neutralize_formulas", "FORMULA_STARTS",
+           "write_parquet", "write_csv", "csv_text", "neutralize_formulas", "FORMULA_STARTS",
            "package_versions", "write_manifest", "read_manifest",
            "RunLock", "code_version", "file_sha256", "write_checked", "checked",
            "set_aside"]
@@ -140,10 +140,16 @@ def write_csv(df: pd.DataFrame, path: str | Path, digits: int | None = None,
     """Writes a CSV atomically; floats with ``digits`` significant digits (default: repr
     precision, so reruns compare byte for byte either way); with ``neutralize``, text cells
     that start like a formula are written as text (:func:`neutralize_formulas`)."""
+    atomic_write(path, lambda tmp: csv_text(df, digits, neutralize, tmp))
+
+
+def csv_text(df: pd.DataFrame, digits: int | None = None, neutralize: bool = False,
+             path: Any = None) -> str | None:
+    """The CSV of ``df`` as :func:`write_csv` writes it (to ``path``, else returned)."""
     fmt = f"%.{digits}g" if digits else "%.17g"
     if neutralize:
         df = neutralize_formulas(df)
-    atomic_write(path, lambda tmp: df.to_csv(tmp, index=False, float_format=fmt))
+    return df.to_csv(path, index=False, float_format=fmt)
 
 
 def package_versions() -> dict[str, str]:

@@ -13,6 +13,7 @@ Routes (each a small handler of :class:`LiveServer`):
 - ``GET /p/{uid}``: the page the participant is on (derived from the stored answers);
 - ``POST /p/{uid}``: an answer; recorded, then ``303`` back to ``GET /p/{uid}``
   (post/redirect/get, so a refresh never re-submits);
+- ``/admin``: the researcher's control room behind a token (:mod:`~simstudy.live.admin`);
 - ``GET /healthz``: JSON ``{"status", "study_sha256", "study_version"}``; ``200`` once the
   policies are ready and the database takes writes, ``503`` while they are prepared or when
   the database cannot store an answer (``reason``), ``500`` when preparing failed.
@@ -220,8 +221,8 @@ class LiveServer:
 
 
 def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
-               gather: tuple[float, float] = (0.03, 0.25), entry_limit: str = ENTRY_LIMIT
-               ) -> Any:
+               gather: tuple[float, float] = (0.03, 0.25), entry_limit: str = ENTRY_LIMIT,
+               admin_token: str | None = None) -> Any:
     """The Starlette application (``app.state.live``: its :class:`LiveServer`).
 
     Args:
@@ -238,15 +239,20 @@ def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
         gather: see :class:`~simstudy.live.steps.StepScheduler`.
         entry_limit: new participants per client address (:class:`~simstudy.live.edges.
             EntryLimit`; ``"none"``: no limit, for bots on one machine).
+        admin_token: the control room's token (default: ``SIMSTUDY_ADMIN_TOKEN`` from the
+            environment; :mod:`~simstudy.live.admin`).
     """
     # the server's libraries are the optional extra ``simstudy[live]``: imported where the
     # server is made
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
 
+    from .admin import AdminRoom
+
     server = LiveServer(prepare, StepScheduler(page_threads, compute_threads, gather),
                         EntryLimit(entry_limit))
-    app = Starlette(routes=server.routes(), lifespan=server.lifespan,
+    app = Starlette(routes=server.routes() + AdminRoom(server, admin_token).routes(),
+                    lifespan=server.lifespan,
                     middleware=[Middleware(BodyLimit)],
                     exception_handlers={sqlite3.Error: server.store_failed,
                                         StoreError: server.store_failed})

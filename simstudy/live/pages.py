@@ -156,6 +156,8 @@ class Pages:
                 verb = "change"
             else:
                 verb = "raise" if f.view.display(x_cf[j]) > f.view.display(x[j]) else "lower"
+                if old == new:  # a change smaller than the step the values are shown at
+                    verb += "_slightly"
             out.append(self.t(f"plan.{verb}", feature=name, old=old, new=new))
         return out
 

@@ -5,6 +5,11 @@ first built (:class:`~simstudy.people.response.LogisticResponse`,
 
 Named by the entry-point group ``simstudy.kinds`` (``pyproject.toml``), as a plugin's kinds are.
 
+Why this module stands apart from the parameters models: each runtime imports its parameters
+model (``LogisticResponse`` is built from its entry), and this module imports the runtime when
+an entry is first built; in one module the two would import each other. The parameters models
+stay torch-free so that ``simstudy validate`` reads documents without torch.
+
 Example:
     >>> from simstudy.core.registry import runtime_of
     >>> runtime_of("response", "rating").__name__

@@ -4,6 +4,11 @@ model's ``check_example()``) and its runtime, imported when an entry is first bu
 
 Named by the entry-point group ``simstudy.kinds`` (``pyproject.toml``), as a plugin's kinds are.
 
+Why this module stands apart from the parameters models: each runtime imports its parameters
+model (``Wachter(steps=50)`` makes one), and this module imports the runtime when an entry is
+first built; in one module the two would import each other. The parameters models stay
+torch-free so that ``simstudy validate`` reads documents without torch.
+
 Example:
     >>> from simstudy.core.registry import runtime_of
     >>> runtime_of("policy", "wachter").__name__
