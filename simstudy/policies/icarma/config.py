@@ -66,6 +66,22 @@ class ICARMAConfig(StrictModel):
             shift, in units of the noise's spread, is held within ``[floor(min z), ceil(max z)]``
             of the standardized noise ``z`` of the training split (``action_space: latent``
             only).
+        infeasible: how a training person-profile that no action inside the clamp can make
+            valid is treated (:mod:`.feasibility`): ``keep`` (CARMA: its hinge feeds the
+            validity term and the multiplier), ``threshold`` (a row whose counterfactual's
+            approval probability in the current step is below ``infeasible_threshold`` does not
+            feed the multiplier's update; it stays in the loss) or ``reachable`` (the best
+            probability reachable inside the clamp by the profile's actionable features is
+            found once before training; a row below 1/2 is left out of the validity term and
+            the multiplier's update) or ``reachable_mask`` (as ``reachable``, and the
+            multiplier's update also leaves out a row whose *sampled* mask selects features
+            that cannot reach 1/2: the multiplier then grows only where the action, not the
+            Gumbel mask's draw, falls short).
+        infeasible_threshold: the probability below which ``infeasible: threshold`` leaves a
+            row out of the multiplier's update.
+        clamp_features: the features whose standardized training noise sets the clamp
+            (``action_clamp``): ``all`` (CARMA: every feature's, for Loan set by age's
+            skewed noise, an immutable feature) or ``actionable`` (the acted-on features').
         hinge_on: ``probability`` (default; the hinge on ``2p - 1``) or ``logit``.
         cost_placement: ``outside`` (weight times squared change) or ``inside``; ``None``
             (default): the population's, as ``alpha``.
@@ -114,6 +130,9 @@ class ICARMAConfig(StrictModel):
     damping: float = Field(10.0, ge=0)
     weight_decay: float = Field(5e-4, ge=0)
     action_clamp: bool = True
+    infeasible: Literal["keep", "threshold", "reachable", "reachable_mask"] = "keep"
+    infeasible_threshold: float = Field(1e-3, gt=0, lt=0.5)
+    clamp_features: Literal["all", "actionable"] = "all"
     hinge_on: Literal["probability", "logit"] = "probability"
     cost_placement: Literal["outside", "inside"] | None = None
     cost_scale: Literal["standardized", "range"] = "standardized"
