@@ -31,7 +31,7 @@ import time
 import torch
 
 from benchmarks.icarma_personalization import Bench
-from simstudy.core.rng import torch_generator
+from simstudy.core.trainer import torch_generator
 from simstudy.policies.icarma import (
     ICARMA,
     ICARMAConfig,

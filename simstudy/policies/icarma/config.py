@@ -123,14 +123,14 @@ class ICARMAConfig(StrictModel):
     patience: int = Field(0, ge=0)
     val_every: int = Field(5, gt=0, le=MAX_STEPS)
     validity: Literal["multiplier", "penalty", "bounded", "warmup", "per_person",
-                      "augmented"] = "multiplier"
+                      "augmented"] = "bounded"
     multiplier_step: float = Field(1.0, gt=0)
-    multiplier_bound: float = Field(10.0, gt=0)
+    multiplier_bound: float = Field(30.0, gt=0)
     warmup_epochs: int = Field(5, ge=0)
     damping: float = Field(10.0, ge=0)
     weight_decay: float = Field(5e-4, ge=0)
     action_clamp: bool = True
-    infeasible: Literal["keep", "threshold", "reachable", "reachable_mask"] = "keep"
+    infeasible: Literal["keep", "threshold", "reachable", "reachable_mask"] = "threshold"
     infeasible_threshold: float = Field(1e-3, gt=0, lt=0.5)
     clamp_features: Literal["all", "actionable"] = "all"
     hinge_on: Literal["probability", "logit"] = "probability"

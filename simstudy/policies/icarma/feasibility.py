@@ -14,7 +14,7 @@ multiplier growing (``benchmarks/ICARMA_RESULTS.md``, "The measured cause").
 
 ``p*`` is searched for every person and every non-empty subset of the actionable features, once
 before training (``2^k - 1`` subsets; 15 for Loan): the best point of a grid over the box
-(``grid`` values per feature, the clamp's ends included), then projected gradient ascent on the
+(``grid`` values per feature, the clamp's ends included) and of no action, then projected gradient ascent on the
 decision model's logit from there. It is a lower bound on the true maximum; the rows it calls
 infeasible are ones neither the grid nor the ascent could make valid.
 
@@ -95,9 +95,9 @@ def reachable_probability(world, model, u: torch.Tensor, act_index: torch.Tensor
         for start in range(0, len(u), chunk):
             uu = u[start:start + chunk].to(torch.float64)
             n = len(uu)
-            best = torch.full((n,), -torch.inf, dtype=torch.float64)
-            arg = torch.zeros(n, k, dtype=torch.float64)
+            arg = torch.zeros(n, k, dtype=torch.float64)  # no action: the box holds it
             with torch.no_grad():
+                best = logit(uu, arg, mask)
                 for point in points:
                     value = logit(uu, point.expand(n, k), mask)
                     better = value > best
