@@ -37,10 +37,9 @@ from simstudy.policies.icarma import ICARMA, ICARMAConfig
 from simstudy.policies.oracle import CausalOracle
 from simstudy.primitives.profiles import ActionabilityProfiles
 from simstudy.world import LoanSCM, sample_world_data
-from simstudy.world.decision import DecisionConfig, ModelCache
 from simstudy.world.csv_source import read_csv_source
 from simstudy.world.data import WorldData
-from simstudy.world.decision import train_decision_model
+from simstudy.world.decision import DecisionConfig, ModelCache, train_decision_model
 from simstudy.world.german_credit import DECISION_MODEL, GermanCreditWorldSpec, german_credit_source
 from simstudy.world.known import KNOWN_TABLES, known_world
 

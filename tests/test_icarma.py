@@ -162,8 +162,9 @@ def test_best_check_prefers_validity_then_the_objective():
 
 def _multipliers(context, margin, epochs=2):
     # a negative margin is no document value; set past validation for this diagnostic
-    config = ICARMAConfig(epochs=epochs, val_every=1, patience=0).model_copy(
-        update={"margin": margin})
+    # CARMA's literal rule: every row feeds the unbounded multiplier
+    config = ICARMAConfig(epochs=epochs, val_every=1, patience=0, validity="multiplier",
+                          infeasible="keep").model_copy(update={"margin": margin})
     _, meta = train_icarma(context, config, seed=0)
     return [h["multiplier"] for h in meta["history"]], meta
 
@@ -321,8 +322,9 @@ def test_augmented_lagrangian_lowers_the_multiplier_of_a_person_with_slack():
 
 
 def _history(context, **overrides):
+    # every row feeds the multiplier unless a test screens (infeasible: keep, CARMA's)
     config = ICARMAConfig(val_every=1, patience=0, mask_hidden=(8,), action_hidden=(8,),
-                          **overrides)
+                          **{"infeasible": "keep", **overrides})
     policy = ICARMA(config, seeds=[0], cache=False, progress=False).fit(context)
     return policy.meta_["history"], policy
 
@@ -433,11 +435,13 @@ def test_infeasible_rows_drive_the_literal_multiplier_and_screening_stops_it(gat
     # a third of the training people cannot be made valid by any action: under CARMA's rule
     # each adds a hinge of about 1 to every batch, so the multiplier grows by >= 0.3 a step
     steps = -(-int((~gated_context.model.approves(gated_context.data.x_train)).sum()) // 128)
-    literal, _ = _history(gated_context, epochs=GROWTH_EPOCHS)
-    screened, policy = _history(gated_context, epochs=GROWTH_EPOCHS,
+    literal, _ = _history(gated_context, epochs=GROWTH_EPOCHS, validity="multiplier",
+                          infeasible="keep")
+    screened, policy = _history(gated_context, epochs=GROWTH_EPOCHS, validity="multiplier",
                                 infeasible="reachable_mask")
     mus = [h["multiplier"] for h in literal]
-    assert mus[-1] >= 0.3 * steps * GROWTH_EPOCHS and all(b > a for a, b in zip(mus, mus[1:]))
+    assert mus[-1] >= 0.3 * steps * GROWTH_EPOCHS
+    assert all(b > a for a, b in zip(mus, mus[1:], strict=False))
     assert mus[-1] - mus[-5] > 4 * 0.3 * steps  # and keeps growing
     kept = [h["multiplier"] for h in screened]
     assert kept[-1] < SCREENED_BOUND and kept[-1] - kept[-5] < SCREENED_CREEP

@@ -27,9 +27,10 @@ class ICARMAConfig(StrictModel):
 
     Defaults are the rank-based set of the paper's App. C (batch 128, 450 epochs, lr 0.005,
     hinge margin 0.013, Gumbel temperature 0.36, weights 1.1 cost / 0.225 plausibility /
-    0.1 feasibility / 1.5 KL) with CARMA's validity multiplier (damping 10), Adam weight decay
-    5e-4 and the latent-action clamp of CARMA's Loan configuration (see :mod:`.validity` for
-    why this rule is the default);
+    0.1 feasibility / 1.5 KL) with CARMA's validity multiplier (damping 10) fed by the rows
+    not all but rejected in the step and capped at 30, Adam weight decay 5e-4 and the
+    latent-action clamp of CARMA's Loan configuration (see :mod:`.validity` for why this rule
+    is the default; ``validity: multiplier, infeasible: keep`` is CARMA's literal rule);
     :meth:`score_based` gives the Likert-score set. The hidden-layer sizes did not survive the
     paper's text extraction; two layers of 64 are used.
 
@@ -48,15 +49,16 @@ class ICARMAConfig(StrictModel):
         patience: epochs without validation improvement before stopping early (0: never; the
             last epoch's model is deployed, as CARMA does).
         val_every: epochs between validation checks.
-        validity: how validity is weighed (:mod:`.validity`): ``multiplier`` (default: CARMA's
+        validity: how validity is weighed (:mod:`.validity`): ``multiplier`` (CARMA's
             Lagrange multiplier on the batch hinge, step 1, damping 10, never decreasing),
-            ``penalty`` (the hinge with a fixed weight of 1), ``bounded`` (CARMA's multiplier
-            capped at ``multiplier_bound``), ``warmup`` (the fixed weight for
+            ``penalty`` (the hinge with a fixed weight of 1), ``bounded`` (default: CARMA's
+            multiplier capped at ``multiplier_bound``), ``warmup`` (the fixed weight for
             ``warmup_epochs``, then CARMA's multiplier from zero), ``per_person`` (one
             multiplier per training person) or ``augmented`` (an augmented Lagrangian of the
             per-person constraints, ``rho = multiplier_step``).
         multiplier_step: the multiplier's step size (CARMA: 1).
-        multiplier_bound: the cap of ``validity: bounded``.
+        multiplier_bound: the cap of ``validity: bounded`` (30: the one-seed frontier's point
+            that kept validity, see :mod:`.validity`).
         warmup_epochs: the fixed-weight epochs of ``validity: warmup`` (5: the first
             validation check, by which CARMA's multiplier has absorbed the untrained network's
             hinge).
@@ -68,7 +70,7 @@ class ICARMAConfig(StrictModel):
             only).
         infeasible: how a training person-profile that no action inside the clamp can make
             valid is treated (:mod:`.feasibility`): ``keep`` (CARMA: its hinge feeds the
-            validity term and the multiplier), ``threshold`` (a row whose counterfactual's
+            validity term and the multiplier), ``threshold`` (default: a row whose counterfactual's
             approval probability in the current step is below ``infeasible_threshold`` does not
             feed the multiplier's update; it stays in the loss) or ``reachable`` (the best
             probability reachable inside the clamp by the profile's actionable features is

@@ -14,9 +14,9 @@ multiplier growing (``benchmarks/ICARMA_RESULTS.md``, "The measured cause").
 
 ``p*`` is searched for every person and every non-empty subset of the actionable features, once
 before training (``2^k - 1`` subsets; 15 for Loan): the best point of a grid over the box
-(``grid`` values per feature, the clamp's ends included) and of no action, then projected gradient ascent on the
-decision model's logit from there. It is a lower bound on the true maximum; the rows it calls
-infeasible are ones neither the grid nor the ascent could make valid.
+(``grid`` values per feature, the clamp's ends included) and of no action, then projected
+gradient ascent on the decision model's logit from there. It is a lower bound on the true
+maximum; the rows it calls infeasible are ones neither the grid nor the ascent could make valid.
 
 References:
     Majumdar & Valera, "CARMA: a practical framework to generate recommendations for causal

@@ -24,8 +24,8 @@ from ...core.trainer import fit_minibatches, torch_generator
 from ...world.decision import state_dict_hash
 from ..base import RecourseContext
 from .config import ICARMAConfig
-from .networks import ICARMANetworks
 from .feasibility import reachable_probability, subset_code
+from .networks import ICARMANetworks
 from .objective import Objective, latent_step_bounds, noise_scale, sample_training_profiles
 from .validity import ValidityRule
 
