@@ -42,9 +42,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import people as _people  # noqa: F401 - registers the built-in response kinds
-from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
-from . import world as _world  # noqa: F401 - registers the built-in world kinds
 from .core.registry import entries
 from .core.rng import entity_uniforms
 from .people.population import RankingSampler
@@ -252,7 +249,9 @@ def check_policy(
     Args:
         make: builds a fresh unfitted policy (called twice: determinism from scratch).
         context: what the policy is fitted on.
-        x, ids, profiles: the people asking (their reported profiles).
+        x: the features of the people asking.
+        ids: their ids.
+        profiles: their reported actionability profiles.
         name: how failures name the policy.
         seed: the policy stream.
         rtol: relative tolerance of intervention values and counterfactuals in the invariance

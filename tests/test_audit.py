@@ -183,3 +183,46 @@ def test_condition_without_the_attribute_is_left_out():
                 n_permutations=50)
     assert set(res.gaps["condition"]) == {"groups"}
     assert set(res.groups["group"]) == {"all", "privileged", "non-privileged"}
+
+
+def _shipped(folder: str, name: str):
+    """A shipped example document, before or after the move into the package."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for base in (root / "simstudy" / "resources" / folder, root / folder):
+        if (base / name).exists():
+            return base / name
+    raise FileNotFoundError(name)
+
+
+def _run_and_audit(scenario, out) -> int:
+    from simstudy.cli import main
+
+    assert main(["run", str(scenario), "--out", str(out)]) == 0
+    return main(["audit", str(out)])
+
+
+def test_audit_of_a_one_replication_run_with_a_full_group_exits_0(tmp_path):
+    # one replication of 10 people, all valid under the oracle: a group share of exactly 1
+    # (Wilson's upper bound was 1 - 2^-53, a negative error bar) and a single gender (no gap:
+    # empty tables without columns)
+    population = _shipped("populations", "hard_k4.yaml")
+    scenario = tmp_path / "one.yaml"
+    scenario.write_text(
+        "name: one-replication\nseed: 0\nreplications: 1\n"
+        "world: {kind: loan, n_samples: 1000}\ndecision_model: {epochs: 10}\n"
+        "applicants: {max_applicants: 10}\npolicies:\n  - {kind: oracle}\n"
+        f"conditions:\n  - {{name: all-4, population: {population}}}\n")
+    assert _run_and_audit(scenario, tmp_path / "run") == 0
+    groups = pd.read_csv(tmp_path / "run" / "audit_groups.csv")
+    validity = groups[(groups["metric"] == "validity") & (groups["grouping"] == "all")]
+    assert validity["estimate"].tolist() == [1.0] and validity["ci_high"].tolist() == [1.0]
+    assert ((groups["ci_low"] <= groups["estimate"]) | groups["ci_low"].isna()).all()
+    assert ((groups["estimate"] <= groups["ci_high"]) | groups["ci_high"].isna()).all()
+
+
+@pytest.mark.slow
+def test_audit_of_the_quickstart_run_exits_0(tmp_path):
+    assert _run_and_audit(_shipped("scenarios", "quickstart.yaml"), tmp_path / "quickstart") == 0
+    assert (tmp_path / "quickstart" / "audit.html").exists()

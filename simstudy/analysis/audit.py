@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..core.intervals import metric_interval
-from ..metrics import Metric, metrics_of
+from ..core.intervals import around, metric_interval
+from ..metrics import Metric, metrics_of, readable_metrics
 from .groups import Codebook, Comparison, cell_name, comparisons, groupings
 from .resampling import CellSums, accumulate, mean_over_reps, percentile_interval, ratio
 
@@ -121,14 +121,14 @@ def _sources(recourse: pd.DataFrame, outcomes: pd.DataFrame | None, by: Sequence
     if unknown:
         raise ValueError(f"unknown metrics {sorted(unknown)}; choose from {sorted(known)}")
 
-    def pick(table: pd.DataFrame, kind: str) -> dict[str, Metric]:
-        defs = metrics_of(kind) if chosen is not None else metrics_of(kind, audited=True)
-        return {k: m for k, m in defs.items()
-                if (chosen is None or k in chosen) and m.column in table.columns}
+    def pick(table: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, dict[str, Metric]]:
+        # a metric the table predates is computed from its other columns, or left out (a line)
+        return readable_metrics(table, kind, audited=None if chosen is not None else True,
+                                names=chosen, source=f"the run's {kind} table")
 
-    sources = [("recourse", recourse, pick(recourse, "recourse"), "applicant_id")]
+    sources = [("recourse", *pick(recourse, "recourse"), "applicant_id")]
     if outcomes is not None and len(outcomes):
-        sources.append(("event world", outcomes, pick(outcomes, "outcomes"), "applicant"))
+        sources.append(("event world", *pick(outcomes, "outcomes"), "applicant"))
     for name, table, _, _ in sources:
         missing = [c for c in by if c not in table.columns]
         if missing:
@@ -160,7 +160,9 @@ def audit(
             ``applicant_id``, the ``by`` columns and the metric columns).
         by: group attributes; intersections are taken over all of them.
         baseline: the no-personalization condition for hidden-disparity lines (``None``: none).
-        metrics: names in :data:`simstudy.metrics.METRICS` (default: the audited ones present).
+        metrics: names in :data:`simstudy.metrics.METRICS` (default: the audited ones). One
+            the table predates is computed from its other columns or left out, said in one
+            line (:func:`~simstudy.metrics.readable_metrics`).
         outcomes: the event world's per-applicant outcomes with ``condition``, ``policy``,
             ``replication``, ``applicant`` and the ``by`` columns (optional).
         n_bootstrap: bootstrap resamples.
@@ -185,8 +187,8 @@ def audit(
         ...     "applicant_id": np.arange(40), "gender": np.arange(40) % 2, "found": True,
         ...     "valid": np.random.default_rng(0).random(40) < 0.6})
         >>> book = Codebook({"gender": {0: "female", 1: "male"}}, {"gender": 1})
-        >>> result = audit(rows, by=["gender"], n_bootstrap=50, n_permutations=50,
-        ...                codebook=book)
+        >>> result = audit(rows, by=["gender"], metrics=["validity"], n_bootstrap=50,
+        ...                n_permutations=50, codebook=book)
         >>> list(result.gaps["comparison"])
         ['gender: female - male']
     """
@@ -198,16 +200,30 @@ def audit(
     settings = {"by": by, "baseline": baseline, "n_bootstrap": n_bootstrap,
                 "n_permutations": n_permutations, "alpha": alpha, "correction": correction,
                 "family": family, "seed": seed}
-    return _result(tables, _adjust(pd.DataFrame(tables.gaps), family, correction, alpha),
+    return _result(tables, _adjust(pd.DataFrame(tables.gaps, columns=_GAP_COLUMNS), family,
+                                   correction, alpha),
                    settings)
+
+
+#: The columns of each table, so that a table with no rows (one group only, one condition)
+#: still has them and every reader of it can select by column.
+_KEY = ["source", "policy", "condition", "metric"]
+_INTERVAL = ["estimate", "ci_low", "ci_high"]
+_GROUP_COLUMNS = [*_KEY, "grouping", "group", "n", *_INTERVAL]
+_GAP_COLUMNS = [*_KEY, "grouping", "comparison", "focal", "reference", *_INTERVAL, "p_value"]
+_CONTRAST_COLUMNS = ["source", "policy", "metric", "comparison", "condition", "versus", "gap",
+                     "gap_versus", *_INTERVAL]
+_EXTREME_COLUMNS = [*_KEY, "grouping", "highest", "highest_estimate", "runner_up",
+                    "runner_up_estimate", "margin", "ci_low", "ci_high", "share_highest"]
 
 
 def _result(tables: _Tables, gaps: pd.DataFrame, settings: dict) -> AuditResult:
     # the tables of an audit with its settings, the codes' legend and the number of tests
     settings = {**settings, "codes": tables.codebook.legend(settings["by"]),
                 "tests": int(gaps["p_value"].notna().sum()) if len(gaps) else 0}
-    return AuditResult(pd.DataFrame(tables.groups), gaps, pd.DataFrame(tables.contrasts),
-                       pd.DataFrame(tables.extremes),
+    return AuditResult(pd.DataFrame(tables.groups, columns=_GROUP_COLUMNS), gaps,
+                       pd.DataFrame(tables.contrasts, columns=_CONTRAST_COLUMNS),
+                       pd.DataFrame(tables.extremes, columns=_EXTREME_COLUMNS),
                        _hidden(gaps, settings["baseline"], settings["alpha"]), settings)
 
 
@@ -243,16 +259,17 @@ def _estimate_rows(tables: _Tables, base: dict, cs: CellSums, by: list[str], lev
     # others by the percentile bootstrap), gaps with permutation p-values, and the highest
     # intersection cell.
     for grouping, label, cset in groupings(by, levels, cells, tables.codebook):
+        estimate = cs.estimate(cset)
         if metric_kind == "proportion":
             # the rule summary.csv uses for the same figure (simstudy.core.intervals)
             counts = cs.n[:, cset].sum(1)
-            lo, hi = metric_interval("proportion", ratio(cs.s[:, cset].sum(1), counts), counts,
-                                     1 - alpha)
+            lo, hi = around(estimate, *metric_interval(
+                "proportion", ratio(cs.s[:, cset].sum(1), counts), counts, 1 - alpha))
         else:
-            lo, hi = percentile_interval(cs.bootstrap(cset), alpha)
+            lo, hi = percentile_interval(cs.bootstrap(cset), alpha, estimate)
         tables.groups.append({**base, "grouping": grouping, "group": label,
                               "n": float(cs.n[:, cset].sum(1).mean()),
-                              "estimate": cs.estimate(cset), "ci_low": lo, "ci_high": hi})
+                              "estimate": estimate, "ci_low": lo, "ci_high": hi})
     for q, comp in enumerate(comps):
         gap = float(mean_over_reps(cs.gap[q]))
         bgap = cs.bootstrap(comp.focal_cells) - cs.bootstrap(comp.reference_cells)
@@ -261,7 +278,7 @@ def _estimate_rows(tables: _Tables, base: dict, cs: CellSums, by: list[str], lev
         fin = np.isfinite(t_perm)
         p = (float((1 + np.sum(np.abs(t_perm[fin]) >= abs(gap) - 1e-12)) / (1 + fin.sum()))
              if np.isfinite(gap) and fin.any() else np.nan)
-        lo, hi = percentile_interval(bgap, alpha)
+        lo, hi = percentile_interval(bgap, alpha, gap)
         tables.gaps.append({**base, "grouping": comp.grouping, "comparison": comp.name,
                             "focal": comp.focal, "reference": comp.reference, "estimate": gap,
                             "ci_low": lo, "ci_high": hi, "p_value": p})
@@ -274,7 +291,7 @@ def _estimate_rows(tables: _Tables, base: dict, cs: CellSums, by: list[str], lev
     top, second = order[0], order[1]
     cb = np.stack([cs.bootstrap(np.array([c])) for c in range(len(cells))], axis=1)
     margin = cb[:, top] - np.nanmax(np.delete(cb, top, axis=1), axis=1)
-    lo, hi = percentile_interval(margin, alpha)
+    lo, hi = percentile_interval(margin, alpha, float(ests[top] - ests[second]))
     tables.extremes.append({**base, "grouping": " x ".join(by),
                             "highest": cell_name(by, cells[top], tables.codebook),
                             "highest_estimate": float(ests[top]),
@@ -299,7 +316,7 @@ def _contrast_rows(tables: _Tables, source: str, blocks: list[tuple], metrics: l
                 continue
             ga = _row_estimate(tables.gaps, source, policy, a, m, comp.name)
             gb = _row_estimate(tables.gaps, source, policy, b, m, comp.name)
-            lo, hi = percentile_interval(boot_gap[ka] - boot_gap[kb], alpha)
+            lo, hi = percentile_interval(boot_gap[ka] - boot_gap[kb], alpha, ga - gb)
             tables.contrasts.append({"source": source, "policy": policy, "metric": m,
                                      "comparison": comp.name, "condition": a, "versus": b,
                                      "gap": ga, "gap_versus": gb, "estimate": ga - gb,
@@ -309,7 +326,7 @@ def _contrast_rows(tables: _Tables, source: str, blocks: list[tuple], metrics: l
 def _adjust(gaps: pd.DataFrame, family: str, correction: str, alpha: float) -> pd.DataFrame:
     # Multiple-comparison adjustment over the family, and the significance verdict.
     if not len(gaps):
-        return gaps
+        return gaps.assign(p_adjusted=pd.Series(dtype=float), significant=pd.Series(dtype=bool))
     if family == "audit":
         gaps["p_adjusted"] = adjust_pvalues(gaps["p_value"].to_numpy(), correction)
     else:

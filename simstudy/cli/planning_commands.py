@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from ..core.documents import UsageError, load_document
@@ -27,26 +28,43 @@ def _calibrate_cmd(args) -> int:
     import pandas as pd
     import yaml
 
+    from ..analysis.inputs import TableError, check_rating_table
+    from ..core.file_kinds import expect_kind
     from ..core.store import file_sha256
     from ..study.calibration import calibrate, calibration_document, goodness_of_fit
     from ..study.hypotheses import StudyAnalysisSpec
-    from ..study.survey import read_rating_table
+    from .study_commands import read_ratings
 
     out = check_output_file(args.out)
-    spec = load_document(args.spec, StudyAnalysisSpec) if args.spec else None
-    group = spec.group if spec else "uid"
+    if args.replicates < 1:
+        raise UsageError(f"--replicates {args.replicates}: at least 1 (studies simulated for "
+                         "the goodness-of-fit table)")
+    if args.spec is not None:
+        expect_kind(args.spec, "yaml", "calibrate", "--spec")
+        spec = load_document(args.spec, StudyAnalysisSpec)
+    else:
+        spec = StudyAnalysisSpec.model_validate({"models": [{"response": "act",
+                                                             "distance": args.distance}]})
+    if spec.scale is not None and tuple(spec.scale) != (1, 7):
+        raise UsageError(f"{args.spec}: scale: the rating model is calibrated on the 1..7 "
+                         f"scale, not {list(spec.scale)}; calibrate a pilot run on the "
+                         "study's 7-point scale (simstudy analyze reads other scales)")
+    table = read_ratings(args.data, spec, args.spec, args.ratings or ["accept", "act"],
+                         [args.distance], "calibrate")
+    ratings = args.ratings or [r for r in ("accept", "act") if r in table]
+    if not ratings:
+        raise UsageError(f"{args.data}: no rating column accept or act (its columns: "
+                         f"{', '.join(map(str, table.columns[:12]))}); name the export's "
+                         "columns in --spec SPEC.yaml: columns: {accept: COLUMN, act: COLUMN}")
     try:
-        table = (read_rating_table(args.data, spec.separator, spec.qualtrics, spec.columns)
-                 if spec else read_rating_table(args.data))
-    except (OSError, UnicodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise UsageError(f"cannot read {args.data}: {exc}") from exc
-    except ValueError as exc:
-        raise UsageError(f"{args.spec}: {exc}") from exc
-    if spec is not None and spec.scale is not None and tuple(spec.scale) != (1, 7):
-        raise UsageError(f"{args.spec}: scale: the rating model is calibrated on a 1..7 scale, "
-                         f"not {list(spec.scale)}")
+        notes = check_rating_table(table, spec.group, [(r, args.distance, "gaussian")
+                                                       for r in ratings], (1, 7))
+    except TableError as exc:
+        raise UsageError(f"{args.data}: {exc}") from None
+    for note in notes:
+        print(f"{args.data}: {note} (warning)", file=sys.stderr)
     try:
-        fit = calibrate(table, args.ratings, args.distance, group,
+        fit = calibrate(table, ratings, args.distance, spec.group,
                         d_min=1.0 if args.distance == "sparsity" else 0.0)
     except ValueError as exc:
         raise UsageError(f"{args.data}: {exc}") from exc
@@ -56,7 +74,7 @@ def _calibrate_cmd(args) -> int:
     atomic_write_text(out, header + yaml.safe_dump(doc, sort_keys=False))
     stem = out.with_suffix("")
     fit.intervals_.to_csv(f"{stem}_intervals.csv", index=False)
-    gof = goodness_of_fit(fit, table, group, replicates=args.replicates, seed=args.seed)
+    gof = goodness_of_fit(fit, table, spec.group, replicates=args.replicates, seed=args.seed)
     gof.to_csv(f"{stem}_fit.csv", index=False)
     with pd.option_context("display.width", 200):
         print(fit.intervals_.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
@@ -69,7 +87,7 @@ def _calibrate_cmd(args) -> int:
           f"{args.replicates} studies simulated from the fit; largest gap where a "
           f"{args.distance} has 20 or more ratings: {gap:.3f}")
     if not fit.converged_:
-        print("warning: the optimiser did not report convergence", file=__import__("sys").stderr)
+        print("warning: the optimiser did not report convergence", file=sys.stderr)
     print(f"wrote {out}, {stem}_intervals.csv, {stem}_fit.csv")
     return 0
 
@@ -218,6 +236,9 @@ def _sample_size(power: dict, names: list[str]) -> list[str]:
 
 
 def _preregister_cmd(args) -> int:
+    from ..core.file_kinds import expect_kind
+
+    expect_kind(args.scenario, "yaml", "preregister", "SCENARIO")
     out = check_output_file(args.out)
     text = preregistration(args.scenario, args.power)
     atomic_write_text(out, text)

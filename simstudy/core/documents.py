@@ -27,6 +27,7 @@ __all__ = [
     "load_document",
     "validate_data",
     "UsageError",
+    "Notice",
     "FieldProblem",
     "SAFE_NAME_PATTERN",
     "SafeName",
@@ -129,6 +130,11 @@ class FieldProblem(ValueError):
 
 class UsageError(Exception):
     """A user error that is not about a document's content (for example a clashing run dir)."""
+
+
+class Notice(UserWarning):
+    """Something the user should know that does not stop the work (a run older than a metric):
+    the command line prints it as one line, ``simstudy COMMAND: message``."""
 
 
 class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):

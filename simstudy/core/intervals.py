@@ -51,22 +51,90 @@ from scipy import stats
 
 from .bounds import VALUE_RANGES
 
-__all__ = ["VALUE_RANGES", "wilson_interval", "proportion_interval", "t_interval",
-           "metric_interval", "mean_sd_ci"]
+__all__ = ["VALUE_RANGES", "wilson_interval", "clopper_pearson", "proportion_interval",
+           "t_interval", "metric_interval", "mean_sd_ci", "wald_interval", "around"]
+
+
+def around(estimate: float, lower: float, upper: float) -> tuple[float, float]:
+    """``(lower, upper)`` stretched to hold ``estimate``: every interval here is computed as the
+    estimate minus and plus a non-negative distance, so an estimate outside its interval is
+    rounding (Wilson's bound at ``p = 1`` was ``1 - 2^-53``) or a bootstrap distribution lying
+    to one side of a biased statistic; either way the reported interval holds its estimate.
+    A non-finite estimate leaves the interval as it is.
+
+    Example:
+        >>> around(1.0, 0.7, 0.9999999999999999)
+        (0.7, 1.0)
+    """
+    if not np.isfinite(estimate):
+        return float(lower), float(upper)
+    return float(min(lower, estimate)), float(max(upper, estimate))
 
 
 
 def wilson_interval(p: float, n: float, level: float = 0.95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion ``p`` observed over ``n`` (possibly an
-    effective, fractional) trials; NaN when ``n <= 0`` or ``p`` is not finite."""
+    """The Wilson score interval of a proportion ``p`` (in [0, 1]) observed over ``n``
+    (possibly an effective, fractional) trials; NaN when ``n <= 0`` or ``p`` is not finite.
+
+    The bounds are written as ``p`` minus and plus their distances from it,
+
+        p - lower = (half + z^2/n (p - 1/2)) / (1 + z^2/n),
+        upper - p = (half - z^2/n (p - 1/2)) / (1 + z^2/n),
+        half = z sqrt(p (1 - p) / n + z^2 / 4n^2),
+
+    both non-negative in exact arithmetic and clipped at 0 against rounding, then the bounds
+    clipped to [0, 1]: the interval holds ``p``, 0 and 1 included, by construction.
+    """
     if not (np.isfinite(p) and n > 0):
         return np.nan, np.nan
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"a proportion is in [0, 1], got {p}")
     z = float(stats.norm.ppf(0.5 + level / 2))
     z2n = z * z / n
-    centre = (p + z2n / 2) / (1 + z2n)
-    half = z * np.sqrt(max(p * (1 - p), 0.0) / n + z2n / (4 * n)) / (1 + z2n)
-    # in [0, 1] in exact arithmetic; the clip only removes rounding at 0 and 1
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+    half = z * np.sqrt(max(p * (1 - p), 0.0) / n + z2n / (4 * n))
+    shift = z2n * (p - 0.5)
+    below = max(0.0, (half + shift) / (1 + z2n))
+    above = max(0.0, (half - shift) / (1 + z2n))
+    return float(max(0.0, p - below)), float(min(1.0, p + above))
+
+
+def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact binomial confidence interval for a proportion (power's interval over simulations):
+    the ``(1 - level) / 2`` quantile of Beta(k, n - k + 1) and the ``(1 + level) / 2``
+    quantile of Beta(k + 1, n - k), 0 at ``k = 0`` and 1 at ``k = n``; it holds ``k / n``.
+    NaN when ``trials <= 0``.
+
+    References:
+        Clopper & Pearson, "The use of confidence or fiducial limits illustrated in the case of
+        the binomial", Biometrika 26(4):404-413, 1934, https://doi.org/10.1093/biomet/26.4.404.
+
+    Example:
+        >>> [round(v, 3) for v in clopper_pearson(8, 10)]
+        [0.444, 0.975]
+    """
+    if trials <= 0:
+        return np.nan, np.nan
+    if not 0 <= successes <= trials:
+        raise ValueError(f"successes {successes} outside 0..{trials}")
+    a = 1.0 - level
+    lo = 0.0 if successes == 0 else stats.beta.ppf(a / 2, successes, trials - successes + 1)
+    hi = 1.0 if successes == trials else stats.beta.ppf(1 - a / 2, successes + 1,
+                                                         trials - successes)
+    return around(successes / trials, lo, hi)
+
+
+def wald_interval(estimate: float, se: float, level: float = 0.95) -> tuple[float, float]:
+    """``estimate -/+ z se`` (``z`` the normal quantile of ``(1 + level) / 2``); NaN when the
+    standard error is not a finite non-negative number.
+
+    Example:
+        >>> [round(v, 3) for v in wald_interval(1.0, 0.5)]
+        [0.02, 1.98]
+    """
+    if not (np.isfinite(se) and se >= 0 and np.isfinite(estimate)):
+        return np.nan, np.nan
+    half = float(stats.norm.ppf(0.5 + level / 2)) * float(se)
+    return float(estimate - half), float(estimate + half)
 
 
 def proportion_interval(shares: Sequence[float], counts: Sequence[float],

@@ -1,241 +1,260 @@
 """The live study's web server: a Starlette app over :class:`~simstudy.live.flow.StudyFlow`.
 
-Routes:
+Routes (each a small handler of :class:`LiveServer`):
 
-- ``GET /?PROLIFIC_PID=..&STUDY_ID=..&SESSION_ID=..``: entry from the recruitment platform; the
-  platform ID goes to the linkage table only, the participant continues at ``/p/{uid}`` (their
-  pseudonym);
+- ``GET /?PROLIFIC_PID=..&STUDY_ID=..&SESSION_ID=..``: entry from the recruitment platform,
+  checked by the platform's rules (:mod:`~simstudy.live.platform`); a participant who entered
+  before continues at ``/p/{uid}`` (their pseudonym), anyone else sees a start page whose form
+  posts to the same address: a ``GET`` or ``HEAD`` (a link prefetcher, a preview) creates
+  nobody;
+- ``POST /?PROLIFIC_PID=..``: creates the participant (at most so many per client address,
+  :class:`~simstudy.live.edges.EntryLimit`; ``429`` past it); the platform ID goes to the
+  linkage table only; ``303`` to ``/p/{uid}``;
 - ``GET /p/{uid}``: the page the participant is on (derived from the stored answers);
 - ``POST /p/{uid}``: an answer; recorded, then ``303`` back to ``GET /p/{uid}``
   (post/redirect/get, so a refresh never re-submits);
-- ``GET /healthz``: ``200`` once the policies are ready, ``503`` while they are prepared.
+- ``/admin``: the researcher's control room behind a token (:mod:`~simstudy.live.admin`);
+- ``GET /healthz``: JSON ``{"status", "study_sha256", "study_version"}``; ``200`` once the
+  policies are ready and the database takes writes, ``503`` while they are prepared or when
+  the database cannot store an answer (``reason``), ``500`` when preparing failed.
+
+A database error while answering (a full disk, a database removed or turned read-only) is
+answered ``503`` with a page asking to try again, logged in one line: the answer was not
+stored, and the participant was not told it was. Request bodies are limited
+(:class:`~simstudy.live.edges.BodyLimit`).
 
 The study is prepared (world, decision model, policies) in a background thread at start-up,
-so the server answers ``/healthz`` at once. A page is answered in one of ``page_threads``
-threads; a page that needs a recourse step (the recourse, a policy's next question) leaves its
-thread while the step computes (:class:`~simstudy.live.flow.StepNeeded`): in a compute
-process (:class:`~simstudy.live.engine.ComputePool`) awaited on the event loop, or,
-without one, in ``compute_threads`` threads of the server. So participants waiting for a
-recourse hold no page thread: when they did, a burst of them held every thread and the cheap
-pages of all the others queued behind their recourses.
-
-A participant's first step starts their policy's search (for HARE, its base recourse and first
-candidates: tens of ms of CPU alone); a later step continues a search that keeps running between
-pages and costs little (:mod:`~simstudy.live.questions`). The bases and first candidates of the
-first steps waiting for the same compute process are computed together, in one batch while the
-previous batch runs, the first of a burst waiting for the others (``gather``)
-(:mod:`~simstudy.live.slots`: each participant gets the answer they would get alone). Then
-first steps go to the compute process in arrival order, at most ``QUEUED_STEPS`` at a time,
-and later steps go ahead of the waiting ones: a question page does not wait for a burst of
-other participants' first recourses.
+so the server answers ``/healthz`` at once. Pages are answered in a few page threads and
+recourse steps are computed outside them (:class:`~simstudy.live.steps.StepScheduler`).
+Every page is rendered by :meth:`LiveServer.page_response`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
+import logging
+import re
+import sqlite3
 import threading
 from contextlib import asynccontextmanager
 from typing import Any
 
-from .flow import Page, StepNeeded
-from .pages import render
+from .database import StoreError
+from .edges import ENTRY_LIMIT, BodyLimit, EntryLimit
+from .flow import Page
+from .platform import entry_problem
+from .steps import QUEUED_STEPS, StepScheduler
 
-__all__ = ["QUEUED_STEPS", "create_app"]
+__all__ = ["QUEUED_STEPS", "LiveServer", "create_app"]
 
-#: First steps queued in a compute process at once. Once batched, a first step costs a few ms
-#: of CPU, so a question step waits behind at most these few; fewer queued measured slower
-#: (100 bots without pauses: recourse p95 747-1005 ms with 2 queued over 6 runs, 728-824 ms
-#: with 8 over 3).
-QUEUED_STEPS = 8
+_NO_STORE = {"Cache-Control": "no-store"}
+_LOG = logging.getLogger("simstudy.live")
+_UID = re.compile(r"[0-9a-f]{16}")
 
 
-def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
-               gather: tuple[float, float] = (0.03, 0.25)) -> Any:
-    """The Starlette application.
+class LiveServer:
+    """The server's state (the prepared flow, or the error preparing it) and its handlers.
 
     Args:
         prepare: a :class:`~simstudy.live.flow.StudyFlow`, or a callable returning one
             (called in a background thread at start-up).
-        page_threads: threads answering pages at once (see the module docstring). A page is
-            a millisecond of Python under one interpreter lock, and more threads cost CPU
-            without adding speed: with 100 bots walking without pauses, 40 threads
-            cost the server 3.3-3.5 ms of CPU per answer, 3 threads 2.2-2.8 ms
-            (``benchmarks/live.py``); with 2, rating pages waited behind the burst's other
-            pages (a rating p95 of 307 ms in one of 3 runs, 119-163 ms with 3).
-        compute_threads: threads computing recourse steps at once when the flow computes in
-            the server's process.
-        gather: ``(quiet, longest)`` seconds: a batch of first steps, when none is being
-            computed, waits for more until none has come for ``quiet`` seconds, at most
-            ``longest`` seconds (a lone participant waits ``quiet``; a burst shares one batch).
+        steps: the :class:`~simstudy.live.steps.StepScheduler` answering pages and steps.
+        entries: the limit of new participants per client address.
     """
-    # the server's libraries are the optional extra ``simstudy[live]`` (anyio comes with
-    # starlette): imported where the server is made
-    import anyio.to_thread
-    from anyio import CapacityLimiter
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse
-    from starlette.routing import Route
 
+    def __init__(self, prepare: Any, steps: StepScheduler,
+                 entries: EntryLimit | None = None) -> None:
+        self.steps = steps
+        self.entries = entries if entries is not None else EntryLimit(ENTRY_LIMIT)
+        self.flow: Any = None
+        self.error: str | None = None
+        if callable(prepare) and not hasattr(prepare, "current"):
+            self._starter: threading.Thread | None = threading.Thread(
+                target=self._prepare, args=(prepare,), daemon=True, name="prepare-study")
+        else:
+            self.flow, self._starter = prepare, None
 
-    state: dict[str, Any] = {"flow": None, "error": None}
-    pages, computing = CapacityLimiter(page_threads), CapacityLimiter(compute_threads)
-    stepping: dict[str, asyncio.Lock] = {}
-    starting: dict[int, asyncio.Semaphore] = {}
-    prefills: dict[int, list[tuple[tuple, asyncio.Future]]] = {}
-    prefilling: set[int] = set()
-
-    async def run_in_threadpool(fn: Any, *args: Any) -> Any:
-        return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=pages)
-
-    async def compute_step(flow: Any, uid: str, args: tuple) -> None:
-        lock = stepping.setdefault(uid, asyncio.Lock())
-        if lock.locked():  # a double submit: wait for the first request's step, then reread
-            async with lock:
-                return
-        async with lock:
-            index, answered = args[0], args[4]
-            if answered:  # continues a running search
-                step = await computed(flow, args)
-            else:
-                worker = index % getattr(flow.compute, "workers", 1)
-                if flow.engine.refines(args[1]):
-                    await prefilled(flow, worker, args)
-                async with starting.setdefault(worker, asyncio.Semaphore(QUEUED_STEPS)):
-                    step = await computed(flow, args)
-            await run_in_threadpool(flow.save_step, uid, step)
-
-    async def prefilled(flow: Any, worker: int, args: tuple) -> None:
-        """Waits until the base of this first step is computed, together with those of every
-        first step waiting in the same process meanwhile (one batch while the last runs)."""
-        done = asyncio.get_running_loop().create_future()
-        prefills.setdefault(worker, []).append((args, done))
-        if worker not in prefilling:
-            prefilling.add(worker)
-            asyncio.create_task(drain_prefills(flow, worker))
-        await done
-
-    async def drain_prefills(flow: Any, worker: int) -> None:
+    def _prepare(self, prepare: Any) -> None:
         try:
-            # the first of a burst waits for the others to share its batch, until they stop
-            # coming (or for ``longest``)
-            quiet, longest = gather
-            waited, seen = 0.0, -1
-            while waited < longest and len(prefills[worker]) != seen:
-                seen = len(prefills[worker])
-                await asyncio.sleep(quiet)
-                waited += quiet
-            while prefills[worker]:
-                batch, prefills[worker] = prefills[worker], []
-                steps = [args for args, _ in batch]
-                try:
-                    if hasattr(flow.compute, "submit_prefill"):
-                        await asyncio.wrap_future(flow.compute.submit_prefill(worker, steps))
-                    else:
-                        await anyio.to_thread.run_sync(flow.engine.prefill, steps,
-                                                       limiter=computing)
-                except Exception as exc:  # each waiting page reports it
-                    for _, done in batch:
-                        done.set_exception(exc)
-                else:
-                    for _, done in batch:
-                        done.set_result(None)
-        finally:
-            prefilling.discard(worker)
-
-    async def computed(flow: Any, args: tuple) -> dict[str, Any]:
-        if hasattr(flow.compute, "submit"):
-            return await asyncio.wrap_future(flow.compute.submit(*args))
-        return await anyio.to_thread.run_sync(functools.partial(flow.compute, *args),
-                                              limiter=computing)
-
-    async def with_steps(fn: Any, flow: Any, uid: str, *args: Any) -> Any:
-        """``fn(uid, *args, compute=False)`` in a page thread, each recourse step it waits for
-        computed outside (every step stored makes progress: a question or the recourses)."""
-        while True:
-            try:
-                return await run_in_threadpool(functools.partial(fn, compute=False), uid, *args)
-            except StepNeeded as need:
-                await compute_step(flow, uid, need.step_args)
-
-    def _prepare() -> None:
-        try:
-            state["flow"] = prepare()
+            self.flow = prepare()
         except Exception as exc:  # reported by /healthz, the server stays up to say so
-            state["error"] = f"{type(exc).__name__}: {exc}"
+            self.error = f"{type(exc).__name__}: {exc}"
 
-    if callable(prepare) and not hasattr(prepare, "current"):
-        starter = threading.Thread(target=_prepare, daemon=True, name="prepare-study")
-    else:
-        state["flow"], starter = prepare, None
+    # -- responses --------------------------------------------------------------------------
+    def page_response(self, page: Page, action: str, status: int = 200) -> Any:
+        """The HTML response showing ``page`` (the study's templates and texts,
+        :attr:`StudyFlow.pages <simstudy.live.flow.StudyFlow.pages>`), its form posting to
+        ``action``."""
+        from starlette.responses import HTMLResponse
 
-    def flow_or_503() -> Any:
-        return state["flow"]
+        return HTMLResponse(self.flow.pages.render(page, action), status_code=status,
+                            headers=_NO_STORE)
 
-    async def healthz(request: Request) -> Any:
-        if state["error"] is not None:
-            return PlainTextResponse(f"failed: {state['error']}", status_code=500)
-        if state["flow"] is None:
-            return PlainTextResponse("preparing", status_code=503)
-        return PlainTextResponse("ready")
+    @staticmethod
+    def not_ready() -> Any:
+        from starlette.responses import HTMLResponse
 
-    def _not_ready() -> Any:
         return HTMLResponse("<p>The study is starting; please reload in a moment.</p>",
                             status_code=503)
 
-    async def entry(request: Request) -> Any:
-        flow = flow_or_503()
+    # -- handlers ---------------------------------------------------------------------------
+    async def healthz(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        flow = self.flow
+        out: dict[str, Any] = {"status": "ready"}
+        if flow is not None:
+            out.update(study_sha256=flow.study_sha256, study_version=flow.store.version)
+        if self.error is not None:
+            return JSONResponse({"status": "failed", "reason": self.error}, status_code=500)
         if flow is None:
-            return _not_ready()
+            return JSONResponse({"status": "preparing"}, status_code=503)
+        reason = await self.steps.in_page_thread(flow.store.writable)
+        if reason is not None:
+            _LOG.warning("healthz: %s", reason)
+            return JSONResponse({**out, "status": "store", "reason": reason}, status_code=503)
+        return JSONResponse(out)
+
+    def _entry_link(self, request: Any) -> tuple[str, Any]:
+        """The platform id of an entry link and the refusal page (``None`` when it enters)."""
         q = request.query_params
         pid = (q.get("PROLIFIC_PID") or "").strip()
         if not pid:
+            return pid, self.page_response(Page("unknown", "unknown"), "/")
+        problem = entry_problem(self.flow.live, pid, q.get("STUDY_ID"))
+        if problem is not None:
+            return pid, self.page_response(Page("unknown", "unknown", {"reason": problem}),
+                                           "/", 400)
+        return pid, None
 
-            return HTMLResponse(render(Page("unknown", "unknown"), "/"))
-        uid = await run_in_threadpool(flow.enter, pid, q.get("STUDY_ID"), q.get("SESSION_ID"))
-        return RedirectResponse(f"/p/{uid}", status_code=303)
+    async def entry(self, request: Any) -> Any:
+        """``GET /``: a participant who entered before goes on; others see the start page."""
+        from starlette.responses import RedirectResponse
 
-    async def show(request: Request) -> Any:
-        flow = flow_or_503()
+        flow = self.flow
         if flow is None:
-            return _not_ready()
-        uid = request.path_params["uid"]
-        page = await with_steps(flow.current, flow, uid)
-        status = 404 if page.kind == "unknown" else 200
-        return HTMLResponse(render(page, f"/p/{uid}"), status_code=status,
-                            headers={"Cache-Control": "no-store"})
-
-    async def submit(request: Request) -> Any:
-        flow = flow_or_503()
-        if flow is None:
-            return _not_ready()
-        uid = request.path_params["uid"]
-        form = {k: str(v) for k, v in (await request.form()).items()}
-        refused = await with_steps(flow.submit, flow, uid, form)
+            return self.not_ready()
+        pid, refused = self._entry_link(request)
         if refused is not None:
-            return HTMLResponse(render(refused, f"/p/{uid}"), status_code=422,
-                                headers={"Cache-Control": "no-store"})
+            return refused
+        uid = await self.steps.in_page_thread(flow.entered, pid)
+        if uid is not None:
+            return RedirectResponse(f"/p/{uid}", status_code=303)
+        # the start page's form posts the same link
+        return self.page_response(Page("start", "start"), "/?" + request.url.query)
+
+    async def enter(self, request: Any) -> Any:
+        """``POST /``: creates the participant (once; limited per client address)."""
+        from starlette.responses import RedirectResponse
+
+        flow = self.flow
+        if flow is None:
+            return self.not_ready()
+        pid, refused = self._entry_link(request)
+        if refused is not None:
+            return refused
+        uid = await self.steps.in_page_thread(flow.entered, pid)
+        if uid is None:
+            client = request.client.host if request.client else "unknown"
+            if not self.entries.allow(client):
+                return self.page_response(Page("unknown", "unknown", {"reason": "limit"}),
+                                          "/", 429)
+            q = request.query_params
+            uid = await self.steps.in_page_thread(flow.enter, pid, q.get("STUDY_ID"),
+                                                  q.get("SESSION_ID"))
         return RedirectResponse(f"/p/{uid}", status_code=303)
 
-    async def startup() -> None:
-        if starter is not None:
-            starter.start()
+    async def show(self, request: Any) -> Any:
+        flow = self.flow
+        if flow is None:
+            return self.not_ready()
+        uid = request.path_params["uid"]
+        if not _UID.fullmatch(uid):  # not a pseudonym: nothing to look up
+            return self.page_response(Page("unknown", "unknown"), "/", 404)
+        page = await self.steps.with_steps(flow.current, flow, uid)
+        return self.page_response(page, f"/p/{uid}", 404 if page.kind == "unknown" else 200)
 
+    async def submit(self, request: Any) -> Any:
+        from starlette.responses import RedirectResponse
+
+        flow = self.flow
+        if flow is None:
+            return self.not_ready()
+        uid = request.path_params["uid"]
+        if not _UID.fullmatch(uid):
+            return self.page_response(Page("unknown", "unknown"), "/", 404)
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        refused = await self.steps.with_steps(flow.submit, flow, uid, form)
+        if refused is not None:
+            return self.page_response(refused, f"/p/{uid}", 422)
+        return RedirectResponse(f"/p/{uid}", status_code=303)
+
+    # -- lifetime ---------------------------------------------------------------------------
+    async def store_failed(self, request: Any, exc: Exception) -> Any:
+        """A database error while answering: ``503``, the answer not confirmed."""
+        from starlette.responses import HTMLResponse
+
+        _LOG.warning("%s %s: the database failed: %s", request.method, request.url.path,
+                     str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        return HTMLResponse("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+                            "<title>Please try again</title></head><body><p>The study cannot "
+                            "store answers at this moment; your last answer was not saved. "
+                            "Please try again in a few minutes.</p></body></html>",
+                            status_code=503, headers=_NO_STORE)
 
     @asynccontextmanager
-    async def lifespan(app: Any):
-        await startup()
+    async def lifespan(self, app: Any):
+        if self._starter is not None:
+            self._starter.start()
         yield
-        close = getattr(getattr(state["flow"], "compute", None), "close", None)
+        close = getattr(getattr(self.flow, "compute", None), "close", None)
         if close is not None:  # the compute processes stop with the server
             close()
 
-    app = Starlette(routes=[
-        Route("/", entry, methods=["GET"]),
-        Route("/healthz", healthz, methods=["GET"]),
-        Route("/p/{uid}", show, methods=["GET"]),
-        Route("/p/{uid}", submit, methods=["POST"]),
-    ], lifespan=lifespan)
-    app.state.live = state
+    def routes(self) -> list[Any]:
+        from starlette.routing import Route
+
+        return [Route("/", self.entry, methods=["GET"]),
+                Route("/", self.enter, methods=["POST"]),
+                Route("/healthz", self.healthz, methods=["GET"]),
+                Route("/p/{uid}", self.show, methods=["GET"]),
+                Route("/p/{uid}", self.submit, methods=["POST"])]
+
+
+def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
+               gather: tuple[float, float] = (0.03, 0.25), entry_limit: str = ENTRY_LIMIT,
+               admin_token: str | None = None) -> Any:
+    """The Starlette application (``app.state.live``: its :class:`LiveServer`).
+
+    Args:
+        prepare: a :class:`~simstudy.live.flow.StudyFlow`, or a callable returning one
+            (called in a background thread at start-up).
+        page_threads: threads answering pages at once. A page is a millisecond of Python
+            under one interpreter lock, and more threads cost CPU without adding speed: with
+            100 bots walking without pauses, 40 threads cost the server 3.3-3.5 ms of CPU per
+            answer, 3 threads 2.2-2.8 ms (``benchmarks/live.py``); with 2, rating pages waited
+            behind the burst's other pages (a rating p95 of 307 ms in one of 3 runs, 119-163 ms
+            with 3).
+        compute_threads: threads computing recourse steps at once when the flow computes in
+            the server's process.
+        gather: see :class:`~simstudy.live.steps.StepScheduler`.
+        entry_limit: new participants per client address (:class:`~simstudy.live.edges.
+            EntryLimit`; ``"none"``: no limit, for bots on one machine).
+        admin_token: the control room's token (default: ``SIMSTUDY_ADMIN_TOKEN`` from the
+            environment; :mod:`~simstudy.live.admin`).
+    """
+    # the server's libraries are the optional extra ``simstudy[live]``: imported where the
+    # server is made
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+
+    from .admin import AdminRoom
+
+    server = LiveServer(prepare, StepScheduler(page_threads, compute_threads, gather),
+                        EntryLimit(entry_limit))
+    app = Starlette(routes=server.routes() + AdminRoom(server, admin_token).routes(),
+                    lifespan=server.lifespan,
+                    middleware=[Middleware(BodyLimit)],
+                    exception_handlers={sqlite3.Error: server.store_failed,
+                                        StoreError: server.store_failed})
+    app.state.live = server
     return app

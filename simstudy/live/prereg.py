@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..core.store import file_sha256
 from ..run.scenario import policy_name
-from .engine import load_study
+from .engine import load_study, world_views
 
 __all__ = ["live_lines", "check_prereg"]
 
@@ -51,6 +51,14 @@ def live_lines(path: str | Path) -> list[str]:
     conditions = live.live_conditions(study.study_policies(names))
     personalized = {policy_name(p): p.personalized for p in scenario.policies}
     n = live.target_per_condition
+    views = world_views(scenario.world)
+    framing = ("participants enter their own profile" if live.framing == "own_profile" else
+               f"a vignette (\"{' '.join((live.vignette or '').split())}\"); participants "
+               "enter the profile they imagine")
+    rule = live.no_plan
+    no_plan = (f"is served by `{rule.replacement}` instead (rule replace)"
+               if rule.rule == "replace" else
+               "finishes with the random plans and is not counted towards a target (rule exclude)")
     return [
         "## Live study", "",
         "No data have been collected for this study at the time of registration.", "",
@@ -59,13 +67,25 @@ def live_lines(path: str | Path) -> list[str]:
         "- Conditions (one per participant): " + ", ".join(
             f"`{c}` ({'personalized' if personalized.get(c, True) else 'universal'})"
             for c in conditions) + ".",
-        "- Assignment: balanced server-side (least-filled condition counting participants in "
-        f"progress, seeded ties); actionability elicited by the {live.elicitation} scheme; each "
-        f"participant also rates {study.random_others} random plan(s).",
+        "- Assignment: balanced server-side (the least-assigned condition still open, counting "
+        "participants in progress, seeded ties; a condition closes when the participants it "
+        f"serves and counts reach the target); actionability elicited by the "
+        f"{live.elicitation} scheme; each participant also rates {study.random_others} random "
+        "plan(s).",
         f"- Exclusion: failing {live.reject_after_failures} or more of the "
         f"{len(live.attention_checks)} instructed-response attention checks (status "
         "`failed_attention`); inconsistent answers (stated actionability against the later "
         "'changeable?') are reported, not excluded.",
+        f"- Framing: {framing}.",
+        "- Values shown and entered (the world's presentation; model units stay internal): "
+        + ("; ".join(v.describe() for v in views.values()) if views else
+           "model units, at a thousandth of each feature's range") + ".",
+        f"- No plan: a participant whose condition finds no plan for their stated profile "
+        f"{no_plan}; recorded in the export (`no_plan`, `assigned_condition`)"
+        + (" and excluded from the confirmatory analysis" if "no_plan" in live.exclusions
+           else "") + ".",
+        "- Debriefing: the last page discloses the random plans: \""
+        + " ".join(live.debriefing.split()) + "\"",
         f"- Sample: {n} participants per condition, {n * len(conditions)} in all.",
         "- Note: `simstudy power` simulates the within-participant design of the simulated "
         "study (every participant rates every policy); the live study serves one policy per "

@@ -25,7 +25,14 @@ once for the scenario and optionally replaced per condition::
     users: {scale: far, noise: {kind: bernoulli, p: 0.1}}
     response: {kind: rating}
 
-Policy and world kinds come from :mod:`simstudy.core.registry`, so each subsystem adds its own.
+Policy, world and response kinds come from :mod:`simstudy.core.registry`: the installed ones
+(the package's and its plugins', entry-point group ``simstudy.kinds``) and those registered by
+the modules the document's ``imports:`` names, imported (from the document's folder or the
+working directory) before the rest is validated::
+
+    imports: [my_kinds]          # my_kinds.py beside the scenario registers `raise_income`
+    policies:
+      - {kind: raise_income}
 """
 
 from __future__ import annotations
@@ -33,10 +40,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic import Discriminator, Field, Tag, model_serializer, model_validator
 
-from .. import policies as _policies  # noqa: F401 - registers the built-in policy kinds
-from .. import world as _world  # noqa: F401 - registers the built-in world kinds
 from ..core.bounds import MAX_APPLICANTS
 from ..core.documents import (
     DocumentError,
@@ -47,7 +52,7 @@ from ..core.documents import (
     safe_name_problem,
     validate_data,
 )
-from ..core.registry import entries, kinds
+from ..core.registry import entries, import_modules, kinds
 from ..people.response_params import LogisticResponseParams
 from ..people.spec import (
     ActionabilitySpec,
@@ -140,6 +145,10 @@ def _scenario_model() -> type[StrictModel]:
 
         name: SafeName
         description: str = ""
+        imports: list[str] = Field(
+            default_factory=list,
+            description="modules (beside the document, or in the working directory) imported "
+                        "before it is validated: the kinds they register may be named")
         seed: int = Field(0, ge=0)
         replications: int = Field(1, ge=1, le=1000)
         world: world_union  # type: ignore[valid-type]
@@ -153,6 +162,14 @@ def _scenario_model() -> type[StrictModel]:
         simulation: SimulationSpec | None = None
         contrasts: list[ContrastSpec] = Field(default_factory=list)
         study: StudySectionSpec | None = None
+
+        @model_serializer(mode="wrap")
+        def _without_empty_imports(self, handler):
+            # a document without imports is written as before the field existed
+            data = handler(self)
+            if isinstance(data, dict) and not self.imports:
+                data.pop("imports", None)
+            return data
 
         @model_validator(mode="after")
         def _unique_names(self):
@@ -307,6 +324,11 @@ def load_scenario(path: str | Path, data: Any = None, source: str | None = None,
     if data is None:
         data = load_yaml(path)
     source = str(path) if source is None else source
+    imports = data.get("imports") if isinstance(data, dict) else None
+    if isinstance(imports, list) and all(isinstance(name, str) for name in imports):
+        import_problems = import_modules(imports, path.parent, source)
+        if import_problems:
+            raise DocumentError(import_problems)
     kind_problems = _unknown_kind_problems(data, source)
     if kind_problems:
         raise DocumentError(kind_problems)

@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..analysis.gamm import fit_gamm
 from ..core.executors import Executor, make_executor
+from ..core.intervals import clopper_pearson
 from ..core.progress import progress as show_progress
 from ..core.rng import generator
 from ..core.store import RunLock, code_version
@@ -76,24 +76,6 @@ def run_simulation(task: SimulationTask) -> dict:
     t = model.test_
     return {"n": task.n_participants, "sim": task.sim, "p": t.p, "edf": model.edf_, "F": t.F,
             "significant": int(t.p < task.alpha)}
-
-
-def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact binomial confidence interval for a proportion (power's interval over simulations).
-
-    References:
-        Clopper & Pearson, "The use of confidence or fiducial limits illustrated in the case of
-        the binomial", Biometrika 26(4):404-413, 1934, https://doi.org/10.1093/biomet/26.4.404.
-
-    Example:
-        >>> [round(v, 3) for v in clopper_pearson(8, 10)]
-        [0.444, 0.975]
-    """
-    a = 1.0 - level
-    lo = 0.0 if successes == 0 else stats.beta.ppf(a / 2, successes, trials - successes + 1)
-    hi = 1.0 if successes == trials else stats.beta.ppf(1 - a / 2, successes + 1,
-                                                         trials - successes)
-    return float(lo), float(hi)
 
 
 def _row_check(key: str, text: str) -> str:

@@ -2,8 +2,8 @@
 
 CARMA's public code has no structural equations for German credit (its equations module holds
 a placeholder); its world is a causal normalizing flow fitted to the real data over a stated
-graph of seven variables. This kind is that world on the project's copy of the data
-(``populations/data/german_credit.csv``, the UCI Statlog German Credit table), built by the CSV
+graph of seven variables. This kind is that world on the project's copy of the data (the
+shipped ``data/german_credit.csv``, the UCI Statlog German Credit table), built by the CSV
 causal-flow world (:class:`~simstudy.world.specs.CausalFlowWorldSpec`) from a fixed feature
 table, with the coded features dequantized to fit and mapped back to codes
 (:mod:`simstudy.world.coded`), as CARMA's flow treats them.
@@ -75,18 +75,18 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from ..core.registry import register
+from ..resources import resource_path
 from .base import FeatureRoles
 from .config import SplitShares
 from .csv_source import CsvSource
+from .presentation import FeatureView
 from .specs import CausalFlowWorldSpec, FlowSettings, WorldParams
 
 __all__ = ["GermanCreditWorldSpec", "GERMAN_CREDIT_CSV", "german_credit_source",
-           "DECISION_MODEL"]
+           "GERMAN_CREDIT_PRESENTATION", "DECISION_MODEL"]
 
 #: The project's copy of the UCI German Credit table.
-GERMAN_CREDIT_CSV = Path(__file__).resolve().parents[2] / "populations" / "data" / \
-    "german_credit.csv"
+GERMAN_CREDIT_CSV = resource_path("data", "german_credit.csv")
 
 CHECKING = {"... < 0 DM": 0, "no checking account": 1, "0 <= ... < 200 DM": 2,
             "... >= 200 DM / salary assignments for at least 1 year": 3}
@@ -98,6 +98,25 @@ HOUSING = {"rent": 0, "own": 1, "for free": 2}
 #: docstring for its cross-validated figures)
 DECISION_MODEL = {"hidden": [16], "epochs": 500, "weight_decay": 1e-3,
                   "class_weight": "balanced"}
+
+
+#: The features as the UCI codebook states them (Hofmann 1994: attribute 1 checking account,
+#: 2 duration in months, 5 credit amount in DM, 6 savings account / bonds, 9 sex, 13 age in
+#: years, 15 housing), in plain words; the data are in these units, so every mapping is the
+#: identity.
+GERMAN_CREDIT_PRESENTATION = {
+    "sex": FeatureView("Sex", levels={0: "female", 1: "male"}),
+    "age": FeatureView("Age", "years", step=1.0, minimum=18.0, maximum=100.0),
+    "credit_amount": FeatureView("Credit amount", "DM", step=1.0, minimum=0.0),
+    "duration": FeatureView("Duration of the credit", "months", step=1.0, minimum=1.0),
+    "checking": FeatureView("Checking account", levels={
+        0: "Overdrawn (below 0 DM)", 1: "No checking account", 2: "0 to 200 DM",
+        3: "200 DM or more, or salary paid in for at least a year"}),
+    "savings": FeatureView("Savings", levels={
+        0: "None, or not known", 1: "Below 100 DM", 2: "100 to 500 DM", 3: "500 to 1,000 DM",
+        4: "1,000 DM or more"}),
+    "housing": FeatureView("Housing", levels={0: "Rent", 1: "Own", 2: "Live for free"}),
+}
 
 
 def _labels(codes: dict[str, int]) -> dict[int, str]:
@@ -180,9 +199,9 @@ class GermanCreditWorldSpec(WorldParams):
     def feature_names(self) -> tuple[str, ...]:
         return self.roles().names
 
-    def ranking_names(self) -> tuple[str, ...]:
-        """The ranking distributions the world names (none)."""
-        return ()
+    def presentation(self) -> dict[str, FeatureView]:
+        """How people read the features (:data:`GERMAN_CREDIT_PRESENTATION`)."""
+        return dict(GERMAN_CREDIT_PRESENTATION)
 
     def data_files(self, base_dir: str | Path = ".") -> list[Path]:
         """The data file (its hash is part of a run's resume key)."""
@@ -192,7 +211,3 @@ class GermanCreditWorldSpec(WorldParams):
         """``(field, reason)`` for every problem of the data file (read at validation); the
         document's only data field is ``path``, so every problem names it."""
         return [("path", reason) for _, reason in self.flow_world().check_data(base_dir)]
-
-
-
-register("world", GermanCreditWorldSpec, "simstudy.world.learned:build_german_credit_world")
