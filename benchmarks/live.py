@@ -169,9 +169,9 @@ def main() -> None:
     try:
         engine = LiveEngine(study).prepare()
         cpu = cpu_per_step(engine)
-        from simstudy.cli.live_commands import _wait_ready
+        from simstudy.cli.arguments import check_same_study
 
-        _wait_ready(f"http://127.0.0.1:{port}", 600)
+        check_same_study(study, f"http://127.0.0.1:{port}", 600)  # ready, serving this file
         server0, bots0, t0 = process_tree_cpu(server.pid), time.process_time(), time.time()
         report = run_bots(engine, f"http://127.0.0.1:{port}", args.participants,
                           args.concurrency, args.seed, ordered=args.ordered,

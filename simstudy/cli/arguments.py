@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import errno
+import os
 import socket
 import sqlite3
 import time
@@ -187,6 +188,9 @@ def check_new_database(path: str | Path) -> None:
                          f"{path / 'study.sqlite'}")
     expect_kind(path, "sqlite", "serve", "--db", "give a new file name (simstudy serve creates "
                 "the database) or the database this study's server wrote, to continue it")
+    if os.statvfs(path.parent).f_flag & os.ST_RDONLY or not os.access(path, os.W_OK):
+        raise UsageError(f"--db {path}: readonly (the server writes every answer to it); "
+                         "serve a writable copy")
     check_study_database(path, "serve", "--db")
 
 
