@@ -69,9 +69,9 @@ def _text_hint(bad: pd.Series) -> str:
     return ""
 
 
-#: Top points of a declared scale that no rating reaching them means a shorter scale: with
-#: ``UNUSED_TOP`` points never chosen over ``_FEW`` ratings or more, a 1..5 survey read as 1..7
-#: is refused until the scale is stated.
+#: Points at the top of a declared scale that no rating reaches before the table is read as a
+#: shorter scale (1..5 read as 1..7): with 20 (``_FEW``) ratings or more and none in the top
+#: ``UNUSED_TOP`` points, the table is refused until the document states its scale.
 UNUSED_TOP = 2
 _FEW = 20
 
