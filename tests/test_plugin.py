@@ -12,6 +12,7 @@ import sys
 from importlib.util import find_spec
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -30,6 +31,7 @@ decision_model: {{epochs: 20}}
 applicants: {{max_applicants: 40}}
 policies:
   - {{kind: raise_income, share: 0.8}}
+  - {{kind: oracle, n_values: 9}}
 conditions:
   - name: all
     population:
@@ -72,10 +74,19 @@ def installed_plugin(tmp_path_factory):
 
 def _uses_all_three(run_dir: Path) -> None:
     recourse = pd.read_parquet(run_dir / "recourse.parquet")
-    assert set(recourse["policy"]) == {"raise_income"}  # the policy
-    assert {"x_group", "x_skill", "x_savings"} <= set(recourse.columns)  # the world
-    found = recourse[recourse["found"]]
-    assert len(found) > 0 and (found["xcf_savings"] > found["x_savings"]).all()
+    assert set(recourse["policy"]) == {"raise_income", "oracle"}
+    # the policy: savings (the toy world's last actionable feature) raised for whoever may
+    raised = recourse[(recourse["policy"] == "raise_income") & recourse["found"]]
+    assert len(raised) > 0 and (raised["xcf_savings"] > raised["x_savings"]).all()
+    # the world: its own equation moves savings when only skill is acted on (0.8 times
+    # skill's change), and the immutable group is never acted on
+    assert {"x_group", "x_skill", "x_savings"} <= set(recourse.columns)
+    found = recourse[(recourse["policy"] == "oracle") & recourse["found"]]
+    assert (found["xcf_group"] == found["x_group"]).all()
+    skill_only = found[found["act_skill"] & ~found["act_savings"]]
+    assert len(skill_only) > 0
+    assert np.allclose(skill_only["xcf_savings"] - skill_only["x_savings"],
+                       0.8 * (skill_only["xcf_skill"] - skill_only["x_skill"]), atol=1e-5)
     events = set(pd.read_parquet(run_dir / "events.parquet")["event"])
     # the response model: nobody declines or idles
     assert "recourse_given" in events and not {"declined", "no_action"} & events
