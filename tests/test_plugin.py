@@ -72,6 +72,15 @@ def installed_plugin(tmp_path_factory):
     _forget("simstudy_example_plugin", target)
 
 
+def _validate_and_run(folder: Path, imports: str, capsys) -> Path:
+    path = folder / "own.yaml"
+    path.write_text(SCENARIO.format(imports=imports))
+    assert main(["validate", str(path)]) == 0, capsys.readouterr().err
+    assert main(["--quiet", "run", str(path), "--out", str(folder / "run"),
+                 "--workers", "1"]) == 0, capsys.readouterr().err
+    return folder / "run"
+
+
 def _uses_all_three(run_dir: Path) -> None:
     recourse = pd.read_parquet(run_dir / "recourse.parquet")
     assert set(recourse["policy"]) == {"raise_income", "oracle"}
@@ -95,12 +104,7 @@ def _uses_all_three(run_dir: Path) -> None:
 def test_an_installed_plugin_s_kinds_validate_and_run(installed_plugin, tmp_path, capsys):
     assert {"raise_income", "toy", "everyone_acts"} <= {
         *registry.kinds("policy"), *registry.kinds("world"), *registry.kinds("response")}
-    path = tmp_path / "own.yaml"
-    path.write_text(SCENARIO.format(imports=""))
-    assert main(["validate", str(path)]) == 0
-    assert main(["--quiet", "run", str(path), "--out", str(tmp_path / "run"),
-                 "--workers", "1"]) == 0, capsys.readouterr().err
-    _uses_all_three(tmp_path / "run")
+    _uses_all_three(_validate_and_run(tmp_path, "", capsys))
 
 
 @pytest.fixture
@@ -123,12 +127,7 @@ def local_module(tmp_path, without_own_kinds):
 
 
 def test_a_scenario_s_imports_make_a_local_module_s_kinds_known(local_module, capsys):
-    path = local_module / "own.yaml"
-    path.write_text(SCENARIO.format(imports="imports: [my_kinds]\n"))
-    assert main(["validate", str(path)]) == 0
-    assert main(["--quiet", "run", str(path), "--out", str(local_module / "run"),
-                 "--workers", "1"]) == 0, capsys.readouterr().err
-    _uses_all_three(local_module / "run")
+    _uses_all_three(_validate_and_run(local_module, "imports: [my_kinds]\n", capsys))
     assert registry.entry_model("policy", "raise_income").__module__ == "my_kinds"
 
 

@@ -23,6 +23,11 @@ The built-in declaration modules are torch-free: a runtime that imports torch is
 small loader function that imports it when an entry is first built (:func:`lazy`), so
 ``simstudy validate`` reads documents without torch.
 
+Why a declaration module stands apart from its parameters models: each runtime imports its
+parameters model, and the declaration imports the runtime when an entry is first built; in one
+module the two would import each other. The parameters models stay torch-free so that
+``simstudy validate`` reads documents without torch.
+
 Families: ``policy`` (recourse generators), ``world`` (causal worlds and their data),
 ``response`` (how people accept and act), ``family`` (GAMM likelihoods), ``executor`` (where a
 run's work units are computed) and ``model`` (readers of decision models from files).
