@@ -6,6 +6,7 @@ from a scenario file."""
 
 from __future__ import annotations
 
+import pickle
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 
 from simstudy.cli.main import main
 from simstudy.core import registry
+from simstudy.run.scenario import load_scenario
 
 PLUGIN = Path(__file__).parent / "plugin"
 OWN_KINDS = [("policy", "raise_income"), ("response", "everyone_acts"), ("world", "toy")]
@@ -129,6 +131,20 @@ def local_module(tmp_path, without_own_kinds):
 def test_a_scenario_s_imports_make_a_local_module_s_kinds_known(local_module, capsys):
     _uses_all_three(_validate_and_run(local_module, "imports: [my_kinds]\n", capsys))
     assert registry.entry_model("policy", "raise_income").__module__ == "my_kinds"
+
+
+def test_a_scenario_s_imports_reach_a_process_started_before_it_was_read(local_module):
+    # a worker pool starts while the scenario is validated: the pickled scenario imports its
+    # modules in the worker before its entries are read
+    path = local_module / "own.yaml"
+    path.write_text(SCENARIO.format(imports="imports: [my_kinds]\n"))
+    scenario, _ = load_scenario(path)
+    read = subprocess.run(
+        [sys.executable, "-c", "import pickle, sys; s = pickle.loads(sys.stdin.buffer.read()); "
+                               "print(type(s.policies[0]).__module__, s.policies[0].share)"],
+        input=pickle.dumps(scenario), capture_output=True, cwd=local_module.parent, timeout=300)
+    assert read.returncode == 0, read.stderr.decode()
+    assert read.stdout.decode().split() == ["my_kinds", "0.8"]
 
 
 def test_without_the_import_the_kinds_are_unknown_by_name(tmp_path, capsys,

@@ -63,7 +63,7 @@ from .documents import DocumentProblem, UsageError
 
 __all__ = ["Kind", "FAMILIES", "KINDS", "GROUP", "register", "unregister", "kinds",
            "entry_model", "entries", "runtime_of", "build", "lazy", "discover",
-           "import_modules", "KindsNotInstalled"]
+           "import_modules", "module_folders", "KindsNotInstalled"]
 
 #: the families of kinds, in the order they are listed to users
 FAMILIES: tuple[str, ...] = ("policy", "world", "response", "family", "executor", "model")
@@ -317,6 +317,25 @@ def import_modules(names: list[str], base_dir: str | Path, source: str,
                 source, f"{field}[{i}]", f"importing {name!r} failed: "
                                          f"{type(exc).__name__}: {exc}"))
     return problems
+
+
+def module_folders(names: list[str]) -> list[str]:
+    """The folders the imported modules ``names`` were found in (for another process's
+    ``sys.path``: a process pool started before the document was read lacks them).
+
+    Example:
+        >>> import json
+        >>> module_folders(["json"]) == [str(Path(json.__file__).parent.parent)]
+        True
+    """
+    folders = []
+    for name in names:
+        module = sys.modules[name.partition(".")[0]]
+        path = Path(module.__file__ or "")
+        folder = str(path.parent.parent if path.name == "__init__.py" else path.parent)
+        if folder not in folders:
+            folders.append(folder)
+    return folders
 
 
 def _import(name: str, base_dir: Path) -> None:
