@@ -169,9 +169,9 @@ def main() -> None:
     try:
         engine = LiveEngine(study).prepare()
         cpu = cpu_per_step(engine)
-        from simstudy.cli.live_commands import _wait_ready
+        from simstudy.cli.arguments import check_same_study
 
-        _wait_ready(f"http://127.0.0.1:{port}", 600)
+        check_same_study(study, f"http://127.0.0.1:{port}", 600)  # ready, serving this file
         server0, bots0, t0 = process_tree_cpu(server.pid), time.process_time(), time.time()
         report = run_bots(engine, f"http://127.0.0.1:{port}", args.participants,
                           args.concurrency, args.seed, ordered=args.ordered,
@@ -184,6 +184,8 @@ def main() -> None:
     key, _ = pseudonym_key(engine.scenario.seed)
     db = sqlite3.connect(work / "s.sqlite")
     stored = set(db.execute("SELECT uid, page FROM answers").fetchall())
+    # the start page's answer is the participant itself
+    stored |= {(uid, "start") for (uid,) in db.execute("SELECT uid FROM participants")}
     lost = sum((pseudonym(f"BOT-PID-{n}", key), page) not in stored
                for n, page in report.submitted)
     counts = dict(db.execute("SELECT condition, COUNT(*) FROM participants WHERE condition IS "
@@ -216,7 +218,8 @@ def main() -> None:
         "ordered_entry": args.ordered, "think_seconds": args.think,
         "compute_workers": args.compute_workers,
         "cores": os.cpu_count(), "completed": summary.get("completed", 0),
-        "errors": summary["errors"], "seconds": round(seconds, 1),
+        "errors": summary["errors"], "first_error": summary.get("first_error"),
+        "seconds": round(seconds, 1),
         "answers_submitted": answers, "answers_lost": lost,
         "assignment": counts,
         "assignment_imbalance": max(counts.values()) - min(counts.values()) if counts else None,

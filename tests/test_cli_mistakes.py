@@ -175,7 +175,7 @@ CASES = [
     ("serve-study-is-a-csv", "serve {pilot} --db {tmp}/a.sqlite",
      ["STUDY", "a CSV table", "simstudy analyze"]),
     ("serve-study-is-a-workbook", "serve {xlsx} --db {tmp}/a.sqlite",
-     ["STUDY", "Excel", "save the sheet as CSV"]),
+     ["STUDY", "Excel", "simstudy analyze"]),
     ("serve-study-missing", "serve {tmp}/nowhere.yaml --db {tmp}/a.sqlite",
      ["nowhere.yaml", "no such file"]),
     ("serve-compute-workers-negative", "serve {study} --db {tmp}/a.sqlite --compute-workers -1",
@@ -297,6 +297,22 @@ CASES = [
      ["--response", "simstudy calibrate wrote"]),
     ("preregister-a-csv", "preregister {pilot} --out {tmp}/prereg.md",
      ["SCENARIO", "a CSV table"]),
+    # a table where any document belongs, an output over an input
+    ("run-a-csv", "run {pilot} --out {tmp}/r", ["pilot.csv", "a CSV table, not a YAML "
+                                                "document", "simstudy analyze"]),
+    ("validate-a-workbook", "validate {xlsx}", ["pilot.xlsx", "Excel", "simstudy analyze"]),
+    ("validate-the-database", "validate {db}", ["study.sqlite", "simstudy export"]),
+    ("study-a-csv", "study {pilot} --out {tmp}/s.csv", ["pilot.csv", "a CSV table"]),
+    ("sweep-a-csv", "sweep {pilot} --out {tmp}/sw", ["pilot.csv", "a CSV table"]),
+    ("calibrate-out-over-the-pilot", "calibrate {pilot} --out {pilot}",
+     ["--out {pilot}", "would replace it", "another file name"]),
+    ("preregister-out-over-the-study", "preregister {study} --out {study}",
+     ["--out {study}", "would replace it"]),
+    ("export-out-over-the-database", "export {db} --out {db}", ["--out {db}", "would replace"]),
+    ("serve-db-below-a-file", "serve {study} --db {pilot}/answers.sqlite",
+     ["--db", "not a directory"]),
+    ("serve-db-is-the-study", "serve {study} --db {study}", ["--db", "a YAML document",
+                                                             "new file name"]),
     ("preregister-power-folder-missing", "preregister {study} --power {tmp}/nowhere --out "
      "{tmp}/prereg.md", ["--power", "simstudy power"]),
 ]

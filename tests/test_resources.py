@@ -69,3 +69,18 @@ def test_a_shipped_audit_reads_its_run_from_the_working_directory(tmp_path, monk
     assert main(["audit", "example:audit_case_study"]) == 2
     err = capsys.readouterr().err
     assert str(tmp_path / "runs" / "fairness") in err and str(resource_root()) not in err
+
+
+def test_the_wheel_is_told_to_carry_every_shipped_file():
+    # pyproject's package data must name every file under simstudy/resources (a new folder or
+    # kind of file would otherwise be left out of the wheel; .ci/wheel_check.sh installs it)
+    import tomllib
+
+    config = tomllib.loads((Path(simstudy.__file__).parents[1] / "pyproject.toml").read_text())
+    patterns = config["tool"]["setuptools"]["package-data"]["simstudy.resources"]
+    root = resource_root()
+    shipped = [p.relative_to(root) for p in root.rglob("*") if p.is_file()
+               and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts]
+    assert shipped
+    left_out = [str(p) for p in shipped if not any(p.match(g) for g in patterns)]
+    assert left_out == []

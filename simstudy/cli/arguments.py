@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import errno
+import os
 import socket
 import sqlite3
 import time
@@ -34,7 +35,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..core.documents import UsageError
-from ..core.file_kinds import expect_kind
+from ..core.file_kinds import expect_kind, file_kind
+from ..core.store import check_output_file, file_sha256
 
 __all__ = ["check_port", "bind_port", "check_url", "server_study", "check_same_study",
            "check_study_database", "check_new_database"]
@@ -138,8 +140,6 @@ def server_study(url: str, timeout: float = 5.0) -> tuple[str, str | None]:
 def check_same_study(study: str | Path, url: str, wait: float) -> None:
     """Waits up to ``wait`` seconds for the server at ``url`` to be ready, then refuses unless
     it serves ``study`` byte for byte (the sha256 its ``/healthz`` reports)."""
-    from ..core.store import file_sha256
-
     end = time.time() + wait
     state, sha = server_study(url)
     while state in ("absent", "preparing") and time.time() < end:
@@ -178,19 +178,19 @@ def check_study_database(path: str | Path, command: str, argument: str = "DB") -
 def check_new_database(path: str | Path) -> None:
     """``serve --db``: a new file (its folder is created), an empty file, or a study
     database to continue; anything else is refused before the server starts."""
-    from ..core.file_kinds import file_kind
-
     path = Path(path)
     kind = file_kind(path)
     if kind in ("missing", "empty"):
-        if path.parent.exists() and not path.parent.is_dir():
-            raise UsageError(f"--db {path}: {path.parent} is a file, not a folder")
+        check_output_file(path, "--db")  # its folder is made, or it cannot be written there
         return
     if kind == "folder":
         raise UsageError(f"--db {path}: is a folder; give a file name such as "
                          f"{path / 'study.sqlite'}")
     expect_kind(path, "sqlite", "serve", "--db", "give a new file name (simstudy serve creates "
                 "the database) or the database this study's server wrote, to continue it")
+    if os.statvfs(path.parent).f_flag & os.ST_RDONLY or not os.access(path, os.W_OK):
+        raise UsageError(f"--db {path}: readonly (the server writes every answer to it); "
+                         "serve a writable copy")
     check_study_database(path, "serve", "--db")
 
 

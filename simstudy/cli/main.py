@@ -23,9 +23,11 @@ import signal
 import sys
 import threading
 import warnings
+from pathlib import Path
 
 from ..core import __version__
 from ..core.documents import DocumentError, FieldProblem, Notice, UsageError
+from ..core.file_kinds import FileKindError
 from ..core.progress import set_quiet
 from ..resources import UnknownExample, example_path, is_example
 from . import live_commands, planning_commands, project_commands, run_commands, study_commands
@@ -140,6 +142,26 @@ def _handle(args: argparse.Namespace) -> int:
         return _handle_command(args)
 
 
+#: the arguments that name files a command reads, besides :data:`DOCUMENT_ARGUMENTS`
+_INPUT_ARGUMENTS = ("data", "db", "response", "prereg", "power")
+
+
+def _output_over_input(args: argparse.Namespace) -> str | None:
+    """The reason to refuse an ``--out`` that names a file the command reads (writing there
+    would replace the pilot, the study file or the database), else ``None``."""
+    out = getattr(args, "out", None)
+    if not isinstance(out, str) or not Path(out).is_file():
+        return None
+    for dest in (*DOCUMENT_ARGUMENTS, *_INPUT_ARGUMENTS):
+        values = getattr(args, dest, None)
+        for value in values if isinstance(values, list) else [values]:
+            if (isinstance(value, str) and dest != "out" and Path(value).is_file()
+                    and Path(value).resolve() == Path(out).resolve()):
+                return (f"--out {out}: is the file the command reads ({value}); writing there "
+                        "would replace it; give another file name")
+    return None
+
+
 def _handle_command(args: argparse.Namespace) -> int:
     out = getattr(args, "out", None)
     if isinstance(out, str) and not out.strip():
@@ -148,6 +170,10 @@ def _handle_command(args: argparse.Namespace) -> int:
         return 2
     try:
         _shipped_documents(args)
+        clash = _output_over_input(args)
+        if clash is not None:
+            print(f"simstudy {args.command}: {clash}", file=sys.stderr)
+            return 2
         return int(args.handler(args) or 0)
     except UnknownExample as exc:
         print(f"simstudy {args.command}: {exc}", file=sys.stderr)
@@ -156,7 +182,7 @@ def _handle_command(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 2
-    except (UsageError, FieldProblem) as exc:
+    except (UsageError, FieldProblem, FileKindError) as exc:
         print(f"simstudy {args.command}: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

@@ -4,8 +4,9 @@ A newcomer passes the CSV where the database belongs, the Excel workbook where a
 the rating table where the study document belongs. Each command reads its files as one kind;
 given another it would fail deep inside a reader (``sqlite3.DatabaseError``, "expected a
 mapping", "no rating column"). :func:`file_kind` names the kind from the file's first bytes
-(magic numbers; for text, the shape of its first lines), and :func:`expect_kind` refuses a
-file of the wrong kind in one line that names the file, what it is and what to do with it.
+(magic numbers; for text, the shape of its first lines); :func:`kind_problem` and
+:func:`expect_kind` refuse a file of the wrong kind in one line that names the file, what it
+is and what to do with it. Document readers use it too (:func:`~simstudy.core.documents.load_yaml`).
 
 Kinds: ``folder``, ``missing``, ``empty``, ``sqlite``, ``excel`` (.xlsx or .xls), ``zip``,
 ``parquet``, ``binary``, ``csv`` (delimited text), ``yaml`` (a mapping document), ``text``.
@@ -24,7 +25,7 @@ Example:
     'csv'
     >>> try:
     ...     expect_kind(path, "sqlite", "export")
-    ... except UsageError as exc:
+    ... except FileKindError as exc:
     ...     print(str(exc).split(";")[0].split(": ", 1)[1])
     is a CSV table, not a study database
 """
@@ -34,9 +35,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from .documents import UsageError
-
-__all__ = ["KIND_WORDS", "file_kind", "expect_kind"]
+__all__ = ["KIND_WORDS", "file_kind", "kind_problem", "expect_kind", "FileKindError"]
 
 #: How each kind is named in a message.
 KIND_WORDS = {
@@ -119,35 +118,49 @@ def file_kind(path: str | Path) -> str:
     return _text_kind(head)
 
 
-def expect_kind(path: str | Path, expected: str, command: str, argument: str = "",
-                fix_given: str | None = None) -> str:
-    """Refuses ``path`` unless it is of kind ``expected`` (``sqlite``, ``csv`` or ``yaml``).
+def kind_problem(path: str | Path, expected: str, command: str | None = None,
+                 argument: str = "", fix_given: str | None = None) -> str | None:
+    """``None`` when ``path`` is of kind ``expected`` (``sqlite``, ``csv`` or ``yaml``), else
+    the one line ``ARGUMENT PATH: is KIND, not EXPECTED; FIX``.
 
     A text file that is neither recognisably a CSV nor a YAML document passes as either (the
-    reader then names the problem). ``fix_given`` replaces the advice given for a wrong kind.
-    Returns the kind found.
-
-    Raises:
-        UsageError: one line ``ARGUMENT PATH: is KIND, not EXPECTED; FIX``.
+    reader then names the problem). ``command`` names the command reading the file (``None``:
+    any); ``fix_given`` replaces the advice given for a wrong kind.
     """
     kind = file_kind(path)
     where = f"{argument} {path}" if argument else str(path)
+    reads = f"simstudy {command} reads" if command else "this reads"
     if kind == "missing":
-        raise UsageError(f"{where}: no such file")
+        return f"{where}: no such file"
     if kind == expected or (kind == "text" and expected in ("csv", "yaml")):
-        return kind
+        return None
     if kind == "empty" and expected != "sqlite":
-        raise UsageError(f"{where}: the file is empty; give {_EXPECTED[expected]}")
+        return f"{where}: the file is empty; give {_EXPECTED[expected]}"
     if kind == "empty":
-        raise UsageError(f"{where}: the file is empty, not a study database (the file "
-                         "simstudy serve --db writes)")
-    fix = _USE.get(kind, f"simstudy {command} reads {_EXPECTED[expected]}")
+        return (f"{where}: the file is empty, not a study database (the file simstudy serve "
+                "--db writes)")
+    fix = _USE.get(kind, f"{reads} {_EXPECTED[expected]}")
     if expected == "sqlite":
-        fix = f"simstudy {command} reads the database simstudy serve --db wrote" + (
+        fix = f"{reads} the database simstudy serve --db wrote" + (
             f"; {_USE[kind]}" if kind in ("csv", "folder") else "")
-    if kind == "csv" and expected == "yaml":
-        fix = (f"simstudy {command} reads a YAML document here; "
-               + ("the table is the DATA argument: simstudy analyze DATA.csv SPEC.yaml"
-                  if command == "analyze" else _USE["csv"]))
-    raise UsageError(f"{where}: is {KIND_WORDS[kind]}, not {_EXPECTED[expected]}; "
-                     f"{fix_given or fix}")
+    elif expected == "yaml" and kind in ("csv", "excel"):
+        table = ("the table is the DATA argument: simstudy analyze DATA.csv SPEC.yaml"
+                 if command == "analyze" else _USE["csv"])
+        fix = (f"{reads} a YAML document here; " if command else "") + table
+    return f"{where}: is {KIND_WORDS[kind]}, not {_EXPECTED[expected]}; {fix_given or fix}"
+
+
+class FileKindError(Exception):
+    """A file of another kind than the command reads (the message is one line)."""
+
+
+def expect_kind(path: str | Path, expected: str, command: str, argument: str = "",
+                fix_given: str | None = None) -> None:
+    """Refuses ``path`` unless it is of kind ``expected`` (see :func:`kind_problem`).
+
+    Raises:
+        FileKindError: one line ``ARGUMENT PATH: is KIND, not EXPECTED; FIX``.
+    """
+    problem = kind_problem(path, expected, command, argument, fix_given)
+    if problem is not None:
+        raise FileKindError(problem)

@@ -71,6 +71,8 @@ __all__ = ["Store", "StoreError", "pseudonym", "SCHEMA", "STATUSES", "MIN_FREE_B
 #: then one of the outcomes.
 STATUSES = ("entered", "in_progress", "completed", "failed_attention", "no_consent",
             "timed_out", "returned", "full")
+# pages a participant's answers may take: fewer left under SQLite's page limit is full
+_SPARE_PAGES = 8
 #: Free bytes on the database's disk below which the store reports it cannot take answers.
 MIN_FREE_BYTES = 1 << 20
 
@@ -202,7 +204,8 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: {_reason(exc)}") from None
         if [r[0] for r in rows] != ["ok"]:
-            raise StoreError(f"{self.path}: failed SQLite's integrity check ({rows[0][0]})")
+            first = " ".join(str(rows[0][0]).split())
+            raise StoreError(f"{self.path}: failed SQLite's integrity check ({first})")
         reason = self.writable()
         if reason is not None:
             raise StoreError(f"{self.path}: {reason}")
@@ -219,6 +222,9 @@ class Store:
             disk = os.statvfs(os.path.dirname(os.path.abspath(self.path)))
             if disk.f_bavail * disk.f_frsize < MIN_FREE_BYTES:
                 return "the disk holding the database is full"
+            pages = self.read("PRAGMA page_count")[0][0]
+            if pages + _SPARE_PAGES > self.read("PRAGMA max_page_count")[0][0]:
+                return "the database is full (SQLite's page limit)"
             with self.write() as db:
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('checked_at', ?)",
                            (repr(time.time()),))
@@ -244,7 +250,8 @@ class Store:
         try:
             yield db
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # SQLite rolls back itself after some errors (a full disk)
+                db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
 

@@ -15,7 +15,8 @@ Exports differ in four ways that break a plain ``read_csv``:
 
 Example:
     >>> import io
-    >>> text = "ResponseId;Q1;Q2\\nid;Accept?;Act?\\n{};{};{}\\nR_1;5;4\\n"
+    >>> ids = '{"ImportId":"_recordId"};{"ImportId":"QID1"};{"ImportId":"QID2"}'
+    >>> text = f"ResponseId;Q1;Q2\\nid;Accept?;Act?\\n{ids}\\nR_1;5;4\\n"
     >>> table = read_rating_table(io.StringIO(text), qualtrics=True,
     ...                           columns={"uid": "ResponseId", "accept": "Q1", "act": "Q2"})
     >>> table.to_dict(orient="records")
