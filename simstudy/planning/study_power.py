@@ -1,4 +1,14 @@
-"""``simstudy power SCENARIO``: how many participants a study of the scenario needs.
+"""``simstudy power SCENARIO``: how many participants a study of the scenario needs, for the
+design the study file runs.
+
+**The design.** A study with ``study.live`` is simulated as the server runs it
+(:func:`_live_design`): one condition per participant by the server's assignment rule, the
+plan the live engine computes from the stated profile (:mod:`simstudy.planning.live_pool`),
+attention failures and dropouts at ``study.power.rates``, the no-plan rule, and the file's
+exclusions (:mod:`simstudy.study.live_design`); N is the number analysed, a multiple of the
+conditions. Without ``live:``, the within-participant design of the scenario's study below
+(:func:`_within_design`). A power plan of the published design (``simstudy power PLAN.yaml``)
+runs from here too (:func:`run_plan_power`).
 
 The scenario is run (or its finished run resumed) into ``OUT/run``; its study pool (every
 rejected applicant of the study's replication x condition with each policy's recourse, see
