@@ -95,6 +95,7 @@ def files(tmp_path_factory):
     table("text", _changed(pilot, accept=lambda c: c.map(lambda v: LABELS[v - 1]),
                            act=lambda c: c.map(lambda v: LABELS[v - 1])))
     table("no_ratings", pilot.rename(columns={"accept": "Q12_1", "act": "Q13_1"}))
+    table("no_uid", _changed(pilot, uid=lambda c: c.where(c.index != 7)))
     lines = (tmp / "pilot.csv").read_text().splitlines()
     questions = "Participant,Item,Sparsity,Proximity,How acceptable?,Would you act?,Gender"
     imports = ",".join(f'"{{""ImportId"":""QID{i}""}}"' for i in range(7))
@@ -120,6 +121,7 @@ def files(tmp_path_factory):
                                                   if k != "Neither"}})
     doc("spec_scale15", {**model, "scale": [1, 5]})
     doc("spec_columns", {**model, "columns": {"act": "Q99"}})
+    doc("spec_typo", {**model, "models": [{"response": "acts", "distance": "sparsity"}]})
     study = small_study_file(tmp)
     f["study"] = str(study)
     other = tmp / "other_study.yaml"
@@ -284,6 +286,10 @@ CASES = [
      ["qualtrics.csv", "qualtrics: true"]),
     ("analyze-text-ratings", "analyze {text} {spec} --out {tmp}/a",
      ["text.csv", '"Strongly agree": N']),
+    ("analyze-a-column-the-table-lacks", "analyze {pilot} {spec_typo} --out {tmp}/a",
+     ["pilot.csv", "acts: not in the table", "columns: {{acts: EXPORT_COLUMN}}"]),
+    ("analyze-rows-without-a-participant", "analyze {no_uid} {spec} --out {tmp}/a",
+     ["no_uid.csv", "uid", "row 9", "delete rows nobody answered"]),
     ("analyze-missing-value-code", "analyze {missing_code} {spec} --out {tmp}/a",
      ["missing_code.csv", "leave missing"]),
     # audit, power, preregister: a table where a document or a run belongs

@@ -194,7 +194,7 @@ def test_every_kind_declaration_an_entry_point_names_is_a_module_of_the_package(
     registering = {_module_name(p) for p in ROOT.rglob("*.py")
                    if any(isinstance(n, ast.Call) and getattr(n.func, "id", None) == "register"
                           for n in ast.walk(ast.parse(p.read_text())))}
-    assert registering == set(declarations.values())
+    assert registering - {"simstudy.core.registry"} == set(declarations.values())
 
 
 def _lazy_exports(path: Path) -> dict[str, str] | None:

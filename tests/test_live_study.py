@@ -237,7 +237,8 @@ def test_prereg_records_the_sha256_and_serve_refuses_a_changed_file(tmp_path, ca
     path = small_study_file(tmp_path)
     assert main(["preregister", str(path), "--out", str(tmp_path / "prereg.md")]) == 0
     text = (tmp_path / "prereg.md").read_text()
-    assert "Hypotheses" in text and "exclusions" in text and "## Live study" in text
+    assert "Hypotheses" in text and "Exclusions" in text and "Procedure (live)" in text
+    assert "Stopping rule" in text and "Study version: 1" in text
     assert check_prereg(path, tmp_path / "prereg.md") is None
     path.write_text(path.read_text() + "\n# changed\n")
     assert "changed since" in check_prereg(path, tmp_path / "prereg.md")

@@ -6,17 +6,20 @@ from a scenario file."""
 
 from __future__ import annotations
 
+import pickle
 import shutil
 import subprocess
 import sys
 from importlib.util import find_spec
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from simstudy.cli.main import main
 from simstudy.core import registry
+from simstudy.run.scenario import load_scenario
 
 PLUGIN = Path(__file__).parent / "plugin"
 OWN_KINDS = [("policy", "raise_income"), ("response", "everyone_acts"), ("world", "toy")]
@@ -30,6 +33,7 @@ decision_model: {{epochs: 20}}
 applicants: {{max_applicants: 40}}
 policies:
   - {{kind: raise_income, share: 0.8}}
+  - {{kind: oracle, n_values: 9}}
 conditions:
   - name: all
     population:
@@ -70,12 +74,30 @@ def installed_plugin(tmp_path_factory):
     _forget("simstudy_example_plugin", target)
 
 
+def _validate_and_run(folder: Path, imports: str, capsys) -> Path:
+    path = folder / "own.yaml"
+    path.write_text(SCENARIO.format(imports=imports))
+    assert main(["validate", str(path)]) == 0, capsys.readouterr().err
+    assert main(["--quiet", "run", str(path), "--out", str(folder / "run"),
+                 "--workers", "1"]) == 0, capsys.readouterr().err
+    return folder / "run"
+
+
 def _uses_all_three(run_dir: Path) -> None:
     recourse = pd.read_parquet(run_dir / "recourse.parquet")
-    assert set(recourse["policy"]) == {"raise_income"}  # the policy
-    assert {"x_group", "x_skill", "x_savings"} <= set(recourse.columns)  # the world
-    found = recourse[recourse["found"]]
-    assert len(found) > 0 and (found["xcf_savings"] > found["x_savings"]).all()
+    assert set(recourse["policy"]) == {"raise_income", "oracle"}
+    # the policy: savings (the toy world's last actionable feature) raised for whoever may
+    raised = recourse[(recourse["policy"] == "raise_income") & recourse["found"]]
+    assert len(raised) > 0 and (raised["xcf_savings"] > raised["x_savings"]).all()
+    # the world: its own equation moves savings when only skill is acted on (0.8 times
+    # skill's change), and the immutable group is never acted on
+    assert {"x_group", "x_skill", "x_savings"} <= set(recourse.columns)
+    found = recourse[(recourse["policy"] == "oracle") & recourse["found"]]
+    assert (found["xcf_group"] == found["x_group"]).all()
+    skill_only = found[found["act_skill"] & ~found["act_savings"]]
+    assert len(skill_only) > 0
+    assert np.allclose(skill_only["xcf_savings"] - skill_only["x_savings"],
+                       0.8 * (skill_only["xcf_skill"] - skill_only["x_skill"]), atol=1e-5)
     events = set(pd.read_parquet(run_dir / "events.parquet")["event"])
     # the response model: nobody declines or idles
     assert "recourse_given" in events and not {"declined", "no_action"} & events
@@ -84,12 +106,7 @@ def _uses_all_three(run_dir: Path) -> None:
 def test_an_installed_plugin_s_kinds_validate_and_run(installed_plugin, tmp_path, capsys):
     assert {"raise_income", "toy", "everyone_acts"} <= {
         *registry.kinds("policy"), *registry.kinds("world"), *registry.kinds("response")}
-    path = tmp_path / "own.yaml"
-    path.write_text(SCENARIO.format(imports=""))
-    assert main(["validate", str(path)]) == 0
-    assert main(["--quiet", "run", str(path), "--out", str(tmp_path / "run"),
-                 "--workers", "1"]) == 0, capsys.readouterr().err
-    _uses_all_three(tmp_path / "run")
+    _uses_all_three(_validate_and_run(tmp_path, "", capsys))
 
 
 @pytest.fixture
@@ -112,13 +129,22 @@ def local_module(tmp_path, without_own_kinds):
 
 
 def test_a_scenario_s_imports_make_a_local_module_s_kinds_known(local_module, capsys):
+    _uses_all_three(_validate_and_run(local_module, "imports: [my_kinds]\n", capsys))
+    assert registry.entry_model("policy", "raise_income").__module__ == "my_kinds"
+
+
+def test_a_scenario_s_imports_reach_a_process_started_before_it_was_read(local_module):
+    # a worker pool starts while the scenario is validated: the pickled scenario imports its
+    # modules in the worker before its entries are read
     path = local_module / "own.yaml"
     path.write_text(SCENARIO.format(imports="imports: [my_kinds]\n"))
-    assert main(["validate", str(path)]) == 0
-    assert main(["--quiet", "run", str(path), "--out", str(local_module / "run"),
-                 "--workers", "1"]) == 0, capsys.readouterr().err
-    _uses_all_three(local_module / "run")
-    assert registry.entry_model("policy", "raise_income").__module__ == "my_kinds"
+    scenario, _ = load_scenario(path)
+    read = subprocess.run(
+        [sys.executable, "-c", "import pickle, sys; s = pickle.loads(sys.stdin.buffer.read()); "
+                               "print(type(s.policies[0]).__module__, s.policies[0].share)"],
+        input=pickle.dumps(scenario), capture_output=True, cwd=local_module.parent, timeout=300)
+    assert read.returncode == 0, read.stderr.decode()
+    assert read.stdout.decode().split() == ["my_kinds", "0.8"]
 
 
 def test_without_the_import_the_kinds_are_unknown_by_name(tmp_path, capsys,

@@ -69,9 +69,9 @@ def _text_hint(bad: pd.Series) -> str:
     return ""
 
 
-#: Top points of a declared scale that no rating reaching them means a shorter scale: with
-#: ``UNUSED_TOP`` points never chosen over ``_FEW`` ratings or more, a 1..5 survey read as 1..7
-#: is refused until the scale is stated.
+#: Points at the top of a declared scale that no rating reaches before the table is read as a
+#: shorter scale (1..5 read as 1..7): with 20 (``_FEW``) ratings or more and none in the top
+#: ``UNUSED_TOP`` points, the table is refused until the document states its scale.
 UNUSED_TOP = 2
 _FEW = 20
 
@@ -171,9 +171,13 @@ def check_rating_table(data: pd.DataFrame, group: str,
     for col in columns:
         if col not in data.columns:
             listed = ", ".join(map(str, data.columns))
-            raise TableError(f"{col}: not in the table (columns: {listed})")
+            raise TableError(f"{col}: not in the table (columns: {listed}); name the "
+                             f"export's column in the analysis spec: columns: {{{col}: "
+                             "EXPORT_COLUMN}")
     if data[group].isna().any():
-        raise TableError(f"{group}: {int(data[group].isna().sum())} rows without a participant")
+        first = int(data.index[data[group].isna().to_numpy()][0]) + 2
+        raise TableError(f"{group}: {int(data[group].isna().sum())} rows without a participant "
+                         f"(first in row {first}); fill them, or delete rows nobody answered")
     for response, distance, family in models:
         warnings += _check_model(data, group, response, distance, family, scale)
     return list(dict.fromkeys(warnings))
@@ -197,7 +201,8 @@ def _check_model(data: pd.DataFrame, group: str, response: str, distance: str, f
         bad = y_used[~y_used.isin((0.0, 1.0))]
         if len(bad):
             raise TableError(f"{response}: binomial responses must be 0 or 1; "
-                             f"{len(bad)} values are not (first {bad.iloc[0]:g})")
+                             f"{len(bad)} values are not (first {bad.iloc[0]:g}); code the "
+                             "answer as 0/1, or fit it with family: gaussian")
     elif scale is not None:
         lo, hi = scale
         bad = y_used[(y_used < lo) | (y_used > hi)]
@@ -210,7 +215,8 @@ def _check_model(data: pd.DataFrame, group: str, response: str, distance: str, f
             raise TableError(f"{response}: {len(bad)} value{'s' * (len(bad) > 1)} outside "
                              f"the rating scale {lo:g}..{hi:g} ({codes}{hint}){scale_hint}")
         if family == "ocat" and (y_used != np.round(y_used)).any():
-            raise TableError(f"{response}: ordered categories must be whole numbers")
+            raise TableError(f"{response}: ordered categories must be whole numbers; fit "
+                             "averaged ratings with family: gaussian")
     if y_used.nunique() < 2:
         raise TableError(f"{response}: every rating is {y_used.iloc[0]:g}; a constant "
                          "response cannot be modelled")

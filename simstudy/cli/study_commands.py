@@ -169,10 +169,11 @@ def _analysis_spec(path: str):
               if h.kind == "distance"] or [{"response": "act", "distance": "sparsity"}]
     baseline = study.baseline_policy([policy_name(p) for p in scenario.policies])
     alpha = study.power.alpha if study.power is not None else 0.05
+    exclusions = list(study.live.exclusions) if study.live is not None else []
     return StudyAnalysisSpec.model_validate({
         "models": models, "contrast": {"baseline": baseline}, "ordinal": False,
         "hypotheses": [h.model_dump(exclude_unset=True) for h in study.hypotheses],
-        "multiplicity": study.multiplicity, "alpha": alpha})
+        "multiplicity": study.multiplicity, "alpha": alpha, "exclusions": exclusions})
 
 
 def read_ratings(data_path: str, spec, spec_name: str | None, responses: list[str],
@@ -205,6 +206,7 @@ def _analyze_cmd(args) -> int:
     data = read_ratings(data_path, spec, spec_path, [m.response for m in spec.models],
                         [m.distance for m in spec.models], "analyze")
     out = check_output_dir(args.out)
+    data = _excluded(data, spec, out, str(data_path))
     table = analyze(data, spec, out, source=str(data_path))
     table.to_csv(out / "gamm.csv", index=False)
     (out / "gamm.json").write_text(json.dumps(table.to_dict(orient="records"), indent=2))
@@ -221,6 +223,19 @@ def _analyze_cmd(args) -> int:
     return 0
 
 
+def _excluded(data: pd.DataFrame, spec, out: Path, source: str) -> pd.DataFrame:
+    """The rows left by the spec's exclusions (a live export's; printed and recorded in
+    ``exclusions.csv``)."""
+    from ..study.exclusions import apply_exclusions, record_exclusions
+
+    if spec.group not in data:
+        return data  # the table check names the missing column
+    res = apply_exclusions(data, spec.exclusions, spec.group)
+    if len(res.excluded) or res.notes or "status" in data:
+        record_exclusions(res, out, source, spec.group)
+    return res.kept
+
+
 def _write_hypotheses(data: pd.DataFrame, spec, out: Path, source: str) -> None:
     """The stated hypotheses, tested as stated: ``hypotheses.csv`` and a print-out."""
     import pandas as pd
@@ -235,7 +250,7 @@ def _write_hypotheses(data: pd.DataFrame, spec, out: Path, source: str) -> None:
     table.to_csv(out / "hypotheses.csv", index=False)
     with pd.option_context("display.width", 200, "display.max_columns", 30,
                            "display.max_colwidth", 60):
-        print(table[["hypothesis", "label", "estimate", "p", "p_adjusted", "rejected",
+        print(table[["hypothesis", "label", "model", "estimate", "p", "p_adjusted", "rejected",
                      "failed"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print(f"{int(table['rejected'].sum())} of {len(table)} hypotheses rejected at alpha "
           f"{spec.alpha} ({spec.multiplicity}); {int(table['failed'].sum())} fit(s) failed")
@@ -254,8 +269,8 @@ def _write_contrasts(data: pd.DataFrame, spec, out: Path) -> None:
         raise UsageError(f"policy contrast: {exc}") from exc
     table.to_csv(out / "contrast.csv", index=False)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
-        print(table[["response", "policy", "baseline", "estimate", "lower", "upper", "p",
-                     "omnibus_p"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+        print(table[["response", "model", "policy", "baseline", "estimate", "lower", "upper",
+                     "p", "omnibus_p"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
 
 
 def _is_scenario(path: str) -> bool:
@@ -267,7 +282,7 @@ def _is_scenario(path: str) -> bool:
 
 
 def _scenario_power_cmd(args) -> int:
-    from ..run.study_power import run_study_power
+    from ..planning.study_power import run_study_power
 
     res = run_study_power(args.plan, args.out, simulations=args.simulations,
                           workers=args.workers, response_file=args.response,

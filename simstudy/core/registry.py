@@ -23,6 +23,11 @@ The built-in declaration modules are torch-free: a runtime that imports torch is
 small loader function that imports it when an entry is first built (:func:`lazy`), so
 ``simstudy validate`` reads documents without torch.
 
+Why a declaration module stands apart from its parameters models: each runtime imports its
+parameters model, and the declaration imports the runtime when an entry is first built; in one
+module the two would import each other. The parameters models stay torch-free so that
+``simstudy validate`` reads documents without torch.
+
 Families: ``policy`` (recourse generators), ``world`` (causal worlds and their data),
 ``response`` (how people accept and act), ``family`` (GAMM likelihoods), ``executor`` (where a
 run's work units are computed) and ``model`` (readers of decision models from files).
@@ -58,7 +63,7 @@ from .documents import DocumentProblem, UsageError
 
 __all__ = ["Kind", "FAMILIES", "KINDS", "GROUP", "register", "unregister", "kinds",
            "entry_model", "entries", "runtime_of", "build", "lazy", "discover",
-           "import_modules", "KindsNotInstalled"]
+           "import_modules", "module_folders", "KindsNotInstalled"]
 
 #: the families of kinds, in the order they are listed to users
 FAMILIES: tuple[str, ...] = ("policy", "world", "response", "family", "executor", "model")
@@ -312,6 +317,25 @@ def import_modules(names: list[str], base_dir: str | Path, source: str,
                 source, f"{field}[{i}]", f"importing {name!r} failed: "
                                          f"{type(exc).__name__}: {exc}"))
     return problems
+
+
+def module_folders(names: list[str]) -> list[str]:
+    """The folders the imported modules ``names`` were found in (for another process's
+    ``sys.path``: a process pool started before the document was read lacks them).
+
+    Example:
+        >>> import json
+        >>> module_folders(["json"]) == [str(Path(json.__file__).parent.parent)]
+        True
+    """
+    folders = []
+    for name in names:
+        module = sys.modules[name.partition(".")[0]]
+        path = Path(module.__file__ or "")
+        folder = str(path.parent.parent if path.name == "__init__.py" else path.parent)
+        if folder not in folders:
+            folders.append(folder)
+    return folders
 
 
 def _import(name: str, base_dir: Path) -> None:

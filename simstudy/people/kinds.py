@@ -3,12 +3,8 @@ scipy-free, :mod:`simstudy.people.response_params`) and its runtime, imported wh
 first built (:class:`~simstudy.people.response.LogisticResponse`,
 :class:`~simstudy.people.rating.RatingResponse`).
 
-Named by the entry-point group ``simstudy.kinds`` (``pyproject.toml``), as a plugin's kinds are.
-
-Why this module stands apart from the parameters models: each runtime imports its parameters
-model (``LogisticResponse`` is built from its entry), and this module imports the runtime when
-an entry is first built; in one module the two would import each other. The parameters models
-stay torch-free so that ``simstudy validate`` reads documents without torch.
+Named by the entry-point group ``simstudy.kinds`` (``pyproject.toml``), as a plugin's kinds are;
+apart from the parameters models for the reason :mod:`simstudy.core.registry` gives.
 
 Example:
     >>> from simstudy.core.registry import runtime_of

@@ -2,12 +2,8 @@
 :mod:`simstudy.policies.params`, :mod:`simstudy.policies.icarma.spec`; its example is the
 model's ``check_example()``) and its runtime, imported when an entry is first built.
 
-Named by the entry-point group ``simstudy.kinds`` (``pyproject.toml``), as a plugin's kinds are.
-
-Why this module stands apart from the parameters models: each runtime imports its parameters
-model (``Wachter(steps=50)`` makes one), and this module imports the runtime when an entry is
-first built; in one module the two would import each other. The parameters models stay
-torch-free so that ``simstudy validate`` reads documents without torch.
+Named by the entry-point group ``simstudy.kinds`` (``pyproject.toml``), as a plugin's kinds are;
+apart from the parameters models for the reason :mod:`simstudy.core.registry` gives.
 
 Example:
     >>> from simstudy.core.registry import runtime_of

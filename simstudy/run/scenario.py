@@ -37,6 +37,8 @@ working directory) before the rest is validated::
 
 from __future__ import annotations
 
+import pickle
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -52,7 +54,7 @@ from ..core.documents import (
     safe_name_problem,
     validate_data,
 )
-from ..core.registry import entries, import_modules, kinds
+from ..core.registry import entries, import_modules, kinds, module_folders
 from ..people.response_params import LogisticResponseParams
 from ..people.spec import (
     ActionabilitySpec,
@@ -163,6 +165,14 @@ def _scenario_model() -> type[StrictModel]:
         contrasts: list[ContrastSpec] = Field(default_factory=list)
         study: StudySectionSpec | None = None
 
+        def __reduce_ex__(self, protocol):
+            # a scenario naming modules imports them in the process that unpickles it (a
+            # worker started before the document was read), before its entries are read
+            if not self.imports:
+                return super().__reduce_ex__(protocol)
+            payload = pickle.dumps((type(self), self.__getstate__()), protocol)
+            return (_with_imports, (module_folders(self.imports), list(self.imports), payload))
+
         @model_serializer(mode="wrap")
         def _without_empty_imports(self, handler):
             # a document without imports is written as before the field existed
@@ -200,6 +210,20 @@ def _scenario_model() -> type[StrictModel]:
             return self
 
     return Scenario
+
+
+def _with_imports(folders: list[str], imports: list[str], payload: bytes) -> Any:
+    # unpickles a scenario after importing the modules it names (see ``__reduce_ex__``)
+    for folder in folders:
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    problems = import_modules(imports, folders[0] if folders else ".", "scenario")
+    if problems:
+        raise ImportError(str(problems[0]))
+    cls, state = pickle.loads(payload)  # noqa: S301 - the run's own units
+    scenario = cls.__new__(cls)
+    scenario.__setstate__(state)
+    return scenario
 
 
 def _needs_gradients(spec: Any) -> bool:

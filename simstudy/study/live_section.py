@@ -171,6 +171,9 @@ class LiveSpec(StrictModel):
         no_plan: the rule for a participant whose condition finds no plan.
         debriefing: the last page's text (discloses the random plans).
         exclusions: who ``simstudy analyze`` excludes from the confirmatory analysis.
+        version: the study file's version (1 for the first; raise it with every change made
+            after participants took part): the export's ``study_version`` and the
+            preregistration's "study version".
         locale: the language of the pages' texts: a shipped locale (``en``, ``de``) or a
             YAML file relative to the study file; keys it lacks are English.
         strings: page texts replacing the locale's, by dotted key (``title.profile: ...``).
@@ -197,6 +200,7 @@ class LiveSpec(StrictModel):
     debriefing: str = _DEFAULT_DEBRIEFING
     exclusions: list[Literal["failed_attention", "no_plan", "timed_out", "pilot"]] = Field(
         default_factory=lambda: list(EXCLUSION_REASONS))
+    version: int = Field(1, ge=1)
     locale: str = Field("en", min_length=1)
     strings: dict[str, str] = Field(default_factory=dict)
     templates: str | None = None

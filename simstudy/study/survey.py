@@ -126,7 +126,7 @@ def load_ratings(path: str | Path, spec: Any, responses: list[str], distances: l
     (:func:`~simstudy.analysis.inputs.check_reading`).
 
     Raises:
-        UsageError: the file is not a table (a database, a workbook, a YAML document).
+        FileKindError: the file is not a table (a database, a workbook, a YAML document).
         TableError: ``FILE: column: reason`` (a Qualtrics export read plainly, duplicated
             rows, a distance outside its range, a scale the ratings do not use).
         ValueError: the spec's column map does not fit the export.

@@ -4,12 +4,8 @@ model (torch-free: :mod:`simstudy.world.specs`, :mod:`simstudy.world.known_specs
 (the builder of the world and its data, or the reader of a model file), imported when an entry
 is first built.
 
-Named by the entry-point group ``simstudy.kinds`` (``pyproject.toml``), as a plugin's kinds are.
-
-Why this module stands apart from the parameters models: each runtime imports its parameters
-model (``build_loan_world(params, ...)`` reads its entry), and this module imports the runtime when
-an entry is first built; in one module the two would import each other. The parameters models
-stay torch-free so that ``simstudy validate`` reads documents without torch.
+Named by the entry-point group ``simstudy.kinds`` (``pyproject.toml``), as a plugin's kinds are;
+apart from the parameters models for the reason :mod:`simstudy.core.registry` gives.
 
 Example:
     >>> from simstudy.core.registry import runtime_of

@@ -50,6 +50,9 @@ from ..core.plotting import plt, save_figure
 from ..core.registry import build
 from ..core.rng import derive_seed, generator
 from ..core.store import check_output_dir, file_sha256
+from ..run.dictionary import write_dictionary
+from ..run.runner import run_scenario
+from ..run.scenario import load_scenario, policy_name
 from ..study.calibration import draw_response, load_calibration
 from ..study.effects import main_effect, minimum_detectable, parameter_table, scaled, value_at
 from ..study.from_scenario import (
@@ -67,11 +70,17 @@ from ..study.hypothesis_power import (
     hypothesis_power_table,
     simulate_hypotheses_study,
 )
+from ..study.live_design import (
+    LIVE_EXTRAS,
+    LIVE_POOL_COLUMNS,
+    LivePowerTask,
+    export_rates,
+    pool_no_plan_rates,
+    recruitment,
+)
 from ..study.power import plan_key, run_simulations
 from ..study.section import study_response
-from .dictionary import write_dictionary
-from .runner import run_scenario
-from .scenario import load_scenario, policy_name
+from .live_pool import live_pool
 
 __all__ = ["run_study_power", "pool_report", "study_setup"]
 
@@ -129,7 +138,7 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
         ``{"table", "smallest_n", "read_from", "tests", "effects", "pool", "summary"}``.
     """
     setup = study_setup(path, response_file)
-    scenario, study = setup["scenario"], setup["study"]
+    study = setup["study"]
     if study.power is None:
         raise UsageError(f"{path}: study.power: the scenario has no study power section")
     if uncertainty and setup["calibration"] is None:
@@ -138,23 +147,13 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
     spec = with_overrides(study.power, {"simulations": ("--simulations", simulations),
                                         "workers": ("--workers", workers)}, str(path))
     out = check_output_dir(out)
-    result = run_scenario(path, out / "run", progress=progress)
-    pool = pd.read_parquet(out / "run" / "study_pool.parquet")
-    names = [policy_name(p) for p in scenario.policies]
-    policies = tuple(study.study_policies(names))
-    baseline = study.baseline_policy(names)
-    report = pool_report(pool, _rejected(result, out / "run", study, scenario, pool),
-                         policies)
-    too_many = [n for n in spec.participants if n > report["eligible"]]
-    if too_many and spec.sample != "with_replacement":
-        raise UsageError(
-            f"{path}: study.power.participants: N = {max(too_many)} exceeds the "
-            f"{report['eligible']} eligible applicants ({report['rule']}); lower N or state "
-            "study.power.sample: with_replacement")
-    _check_hypothesis_columns(path, study.hypotheses, pool)
+    design = (_live_design if study.live is not None else _within_design)(
+        path, setup, spec, out, progress)
+    pool, policies, baseline, report = (design["pool"], design["policies"], design["baseline"],
+                                        design["report"])
     response_spec = setup["response"]
     response = build("response", response_spec)
-    seed = derive_seed(result.manifest["base_seed"], "study-power")
+    seed = design["seed"]
     grid = sorted(set(spec.participants))
     sims = spec.simulations
     responses = [h.response for h in study.hypotheses] or [spec.outcome]
@@ -162,24 +161,26 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
     effects = parameter_table(response_spec, sorted(set(responses)), setup["calibration"],
                               _calibration_label(setup))
     common = dict(seed=seed, pool=_hash_frame(pool), policies=policies, baseline=baseline,
-                  exclude_blocked=study.exclude_blocked,
+                  exclude_blocked=study.exclude_blocked, design=design["key"],
                   test=spec.model_dump(include={"outcome", "distance", "contrast", "alpha",
                                                 "sample"}))
     summary: dict[str, Any] = {
+        "design": design["design"],
         "target_power": spec.target_power, "read_from": spec.read_from,
         "confidence": spec.confidence, "alpha": spec.alpha, "simulations": sims,
         "sample": spec.sample, "scenario": str(path),
         "scenario_sha256": file_sha256(path),
         "response_from": setup["where"], "effects": effects,
-        "pool": report, "eligible_applicants": report["eligible"]}
+        "effect_source": spec.effect_source,
+        "pool": report, "eligible_applicants": report["eligible"], **design["summary"]}
     setup["uncertainty"] = uncertainty
     if uncertainty and not study.hypotheses:
         raise UsageError(f"{path}: study.hypotheses: --uncertainty on reports expected power "
                          "per hypothesis; state the study's hypotheses")
     if study.hypotheses:
         table, smallest, tests = _hypotheses_power(
-            study, spec, pool, policies, baseline, response, seed, grid, sims, out, progress,
-            common, summary, response_spec, setup)
+            study, spec, design, response, grid, sims, out, progress, common, summary,
+            response_spec, setup)
     else:
         tasks = [StudyPowerTask(seed, n, r, pool, policies, baseline, response, spec,
                                 study.exclude_blocked) for n in grid for r in range(sims)]
@@ -200,6 +201,121 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
     _plot(table, spec, tests, effects, summary.get("sensitivity"), out / "power.png")
     return {"table": table, "smallest_n": smallest, "read_from": spec.read_from,
             "tests": tests, "effects": effects, "pool": report, "summary": summary}
+
+
+def _within_design(path, setup, spec, out: Path, progress: bool) -> dict[str, Any]:
+    """The simulated study's design: every participant rates every study policy's recourse
+    (the run's study pool, :mod:`simstudy.study.from_scenario`)."""
+    scenario, study = setup["scenario"], setup["study"]
+    result = run_scenario(path, out / "run", progress=progress)
+    pool = pd.read_parquet(out / "run" / "study_pool.parquet")
+    names = [policy_name(p) for p in scenario.policies]
+    policies = tuple(study.study_policies(names))
+    baseline = study.baseline_policy(names)
+    report = pool_report(pool, _rejected(result, out / "run", study, scenario, pool),
+                         policies)
+    too_many = [n for n in spec.participants if n > report["eligible"]]
+    if too_many and spec.sample != "with_replacement":
+        raise UsageError(
+            f"{path}: study.power.participants: N = {max(too_many)} exceeds the "
+            f"{report['eligible']} eligible applicants ({report['rule']}); lower N or state "
+            "study.power.sample: with_replacement")
+    _check_hypothesis_columns(path, study.hypotheses, pool)
+    seed = derive_seed(result.manifest["base_seed"], "study-power")
+
+    def task(n: int, r: int, response: Any, base: dict) -> HypothesisPowerTask:
+        return HypothesisPowerTask(seed, n, r, pool, policies, baseline, response, spec,
+                                   study.exclude_blocked, **base)
+
+    return {"design": "within-participant: every participant rates every study policy's "
+                      "recourse", "key": "within", "pool": pool, "policies": policies,
+            "baseline": baseline, "report": report, "seed": seed, "task": task, "extras": (),
+            "summary": {}}
+
+
+def _live_design(path, setup, spec, out: Path, progress: bool) -> dict[str, Any]:
+    """The live study's design: one condition per participant by the server's assignment
+    rule, plans from the live pool (:mod:`simstudy.planning.live_pool`), the stated rates, the
+    study file's exclusions (:mod:`simstudy.study.live_design`)."""
+    scenario, study = setup["scenario"], setup["study"]
+    live = study.live
+    if not study.hypotheses:
+        raise UsageError(f"{path}: study.hypotheses: the power of a live study is the power of "
+                         "its confirmatory hypotheses; state them")
+    names = [policy_name(p) for p in scenario.policies]
+    conditions = tuple(live.live_conditions(study.study_policies(names)))
+    k = len(conditions)
+    odd = [n for n in spec.participants if n % k]
+    if odd:
+        raise UsageError(f"{path}: study.power.participants: N = {odd[0]} is not a multiple of "
+                         f"the {k} live conditions (N analysed = {k} x target per condition)")
+    pool, engine = live_pool(path, out, progress=progress)
+    _check_hypothesis_columns(path, study.hypotheses, pool)
+    rates = _rates(path, spec.rates)
+    seed = derive_seed(scenario.seed, "study-power")
+    groups_of = tuple(c for c in pool.columns if c not in LIVE_POOL_COLUMNS
+                      and c not in ("applicant_id",))
+    baseline = study.baseline_policy(names)
+    persons = int(pool["person"].nunique())
+    engine_no_plan = pool_no_plan_rates(pool)
+    report = {"eligible": persons, "rejected": persons,
+              "rule": "the people bots are (rejected applicants whose profile the entry page "
+                      "accepts and who can change something)",
+              "composition": [
+                  {"column": c, "value": str(v),
+                   "share_eligible": float((pool.drop_duplicates("person")[c].astype(str)
+                                            == str(v)).mean()),
+                   "share_rejected": float((pool.drop_duplicates("person")[c].astype(str)
+                                            == str(v)).mean())}
+                  for c in groups_of for v in sorted(pool[c].astype(str).unique())]}
+
+    def task(n: int, r: int, response: Any, base: dict) -> LivePowerTask:
+        return LivePowerTask(seed, n, r, pool, conditions, baseline, response, spec, False,
+                             **base, conditions=conditions, live_seed=engine.live_seed_,
+                             no_plan_rule=live.no_plan.rule, replacement=live.no_plan.replacement,
+                             exclusions=tuple(live.exclusions),
+                             failed_attention=rates["failed_attention"]["rate"],
+                             dropout=rates["dropout"]["rate"], groups_of=groups_of)
+
+    stated = rates.get("no_plan", {})
+    return {"design": f"live, between-participant: one of the {k} conditions {list(conditions)} "
+                      "per participant (least-filled assignment, seeded ties), the plan "
+                      "computed by the server's engine from the stated profile, "
+                      f"{study.random_others} random plan(s) also rated; no-plan rule "
+                      f"{live.no_plan.rule}; exclusions {list(live.exclusions)}",
+            "key": {"live": live.model_dump(mode="json", exclude={"target_per_condition"}),
+                    "rates": rates},
+            "pool": pool, "policies": conditions, "baseline": baseline, "report": report,
+            "seed": seed, "task": task, "extras": LIVE_EXTRAS,
+            "summary": {"sample": "arrivals in a random order of the pool's people, cycled "
+                                  "when a study needs more arrivals than the pool has",
+                        "rates": rates, "no_plan_engine": engine_no_plan,
+                        "no_plan_stated": stated, "live_pool_persons": persons}}
+
+
+def _rates(path, rates) -> dict[str, dict]:
+    """Each rate with its source; a rate whose source is a live export is read from it."""
+    out = {}
+    base = Path(path).parent
+    for name in ("failed_attention", "dropout", "no_plan"):
+        r = getattr(rates, name)
+        if r.source in ("assumed", "pilot", "engine"):
+            out[name] = {"rate": r.rate, "source": r.source}
+            continue
+        export = Path(r.source) if Path(r.source).is_absolute() else base / r.source
+        try:
+            measured = export_rates(export)
+        except (OSError, ValueError, pd.errors.ParserError) as exc:
+            raise UsageError(f"{path}: study.power.rates.{name}.source: cannot read the live "
+                             f"export {r.source!r}: {exc}") from exc
+        if name not in measured:
+            raise UsageError(f"{path}: study.power.rates.{name}.source: the export "
+                             f"{r.source!r} has no {name} column")
+        out[name] = {"rate": measured[name], "source": f"live export {r.source} sha256:"
+                                                       f"{file_sha256(export)[:12]}"}
+    if out["no_plan"]["source"] == "engine":
+        out.pop("no_plan")
+    return out
 
 
 def _check_hypothesis_columns(path: Any, hypotheses: list, pool: pd.DataFrame) -> None:
@@ -242,19 +358,26 @@ def _rejected(result: Any, run_dir: Path, study: Any, scenario: Any,
     return rows.drop_duplicates("applicant_id")[["applicant_id", *groups]]
 
 
-def _hypotheses_power(study, spec, pool, policies, baseline, response, seed, grid, sims, out,
-                      progress, common, summary, response_spec, setup):
+def _family(study, pool) -> tuple[tuple, tuple]:
+    """The hypotheses and the ``(name, column, values)`` of each one's ``groups``."""
     hyps = tuple(study.hypotheses)
     names = hypothesis_names(list(hyps))
     groups = tuple((name, h.groups, group_values(pool, h.groups))
                    for name, h in zip(names, hyps, strict=True) if h.groups is not None)
-    columns = hypothesis_columns(list(hyps), groups)
+    return hyps, groups
+
+
+def _hypotheses_power(study, spec, design, response, grid, sims, out, progress, common,
+                      summary, response_spec, setup):
+    seed, pool = design["seed"], design["pool"]
+    hyps, groups = _family(study, pool)
+    names = hypothesis_names(list(hyps))
+    columns = hypothesis_columns(list(hyps), groups, design["extras"])
     base = dict(hypotheses=hyps, multiplicity=study.multiplicity, groups=groups)
     key_extra = dict(hypotheses=[h.model_dump() for h in hyps], multiplicity=study.multiplicity)
 
     def simulate(where: Path, n_grid: list[int], responses: Any) -> pd.DataFrame:
-        tasks = [HypothesisPowerTask(seed, n, r, pool, policies, baseline, responses(r), spec,
-                                     study.exclude_blocked, **base)
+        tasks = [design["task"](n, r, responses(r), base)
                  for n in n_grid for r in range(sims)]
         key = plan_key(response=[responses(r) for r in range(min(sims, 3))], **common,
                        **key_extra)
@@ -262,6 +385,8 @@ def _hypotheses_power(study, spec, pool, policies, baseline, response, seed, gri
                                spec.workers, progress, key)
 
     rows = simulate(out, grid, lambda r: response)
+    if design["extras"]:
+        summary["recruitment"] = recruitment(rows)
     table = hypothesis_power_table(rows, list(hyps), study.multiplicity, groups,
                                    spec.confidence, spec.alpha)
     column = "lower" if spec.read_from == "lower" else "power"
