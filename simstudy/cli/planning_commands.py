@@ -47,7 +47,8 @@ def _calibrate_cmd(args) -> int:
                          f"not {list(spec.scale)}")
     try:
         fit = calibrate(table, args.ratings, args.distance, group,
-                        d_min=1.0 if args.distance == "sparsity" else 0.0)
+                        d_min=1.0 if args.distance == "sparsity" else 0.0,
+                        scale=tuple(spec.scale) if spec and spec.scale else None)
     except ValueError as exc:
         raise UsageError(f"{args.data}: {exc}") from exc
     doc = calibration_document(fit, args.data, file_sha256(args.data))
@@ -68,8 +69,8 @@ def _calibrate_cmd(args) -> int:
           f"response, {args.distance} and rating) outside the 95% range of "
           f"{args.replicates} studies simulated from the fit; largest gap where a "
           f"{args.distance} has 20 or more ratings: {gap:.3f}")
-    if not fit.converged_:
-        print("warning: the optimiser did not report convergence", file=__import__("sys").stderr)
+    for warning in fit.warnings_:
+        print(f"warning: {args.data}: {warning}", file=__import__("sys").stderr)
     print(f"wrote {out}, {stem}_intervals.csv, {stem}_fit.csv")
     return 0
 
