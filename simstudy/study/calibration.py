@@ -91,6 +91,9 @@ __all__ = ["NODES", "QUADRATURE_TOLERANCE", "INTERVAL_METHODS", "COVERAGE_PARTIC
 #: next count is used is kept (``Calibration.quadrature_``).
 NODES = (7, 11, 15, 21, 31, 41, 61)
 QUADRATURE_TOLERANCE = 1e-6
+#: The largest correlation of the participants' intercepts the likelihood distinguishes.
+RHO_BOUND = 0.999
+_ATANH_BOUND = math.atanh(RHO_BOUND)
 
 
 def _log_probs(y: np.ndarray, mean: np.ndarray, sd: float
@@ -236,7 +239,10 @@ class _Likelihood:
             noise.append(float(np.exp(p[f"log {r}.sd_noise"])))
             sds.append(float(np.exp(p[f"log {r}.sd_intercept"])))
         if len(self.ratings) == 2:
-            rho = float(np.tanh(p["atanh intercept_correlation"]))
+            # bounded at +-RHO_BOUND: beyond it the effects' covariance is near singular and
+            # the likelihood flat; an estimate there is warned as a boundary estimate
+            rho = float(np.tanh(np.clip(p["atanh intercept_correlation"], -_ATANH_BOUND,
+                                        _ATANH_BOUND)))
             cov = np.array([[sds[0] ** 2, rho * sds[0] * sds[1]],
                             [rho * sds[0] * sds[1], sds[1] ** 2]])
         else:
@@ -322,7 +328,7 @@ def _minimise(fun, x0: np.ndarray, hess_inv: np.ndarray | None = None, gtol: flo
               jac: str = "3-point") -> optimize.OptimizeResult:
     # BFGS on finite-difference gradients (the likelihood is smooth to rounding), started
     # from the inverse Hessian when one is known (the profiles)
-    options: dict[str, Any] = {"gtol": gtol, "maxiter": 1000}
+    options: dict[str, Any] = {"gtol": gtol, "maxiter": 300}
     if hess_inv is not None:
         hess_inv = (hess_inv + hess_inv.T) / 2
         if np.all(np.isfinite(hess_inv)) and np.all(np.linalg.eigvalsh(hess_inv) > 0):
@@ -455,7 +461,7 @@ def boundary_warnings(fit: Calibration) -> list[str]:
     out = []
     for row in fit.intervals_.itertuples():
         name, est, lo, hi = row.parameter, row.estimate, row.lower, row.upper
-        if row.scale == "atanh" and (abs(est) > 0.99 or (lo <= -1 + 1e-6 and hi >= 1 - 1e-6)):
+        if row.scale == "atanh" and (abs(est) > 0.99 or (lo <= -RHO_BOUND and hi >= RHO_BOUND)):
             out.append(f"{name}: estimated at {est:.3f} [{lo:.3f}, {hi:.3f}], at or open to the "
                        "boundary: the pilot does not identify it (more participants with both "
                        "ratings, or fit one rating at a time)")
@@ -552,7 +558,7 @@ def calibrate(table: pd.DataFrame, ratings: list[str] | None = None,
         lo_u = hi_u = math.nan
         if method == "profile" and definite:
             limits = ((value - 12.0, value + 12.0) if scale == "log"
-                      else (-math.atanh(1 - 1e-9), math.atanh(1 - 1e-9)))
+                      else (-_ATANH_BOUND, _ATANH_BOUND))
             lo_u, hi_u = _profile(lik, theta, cov, j, level, limits)
         if np.isfinite(lo_u) and np.isfinite(hi_u):
             lo, hi = _natural(name, lo_u)[1], _natural(name, hi_u)[1]
