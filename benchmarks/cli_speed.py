@@ -5,9 +5,9 @@ Each command runs ``--repeat`` times in a fresh interpreter (``python -m simstud
 ``simstudy`` script does); the JSON gives every wall time, the median and the minimum, the
 machine's load average before and after (timings taken while other work loads the machine are
 not speed figures; the CPU seconds of each run, user plus system, depend less on the load), and
-the heavy libraries the command imported. The validated documents are
-``scenarios/*.yaml populations/*.yaml analysis/*.yaml sweeps/*.yaml``, and separately
-``scenarios/*.yaml`` alone.
+the heavy libraries the command imported. The validated documents are the shipped ones (under
+``simstudy/resources/``) ``scenarios/*.yaml populations/*.yaml analysis/*.yaml sweeps/*.yaml``,
+and separately ``scenarios/*.yaml`` alone.
 
     python benchmarks/cli_speed.py [--repeat 5]
 """
@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+SHIPPED = REPO / "simstudy" / "resources"
 HEAVY = ("torch", "pandas", "scipy", "statsmodels", "matplotlib", "zuko", "simpy")
 FOLDERS = ("scenarios", "populations", "analysis", "sweeps")
 
@@ -40,7 +41,7 @@ _PROBE = (
 
 
 def _documents(folders: tuple[str, ...] = FOLDERS) -> list[str]:
-    paths = sorted(p for folder in folders for p in (REPO / folder).glob("*.yaml"))
+    paths = sorted(p for folder in folders for p in (SHIPPED / folder).glob("*.yaml"))
     return [str(p.relative_to(REPO)) for p in paths]
 
 

@@ -13,6 +13,7 @@ Usage::
 
     OMP_NUM_THREADS=1 python -m benchmarks.icarma_frontier [--seeds 1] [--epochs 100]
         [--bounds 1 3 10 30 100] [--steps 0.1 1 10] [--step-rule per_person] [--cache]
+        [--variants '[["label", {"infeasible": "reachable"}], ...]'] [--seed-list 1000]
 """
 
 from __future__ import annotations
@@ -48,20 +49,30 @@ def main() -> None:
     parser.add_argument("--bounds", type=float, nargs="*", default=[1, 3, 10, 30, 100])
     parser.add_argument("--steps", type=float, nargs="*", default=[])
     parser.add_argument("--step-rule", default="per_person")
+    parser.add_argument("--variants", default=None,
+                        help='JSON list of [label, overrides] measured instead of the bounds '
+                             'and steps, e.g. \'[["screened", {"infeasible": "reachable"}]]\'')
+    parser.add_argument("--seed-list", type=int, nargs="+", default=None)
     parser.add_argument("--oracle-limit", type=int, default=600)
     parser.add_argument("--cache", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     bench = Bench(0, args.oracle_limit)
-    seeds = paper_seeds(args.seeds)
+    seeds = args.seed_list or paper_seeds(args.seeds)
     rows = []
-    for label, overrides in variants(args.bounds, args.steps, args.step_rule):
+    chosen = (json.loads(args.variants) if args.variants is not None
+              else variants(args.bounds, args.steps, args.step_rule))
+    for label, overrides in chosen:
         config = ICARMAConfig(epochs=args.epochs, **overrides)
         r = bench.measure(config, seeds, args.cache)
         mult = r["per_seed"][r["deployed_seed"]]["final_multipliers"]
         row = {"variant": label, **{c: r[c] for c in COLUMNS},
                "mean": {c: r["mean_of_seeds"][c] for c in COLUMNS},
-               "final_multiplier": mult["multiplier"], "train_cpu_seconds":
+               "final_multiplier": mult["multiplier"],
+               "multiplier_max": mult.get("multiplier_max", mult["multiplier"]),
+               "excluded_share": r["per_seed"][r["deployed_seed"]].get("excluded_share"),
+               "clamped_share": r["per_seed"][r["deployed_seed"]]["clamped_share_constant"],
+               "config": overrides, "train_cpu_seconds":
                r["train_cpu_seconds"], "deployed_seed": r["deployed_seed"]}
         rows.append(row)
         print(json.dumps(row), flush=True)

@@ -145,6 +145,7 @@ class Bench:
             per_seed[s] = {"figures": flat(rows, self.oracle_rows is not None),
                            "validation": meta["deployed_check"],
                            "final_multipliers": meta.get("final_multipliers"),
+                           "excluded_share": meta.get("excluded_share"),
                            "clamped_share_constant": clamp_share(
                                policy, self.x, self.profiles["rank_constant"]),
                            "train_cpu_seconds": meta.get("train_cpu_seconds"),

@@ -128,7 +128,8 @@ def cpu_per_step(engine, people: int = 20) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--study", default=str(ROOT / "studies" / "personalization.yaml"))
+    ap.add_argument("--study", default=str(ROOT / "simstudy" / "resources" / "studies"
+                                           / "personalization.yaml"))
     ap.add_argument("--participants", type=int, default=100)
     ap.add_argument("--concurrency", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
@@ -162,14 +163,15 @@ def main() -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     server = subprocess.Popen([sys.executable, "-m", "simstudy.cli", "serve", str(study), "--db",
                                str(work / "s.sqlite"), "--port", str(port),
+                               "--entry-limit", "none",
                                "--compute-workers", str(args.compute_workers)], env=env,
                               stderr=subprocess.DEVNULL)
     try:
         engine = LiveEngine(study).prepare()
         cpu = cpu_per_step(engine)
-        from simstudy.cli.live_commands import _wait_ready
+        from simstudy.cli.arguments import check_same_study
 
-        _wait_ready(f"http://127.0.0.1:{port}", 600)
+        check_same_study(study, f"http://127.0.0.1:{port}", 600)  # ready, serving this file
         server0, bots0, t0 = process_tree_cpu(server.pid), time.process_time(), time.time()
         report = run_bots(engine, f"http://127.0.0.1:{port}", args.participants,
                           args.concurrency, args.seed, ordered=args.ordered,
@@ -182,6 +184,8 @@ def main() -> None:
     key, _ = pseudonym_key(engine.scenario.seed)
     db = sqlite3.connect(work / "s.sqlite")
     stored = set(db.execute("SELECT uid, page FROM answers").fetchall())
+    # the start page's answer is the participant itself
+    stored |= {(uid, "start") for (uid,) in db.execute("SELECT uid FROM participants")}
     lost = sum((pseudonym(f"BOT-PID-{n}", key), page) not in stored
                for n, page in report.submitted)
     counts = dict(db.execute("SELECT condition, COUNT(*) FROM participants WHERE condition IS "
@@ -214,7 +218,8 @@ def main() -> None:
         "ordered_entry": args.ordered, "think_seconds": args.think,
         "compute_workers": args.compute_workers,
         "cores": os.cpu_count(), "completed": summary.get("completed", 0),
-        "errors": summary["errors"], "seconds": round(seconds, 1),
+        "errors": summary["errors"], "first_error": summary.get("first_error"),
+        "seconds": round(seconds, 1),
         "answers_submitted": answers, "answers_lost": lost,
         "assignment": counts,
         "assignment_imbalance": max(counts.values()) - min(counts.values()) if counts else None,

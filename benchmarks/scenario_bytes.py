@@ -1,18 +1,19 @@
 """Fingerprints of every shipped scenario's result tables, to show a change left them alone.
 
-Runs each scenario under ``scenarios/`` into ``OUT/<name>/`` and prints one JSON object whose
-``tables`` map ``<name>/<table>`` to the sha256 of ``summary.csv``, ``contrasts.csv``,
-``study.csv`` and the event-world tables (``*.parquet`` except ``recourse.parquet`` and
-``parts/``, ``timeline.csv``, ``sim_summary.csv``, ``models.csv``); ``scenarios`` says, per
-scenario, whether it ran, its exit code and wall time. ``--compare BEFORE.json AFTER.json``
-prints the tables whose bytes differ among the scenarios that ran in both, and exits 1 when any
-does, when a scenario failed in either run or when the AFTER tree lacks one of BEFORE's
-(a scenario new in AFTER is listed, not counted as a difference).
+Runs each shipped scenario (``simstudy/resources/scenarios/``) into ``OUT/<name>/`` and prints
+one JSON object whose ``tables`` map ``<name>/<table>`` to the sha256 of ``summary.csv``,
+``contrasts.csv``, ``study.csv`` and the event-world tables (``*.parquet`` except
+``recourse.parquet`` and ``parts/``, ``timeline.csv``, ``sim_summary.csv``, ``models.csv``);
+``scenarios`` says, per scenario, whether it ran, its exit code and wall time. ``--compare
+BEFORE.json AFTER.json`` prints the tables whose bytes differ among the scenarios that ran in
+both, and exits 1 when any does, when a scenario failed in either run or when the AFTER tree
+lacks one of BEFORE's (a scenario new in AFTER is listed, not counted as a difference).
 
-``--tree DIR`` runs another source tree: its package (``PYTHONPATH=DIR``) on its own
-``DIR/scenarios``; the tree is only read (runs, copies and caches go under ``--out``). Every run
-gets a fresh model cache (``SIMSTUDY_CACHE=OUT/_cache/<name>``), so no model trained by one
-tree is loaded by another.
+``--tree DIR`` runs another source tree: its package (``PYTHONPATH=DIR``) on its own shipped
+scenarios (``DIR/simstudy/resources/scenarios``, or ``DIR/scenarios`` in a tree from before they
+moved into the package); the tree is only read (runs, copies and caches go under ``--out``).
+Every run gets a fresh model cache (``SIMSTUDY_CACHE=OUT/_cache/<name>``), so no model trained
+by one tree is loaded by another.
 
 ``--quick`` runs each scenario on a temporary copy (``OUT/_quick/scenarios/<name>.yaml``) with
 the small overrides of :data:`QUICK` (the JSON's ``quick`` records them and, per scenario, the
@@ -202,13 +203,19 @@ def _commit(tree: Path) -> str | None:
     return found.stdout.strip() or None
 
 
+def _scenario_folder(tree: Path) -> Path:
+    # the shipped scenarios; a tree from before they moved into the package has them at its top
+    inside = tree / "simstudy" / "resources" / "scenarios"
+    return inside if inside.is_dir() else tree / "scenarios"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("runs/scenario_bytes"))
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--only", nargs="*", help="scenario names (default: all)")
     parser.add_argument("--tree", type=Path, default=Path("."),
-                        help="source tree whose package and scenarios/ run (default: here)")
+                        help="source tree whose package and scenarios run (default: here)")
     parser.add_argument("--quick", action="store_true",
                         help="run copies with the small overrides of QUICK")
     parser.add_argument("--check", action="store_true",
@@ -232,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"tree": str(tree), "commit": _commit(tree), "package": package,
                               "quick": QUICK if args.quick else None, "scenarios": {},
                               "tables": {}}
-    for scenario in sorted((tree / "scenarios").glob("*.yaml")):
+    for scenario in sorted(_scenario_folder(tree).glob("*.yaml")):
         name = scenario.stem
         if args.only and name not in args.only:
             continue

@@ -1,7 +1,7 @@
 """Benchmark of a whole scenario run as a user starts it: from an empty model cache, every unit.
 
-Runs the scenario (default: ``scenarios/world_year.yaml``) with ``--workers`` local workers and
-prints one JSON object: wall seconds, CPU seconds of this process and its helpers, peak
+Runs the scenario (default: the shipped ``scenarios/world_year.yaml``) with ``--workers`` local
+workers and prints one JSON object: wall seconds, CPU seconds of this process and its helpers, peak
 resident memory, the seconds of every event-world unit (its phases, from the manifest), the
 event-world estimates with their intervals, and the machine's load average before and after
 (wall times on a loaded machine are not speed figures).
@@ -10,7 +10,7 @@ With ``--compare-per-window`` the same scenario is also run with ``simulation.lo
 (one policy call per daily window, the reference behaviour, much slower) and the JSON says, for
 every estimate, whether each run's mean lies inside the other's interval.
 
-    OMP_NUM_THREADS=1 python -m benchmarks.scenario_run [--scenario scenarios/world_year.yaml]
+    OMP_NUM_THREADS=1 python -m benchmarks.scenario_run [--scenario FILE]
         [--workers 2] [--compare-per-window]
 """
 
@@ -90,7 +90,8 @@ def _numbers(*values: float) -> list[float | None]:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", default=str(ROOT / "scenarios" / "world_year.yaml"))
+    parser.add_argument("--scenario", default=str(ROOT / "simstudy" / "resources" / "scenarios"
+                                                  / "world_year.yaml"))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--compare-per-window", action="store_true",
                         help="also run with simulation.lookahead: false and compare estimates")

@@ -37,14 +37,59 @@ from simstudy.policies.icarma import ICARMA, ICARMAConfig
 from simstudy.policies.oracle import CausalOracle
 from simstudy.primitives.profiles import ActionabilityProfiles
 from simstudy.world import LoanSCM, sample_world_data
-from simstudy.world.decision import DecisionConfig, ModelCache
-from simstudy.world.german_credit import GermanCreditWorldSpec
+from simstudy.world.csv_source import read_csv_source
+from simstudy.world.data import WorldData
+from simstudy.world.decision import DecisionConfig, ModelCache, train_decision_model
+from simstudy.world.german_credit import DECISION_MODEL, GermanCreditWorldSpec, german_credit_source
 from simstudy.world.known import KNOWN_TABLES, known_world
 
 #: the decision model of each world in CARMA's classifier settings (``_params/_clf``)
 CARMA_CLASSIFIER = {name: (() if name.endswith("_linear") and "non" not in name else (16,))
                     for name in KNOWN_TABLES} | {"loan": (32, 32), "german_credit": (32, 32)}
 WORLDS = (*sorted(KNOWN_TABLES), "loan", "german_credit")
+
+
+def decision_config(name: str) -> DecisionConfig:
+    """The decision model of a world: CARMA's classifier, German credit's own."""
+    if name == "german_credit":
+        return DecisionConfig(**DECISION_MODEL)
+    return DecisionConfig(hidden=CARMA_CLASSIFIER[name], epochs=500)
+
+
+def cross_validate(x: np.ndarray, y: np.ndarray, roles, config: DecisionConfig,
+                   folds: int = 5, seed: int = 0) -> dict:
+    """Stratified ``folds``-fold cross-validation of a decision model on every row: balanced
+    accuracy, AUC and accuracy per fold and their mean, and the majority answer's accuracy."""
+    from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+    from sklearn.model_selection import StratifiedKFold
+
+    split = StratifiedKFold(folds, shuffle=True, random_state=seed)
+    rows = []
+    for k, (train, test) in enumerate(split.split(x, y)):
+        xt, yt = torch.as_tensor(x[train]), torch.as_tensor(y[train]).long()
+        data = WorldData(roles, xt, yt, xt[:1], yt[:1], xt[:1], yt[:1])
+        model = train_decision_model(data, config, derive_seed(seed, "cv", k))
+        with torch.no_grad():
+            score = torch.sigmoid(model(torch.as_tensor(x[test]))).numpy()
+        rows.append({"balanced_accuracy": balanced_accuracy_score(y[test], score >= 0.5),
+                     "auc": roc_auc_score(y[test], score),
+                     "accuracy": float(((score >= 0.5) == y[test]).mean())})
+    out = {k: round(float(np.mean([r[k] for r in rows])), 4) for k in rows[0]}
+    return {**out, "folds": [{k: round(float(v), 4) for k, v in r.items()} for r in rows],
+            "majority_rate": round(float(max(y.mean(), 1 - y.mean())), 4),
+            "majority_balanced_accuracy": 0.5, "config": config.to_json()}
+
+
+def german_decision_cv(seed: int) -> dict:
+    """The German-credit decision model and the published architecture, cross-validated on
+    all 1,000 applicants."""
+    source = german_credit_source()
+    x, y = read_csv_source(source)
+    published = DecisionConfig(hidden=CARMA_CLASSIFIER["german_credit"], epochs=500)
+    return {"applicants": int(len(y)), "folds": 5, **cross_validate(
+        x, y.astype(int), source.roles(), decision_config("german_credit"), seed=seed),
+        "published_architecture": cross_validate(x, y.astype(int), source.roles(), published,
+                                                 seed=seed)}
 
 
 def _world(name: str, seed: int, cache: ModelCache):
@@ -69,7 +114,7 @@ def _summary(ev: dict, seconds: float) -> dict:
 def run_world(name: str, seed: int, limit: int | None, icarma_epochs: int | None,
               cache: ModelCache) -> dict:
     world, data = _world(name, seed, cache)
-    config = DecisionConfig(hidden=CARMA_CLASSIFIER[name], epochs=500)
+    config = decision_config(name)
     model, meta = cache.decision_model(data, config, derive_seed(seed, "decision-model"))
     with torch.no_grad():
         rejected = np.flatnonzero(~model.approves(data.x_test).numpy())
@@ -89,9 +134,12 @@ def run_world(name: str, seed: int, limit: int | None, icarma_epochs: int | None
                               "test_accuracy": round(float(
                                   (model.approves(data.x_test).numpy()
                                    == data.y_test.numpy().astype(bool)).mean()), 4),
+                              "config": config.to_json(),
                               "sha256": meta["state_dict_sha256"]},
            "oracle_validity": oracle["validity"], "oracle_cost": oracle["cost"],
            "oracle_plausibility": oracle["plausibility"], "oracle_seconds": oracle["seconds"]}
+    if name == "german_credit":
+        out["decision_cv"] = german_decision_cv(seed)
     if icarma_epochs != 0:
         icfg = ICARMAConfig() if icarma_epochs is None else ICARMAConfig(epochs=icarma_epochs)
         t0 = time.perf_counter()

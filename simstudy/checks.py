@@ -42,9 +42,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import people as _people  # noqa: F401 - registers the built-in response kinds
-from . import policies as _policies  # noqa: F401 - registers the built-in policy kinds
-from . import world as _world  # noqa: F401 - registers the built-in world kinds
 from .core.registry import entries
 from .core.rng import entity_uniforms
 from .people.population import RankingSampler

@@ -1,8 +1,10 @@
 from pathlib import Path
 
 from simstudy.cli import main
+from simstudy.resources import resource_root
 
 ROOT = Path(__file__).resolve().parents[1]
+RESOURCES = resource_root()
 
 
 def test_analyze_command_writes_table_and_plots(tmp_path, capsys):
@@ -22,17 +24,17 @@ def test_bad_documents_exit_2(tmp_path, capsys):
     assert main(["analyze", str(ROOT / "tests/data/gamm/study_c.csv"), str(spec)]) == 2
     err = capsys.readouterr().err
     assert "bogus: unknown key" in err
-    assert main(["power", str(ROOT / "analysis/power_plan.yaml").replace("plan", "nope")]) == 2
+    assert main(["power", str(RESOURCES / "analysis/power_plan.yaml").replace("plan", "nope")]) == 2
 
 
 def test_example_documents_validate():
     from simstudy.analysis.analysis_spec import AnalysisSpec, PowerPlan, StudySpec
     from simstudy.core.documents import load_document
 
-    load_document(ROOT / "analysis/gamm_published.yaml", AnalysisSpec)
-    plan = load_document(ROOT / "analysis/power_plan.yaml", PowerPlan)
+    load_document(RESOURCES / "analysis/gamm_published.yaml", AnalysisSpec)
+    plan = load_document(RESOURCES / "analysis/power_plan.yaml", PowerPlan)
     assert plan.response.build().act.effect.kind == "plateau"
-    load_document(ROOT / "analysis/study_published.yaml", StudySpec)
+    load_document(RESOURCES / "analysis/study_published.yaml", StudySpec)
 
 
 def _write(tmp_path, table, spec_text="models:\n  - {response: act, distance: sparsity}\n"

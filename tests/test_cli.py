@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+RESOURCES = REPO / "simstudy" / "resources"
 #: libraries that must not be imported on the quick paths
 HEAVY = ("torch", "pandas", "scipy", "statsmodels", "matplotlib", "zuko", "simpy")
 
@@ -37,7 +38,7 @@ def _imported_heavy(*argv: str) -> tuple[int, list[str]]:
 def _shipped_documents() -> list[str]:
     """Every shipped document (iCARMA's included: its entry is torch-free too)."""
     paths = sorted(p for folder in ("scenarios", "populations", "analysis", "sweeps")
-                   for p in (REPO / folder).glob("*.yaml"))
+                   for p in (RESOURCES / folder).glob("*.yaml"))
     return [str(p.relative_to(REPO)) for p in paths]
 
 
@@ -48,7 +49,7 @@ def test_help_imports_no_heavy_library():
 
 def test_validating_the_shipped_documents_imports_no_heavy_library(tmp_path):
     sweep = tmp_path / "sweep.yaml"
-    sweep.write_text(f"name: seeds\nscenario: {REPO / 'scenarios' / 'quickstart.yaml'}\n"
+    sweep.write_text(f"name: seeds\nscenario: {RESOURCES / 'scenarios' / 'quickstart.yaml'}\n"
                      "grid: {seed: [0, 1]}\n")
     documents = _shipped_documents()
     assert len(documents) >= 35

@@ -1,4 +1,3 @@
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -7,6 +6,7 @@ import torch
 from simstudy.core.documents import DocumentError, validate_data
 from simstudy.core.registry import entries
 from simstudy.core.rng import generator
+from simstudy.resources import resource_path
 from simstudy.world import LOAN_ROLES, LoanSCM, sample_world_data
 from simstudy.world.decision import ModelCache
 from simstudy.world.flow import (
@@ -21,7 +21,7 @@ from simstudy.world.learned import CausalFlowWorldSpec, load_csv_data
 
 torch.set_num_threads(1)
 
-GERMAN = Path(__file__).resolve().parents[1] / "populations" / "data" / "german_credit.csv"
+GERMAN = resource_path("data", "german_credit.csv")
 
 
 def untrained_flow(seed: int = 0) -> tuple[CausalFlow, torch.Tensor]:

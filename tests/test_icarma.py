@@ -162,8 +162,9 @@ def test_best_check_prefers_validity_then_the_objective():
 
 def _multipliers(context, margin, epochs=2):
     # a negative margin is no document value; set past validation for this diagnostic
-    config = ICARMAConfig(epochs=epochs, val_every=1, patience=0).model_copy(
-        update={"margin": margin})
+    # CARMA's literal rule: every row feeds the unbounded multiplier
+    config = ICARMAConfig(epochs=epochs, val_every=1, patience=0, validity="multiplier",
+                          infeasible="keep").model_copy(update={"margin": margin})
     _, meta = train_icarma(context, config, seed=0)
     return [h["multiplier"] for h in meta["history"]], meta
 
@@ -321,8 +322,9 @@ def test_augmented_lagrangian_lowers_the_multiplier_of_a_person_with_slack():
 
 
 def _history(context, **overrides):
+    # every row feeds the multiplier unless a test screens (infeasible: keep, CARMA's)
     config = ICARMAConfig(val_every=1, patience=0, mask_hidden=(8,), action_hidden=(8,),
-                          **overrides)
+                          **{"infeasible": "keep", **overrides})
     policy = ICARMA(config, seeds=[0], cache=False, progress=False).fit(context)
     return policy.meta_["history"], policy
 
@@ -397,3 +399,78 @@ def test_several_seeds_deploy_the_argmax_of_validation_validity(loan_context):
     chosen = min(near, key=lambda i: primary[i])
     assert policy.meta_["seed"] == [0, 1, 2][chosen]
     assert policy.meta_["deployed_check"]["valid"] >= max(valid) - 0.005
+
+
+class _AgeGate(torch.nn.Module):
+    """A decision model no action can satisfy for the oldest third: the loan model's logit
+    minus 1000 above the training age's 2/3 quantile (age is immutable)."""
+
+    def __init__(self, base, age_column: int, threshold: float) -> None:
+        super().__init__()
+        self.base, self.age_column, self.threshold = base, age_column, threshold
+
+    def forward(self, x):
+        gate = (x[:, self.age_column] > self.threshold).to(torch.float32)
+        return self.base(x) - 1000.0 * gate
+
+    @torch.no_grad()
+    def approves(self, x):
+        return self(x) >= 0
+
+
+@pytest.fixture(scope="module")
+def gated_context(loan_context):
+    world, data = loan_context.world, loan_context.data
+    col = world.roles.names.index("age")
+    threshold = float(torch.quantile(data.x_train[:, col].double(), 2 / 3))
+    return RecourseContext(world, _AgeGate(loan_context.model, col, threshold), data, seed=0)
+
+
+#: epochs of the growth check; the bound the screened multiplier stays under after them, and
+#: the most it may still grow over the last four epochs (CARMA's rule: about 6 an epoch)
+GROWTH_EPOCHS, SCREENED_BOUND, SCREENED_CREEP = 12, 20.0, 2.0
+
+
+def test_infeasible_rows_drive_the_literal_multiplier_and_screening_stops_it(gated_context):
+    # a third of the training people cannot be made valid by any action: under CARMA's rule
+    # each adds a hinge of about 1 to every batch, so the multiplier grows by >= 0.3 a step
+    steps = -(-int((~gated_context.model.approves(gated_context.data.x_train)).sum()) // 128)
+    literal, _ = _history(gated_context, epochs=GROWTH_EPOCHS, validity="multiplier",
+                          infeasible="keep")
+    screened, policy = _history(gated_context, epochs=GROWTH_EPOCHS, validity="multiplier",
+                                infeasible="reachable_mask")
+    mus = [h["multiplier"] for h in literal]
+    assert mus[-1] >= 0.3 * steps * GROWTH_EPOCHS
+    assert all(b > a for a, b in zip(mus, mus[1:], strict=False))
+    assert mus[-1] - mus[-5] > 4 * 0.3 * steps  # and keeps growing
+    kept = [h["multiplier"] for h in screened]
+    assert kept[-1] < SCREENED_BOUND and kept[-1] - kept[-5] < SCREENED_CREEP
+    assert policy.meta_["excluded_share"] > 0.3
+
+
+def test_reachable_probability_finds_the_gate(gated_context):
+    from simstudy.policies.icarma import latent_step_bounds, noise_scale
+    from simstudy.policies.icarma.feasibility import reachable_probability
+
+    context = gated_context
+    x = context.data.x_train[:200].double()
+    idx = torch.tensor([context.world.roles.names.index(f) for f in context.world.roles.actionable])
+    best = reachable_probability(context.world, context.model, context.world.abduct(x), idx,
+                                 noise_scale(context), latent_step_bounds(context))
+    gated = x[:, context.model.age_column] > context.model.threshold
+    assert (best[gated] < 0.5).all()  # nobody above the gate can be approved
+    assert (best[~gated, -1] >= best[~gated, 0]).all()  # acting never lowers the best
+
+
+def test_clamp_from_the_actionable_features(loan_context):
+    from simstudy.policies.icarma import latent_step_bounds
+
+    lo_all, hi_all = latent_step_bounds(loan_context)
+    lo_act, hi_act = latent_step_bounds(loan_context, "actionable")
+    assert lo_all <= lo_act < 0 < hi_act <= hi_all
+
+
+def test_threshold_screen_keeps_rows_out_of_the_update_only(gated_context):
+    history, policy = _history(gated_context, epochs=2, infeasible="threshold")
+    assert policy.meta_["excluded_share"] > 0.3
+    assert policy.meta_["config"]["infeasible"] == "threshold"

@@ -312,3 +312,30 @@ def test_every_policy_keeps_its_contract_on_every_known_world(known_context, pol
     rtol = HARE_BATCH_RTOL if policy == "hare" else 1e-6
     check_policy(spec.policy, context, x, ids, profiles, name=f"{policy} on {kind}", seed=3,
                  recommend_kwargs=extra, rtol=rtol)
+
+
+def test_a_known_world_whose_graph_and_equations_disagree_is_refused_where_declared():
+    from simstudy.world.known_specs import KNOWN_WORLDS, KnownWorld
+
+    chain = KNOWN_WORLDS["chain_linear"]
+    # a graph naming a feature x4 without an equation
+    with pytest.raises(ValueError, match=r"the features \['x4'\] have no equation"):
+        KnownWorld("chain_x4", {**chain.graph, "x4": ("x3",)}, chain.means, chain.label_score)
+    # an equation whose arguments are not the feature's parents
+    with pytest.raises(ValueError, match="the equation of 'x3' takes"):
+        KnownWorld("chain_bad", chain.graph, {**chain.means, "x3": lambda x1: x1},
+                   chain.label_score)
+    # an equation of a feature the graph lacks
+    with pytest.raises(ValueError, match="which the graph lacks"):
+        KnownWorld("chain_more", chain.graph, {**chain.means, "x9": lambda x3: x3},
+                   chain.label_score)
+
+
+def test_every_declared_known_world_is_a_kind_with_its_declared_roles():
+    from simstudy.world.known import KNOWN_TABLES
+    from simstudy.world.known_specs import KNOWN_WORLDS
+
+    assert set(KNOWN_WORLDS) == set(KNOWN_TABLES) <= set(kinds("world"))
+    for name, world in KNOWN_WORLDS.items():
+        assert KNOWN_TABLES[name].roles == world.roles
+        assert {eq.name: eq.parents for eq in KNOWN_TABLES[name].equations} == dict(world.graph)

@@ -38,6 +38,13 @@ def _page(text):
     return m.group(1) if m else None
 
 
+def _enter(client, pid, **params):
+    """A participant created through the entry link's start page (its form's POST)."""
+    r = client.get("/", params={"PROLIFIC_PID": pid, **params})
+    assert _page(r.text) == "start"
+    return client.post(str(r.url).replace("http://testserver", ""), data={"page": "start"})
+
+
 def _walk(client, crowd, n, pid, stop_at=None):
     """Bot ``n``'s answers through the test client until the end (or page ``stop_at``)."""
     r = client.get("/", params={"PROLIFIC_PID": pid, "STUDY_ID": "S", "SESSION_ID": "X"})
@@ -48,6 +55,7 @@ def _walk(client, crowd, n, pid, stop_at=None):
             return url, r
         r = client.post(url, data={"page": key, **crowd.answer(n, key, r.text)})
         assert r.status_code == 200, r.text
+        url = str(r.url).replace("http://testserver", "")  # the start page posts to the link
     raise AssertionError("no end")
 
 
@@ -160,12 +168,12 @@ def test_refusals_no_consent_and_failed_attention(tmp_path):
     r = client.post(url, data={**form, "x_gender": "7"})
     assert r.status_code == 422 and "choose one of the options" in r.text
     # no consent: its own code, no condition taken
-    r = client.get("/", params={"PROLIFIC_PID": "PID-B"})
+    r = _enter(client, "PID-B")
     u2 = str(r.url).replace("http://testserver", "")
     r = client.post(u2, data={"page": "consent", "consent": "no"})
     assert "C3NOCONSENT" in r.text and flow.store.participant(u2[3:])["condition"] is None
     # attention checks answered wrongly: recorded, the failed-attention code, rows kept
-    r = client.get("/", params={"PROLIFIC_PID": "PID-C"})
+    r = _enter(client, "PID-C")
     u3 = str(r.url).replace("http://testserver", "")
     n3 = flow.store.participant(u3[3:])["idx"]
     for _ in range(100):
@@ -229,7 +237,8 @@ def test_prereg_records_the_sha256_and_serve_refuses_a_changed_file(tmp_path, ca
     path = small_study_file(tmp_path)
     assert main(["preregister", str(path), "--out", str(tmp_path / "prereg.md")]) == 0
     text = (tmp_path / "prereg.md").read_text()
-    assert "Hypotheses" in text and "exclusions" in text and "## Live study" in text
+    assert "Hypotheses" in text and "Exclusions" in text and "Procedure (live)" in text
+    assert "Stopping rule" in text and "Study version: 1" in text
     assert check_prereg(path, tmp_path / "prereg.md") is None
     path.write_text(path.read_text() + "\n# changed\n")
     assert "changed since" in check_prereg(path, tmp_path / "prereg.md")
@@ -276,7 +285,7 @@ def test_a_full_study_turns_newcomers_away_and_counts_those_in_progress(tmp_path
     crowd = BotCrowd(flow.engine, seed=0)
     for n in range(3):  # in progress (stopped at the profile page) still count
         _walk(client, crowd, n, f"PID-{n}", stop_at="profile")
-    r = client.get("/", params={"PROLIFIC_PID": "PID-late"})
+    r = _enter(client, "PID-late")
     url = str(r.url).replace("http://testserver", "")
     r = client.post(url, data={"page": "consent", "consent": "yes"})
     assert "all the participants it needs" in r.text
@@ -317,7 +326,7 @@ def test_a_running_question_session_asks_what_a_replay_asks():
                                        "a": need.a.tolist(),
                                        "b": None if need.b is None else need.b.tolist()}}
             if "items" in step:
-                assert step == replay
+                assert step == {**replay, "condition": "hare"}
                 break
             q = step["question"]
             assert {k: q[k] for k in ("kind", "q", "a", "b")} == replay["question"]

@@ -7,7 +7,7 @@ import pytest
 from _sim_support import PreferredFeaturePolicy, ranking_population, small_world
 from conftest import make_people
 
-from simstudy.core.registry import KINDS, Kind
+from simstudy.core.registry import KINDS, Kind, discover
 from simstudy.metrics import evaluate_recourse
 from simstudy.people import LogisticResponse, LogisticResponseParams, People, PeopleSpec
 from simstudy.policies.growing_spheres import GrowingSpheres
@@ -97,7 +97,9 @@ class _RecordingResponse(LogisticResponse):
 
 
 def test_in_the_event_world_the_same_people_answer_and_respond(monkeypatch):
-    # the logistic kind's runtime, for this test: the recording response model
+    # the logistic kind's runtime, for this test: the recording response model (replacing
+    # the declared one, which is read first)
+    discover()
     monkeypatch.setitem(KINDS["response"], "logistic", Kind(
         "response", "logistic", LogisticResponseParams, lambda params: _RecordingResponse()))
     _AskingPolicy.sessions, _RecordingResponse.calls = [], []

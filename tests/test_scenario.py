@@ -1,12 +1,12 @@
-from pathlib import Path
 
 import pytest
 
 from simstudy.cli import main
 from simstudy.core.documents import DocumentError
+from simstudy.resources import resource_path, resource_root
 from simstudy.run.scenario import load_scenario
 
-ROOT = Path(__file__).resolve().parents[1]
+RESOURCES = resource_root()
 
 GOOD = """
 name: tiny
@@ -29,9 +29,9 @@ def _write(tmp_path, text, name="s.yaml"):
 
 
 def test_shipped_documents_are_valid(capsys):
-    files = sorted(str(p) for p in (ROOT / "scenarios").glob("*.yaml"))
-    files += sorted(str(p) for p in (ROOT / "populations").glob("*.yaml"))
-    files += sorted(str(p) for p in (ROOT / "analysis").glob("*.yaml"))
+    files = sorted(str(p) for p in (RESOURCES / "scenarios").glob("*.yaml"))
+    files += sorted(str(p) for p in (RESOURCES / "populations").glob("*.yaml"))
+    files += sorted(str(p) for p in (RESOURCES / "analysis").glob("*.yaml"))
     assert files
     assert main(["validate", *files]) == 0, capsys.readouterr().err
 
@@ -152,9 +152,8 @@ def test_people_sections_per_scenario_and_condition(tmp_path):
 def test_every_shipped_scenario_survives_pickling():
     # process pools and Ray ship the validated documents to workers
     import pickle
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1] / "scenarios"
+    root = resource_path("scenarios")
     for path in sorted(root.glob("*.yaml")):
         scenario, populations = load_scenario(path)
         again = pickle.loads(pickle.dumps((scenario, populations)))

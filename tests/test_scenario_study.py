@@ -7,9 +7,9 @@ import yaml
 
 from simstudy.cli import main
 from simstudy.core.documents import DocumentError
+from simstudy.planning.study_power import run_study_power
 from simstudy.run.runner import run_scenario
 from simstudy.run.scenario import load_scenario
-from simstudy.run.study_power import run_study_power
 from simstudy.study.from_scenario import power_curve
 from simstudy.study.section import StudyPowerSpec
 from simstudy.study.simulated import STUDY_COLUMNS

@@ -18,7 +18,6 @@ from ..core.documents import StrictModel
 from ..core.registry import kinds
 from ..metrics import METRICS
 from ..people.response_params import RatingResponseParams
-from . import family_kinds as _family_kinds  # noqa: F401 - registers the GAMM families
 
 __all__ = ["ModelSpec", "ContrastAnalysisSpec", "AnalysisSpec", "StudySpec", "PowerPlan",
            "AuditSpec"]
@@ -82,6 +81,18 @@ class AnalysisSpec(StrictModel):
                             "the column names")
     columns: dict[str, str] = Field(default_factory=dict, description="analysis name -> "
                                     "export column, e.g. {uid: ResponseId, accept: Q12_1}")
+    levels: dict[str, int] = Field(default_factory=dict, description="text ratings -> their "
+                                   "numbers, e.g. {\"Strongly agree\": 7, \"Agree\": 6}")
+
+    @field_validator("levels")
+    @classmethod
+    def _levels_distinct(cls, v: dict[str, int]) -> dict[str, int]:
+        folded = [k.strip().casefold() for k in v]
+        if any(not k for k in folded):
+            raise ValueError("an empty label")
+        if len(set(folded)) < len(folded):
+            raise ValueError("two labels differ only in case or spaces")
+        return v
 
 
 class StudySpec(StrictModel):
@@ -115,7 +126,8 @@ class PowerPlan(StrictModel):
 class AuditSpec(StrictModel):
     """``simstudy audit SPEC.yaml``: a fairness audit of a finished run.
 
-    ``run`` and ``out`` are relative to the document. ``case_study`` maps the roles of the
+    ``run`` and ``out`` are relative to the document (to the working directory for a shipped
+    document, ``simstudy audit example:audit_case_study``). ``case_study`` maps the roles of the
     case-study check (``baseline``, ``random``, ``income``, ``race``) to condition names.
     """
 

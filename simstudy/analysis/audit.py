@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.intervals import around, metric_interval
-from ..metrics import Metric, metrics_of
+from ..metrics import Metric, metrics_of, readable_metrics
 from .groups import Codebook, Comparison, cell_name, comparisons, groupings
 from .resampling import CellSums, accumulate, mean_over_reps, percentile_interval, ratio
 
@@ -121,14 +121,14 @@ def _sources(recourse: pd.DataFrame, outcomes: pd.DataFrame | None, by: Sequence
     if unknown:
         raise ValueError(f"unknown metrics {sorted(unknown)}; choose from {sorted(known)}")
 
-    def pick(table: pd.DataFrame, kind: str) -> dict[str, Metric]:
-        defs = metrics_of(kind) if chosen is not None else metrics_of(kind, audited=True)
-        return {k: m for k, m in defs.items()
-                if (chosen is None or k in chosen) and m.column in table.columns}
+    def pick(table: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, dict[str, Metric]]:
+        # a metric the table predates is computed from its other columns, or left out (a line)
+        return readable_metrics(table, kind, audited=None if chosen is not None else True,
+                                names=chosen, source=f"the run's {kind} table")
 
-    sources = [("recourse", recourse, pick(recourse, "recourse"), "applicant_id")]
+    sources = [("recourse", *pick(recourse, "recourse"), "applicant_id")]
     if outcomes is not None and len(outcomes):
-        sources.append(("event world", outcomes, pick(outcomes, "outcomes"), "applicant"))
+        sources.append(("event world", *pick(outcomes, "outcomes"), "applicant"))
     for name, table, _, _ in sources:
         missing = [c for c in by if c not in table.columns]
         if missing:
@@ -160,7 +160,9 @@ def audit(
             ``applicant_id``, the ``by`` columns and the metric columns).
         by: group attributes; intersections are taken over all of them.
         baseline: the no-personalization condition for hidden-disparity lines (``None``: none).
-        metrics: names in :data:`simstudy.metrics.METRICS` (default: the audited ones present).
+        metrics: names in :data:`simstudy.metrics.METRICS` (default: the audited ones). One
+            the table predates is computed from its other columns or left out, said in one
+            line (:func:`~simstudy.metrics.readable_metrics`).
         outcomes: the event world's per-applicant outcomes with ``condition``, ``policy``,
             ``replication``, ``applicant`` and the ``by`` columns (optional).
         n_bootstrap: bootstrap resamples.
@@ -185,8 +187,8 @@ def audit(
         ...     "applicant_id": np.arange(40), "gender": np.arange(40) % 2, "found": True,
         ...     "valid": np.random.default_rng(0).random(40) < 0.6})
         >>> book = Codebook({"gender": {0: "female", 1: "male"}}, {"gender": 1})
-        >>> result = audit(rows, by=["gender"], n_bootstrap=50, n_permutations=50,
-        ...                codebook=book)
+        >>> result = audit(rows, by=["gender"], metrics=["validity"], n_bootstrap=50,
+        ...                n_permutations=50, codebook=book)
         >>> list(result.gaps["comparison"])
         ['gender: female - male']
     """

@@ -32,8 +32,8 @@ from abc import ABC, abstractmethod
 import numpy as np
 from scipy.special import expit, log_expit
 
+from ..core.documents import StrictModel
 from ..core.registry import build, entry_model, kinds
-from .family_kinds import BinomialFamilyParams, GaussianFamilyParams, OrderedCategoricalParams
 
 __all__ = ["Family", "Binomial", "OrderedCategorical", "make_family", "gaussian_family",
            "binomial_family", "ocat_family"]
@@ -205,17 +205,19 @@ class OrderedCategorical(Family):
         return np.diff(cum, axis=1)
 
 
-def gaussian_family(params: GaussianFamilyParams, n_categories: int | None = None) -> None:
+# The runtimes of the family kinds; each takes its entry (declared with the runtime in
+# :mod:`simstudy.analysis.family_kinds`, which imports this module only when one is built).
+def gaussian_family(params: StrictModel, n_categories: int | None = None) -> None:
     """``None``: the gaussian family is the exact REML engine, not a :class:`Family`."""
     return None
 
 
-def binomial_family(params: BinomialFamilyParams, n_categories: int | None = None) -> Binomial:
+def binomial_family(params: StrictModel, n_categories: int | None = None) -> Binomial:
     """The binomial family (logit link)."""
     return Binomial()
 
 
-def ocat_family(params: OrderedCategoricalParams,
+def ocat_family(params: StrictModel,
                 n_categories: int | None = None) -> OrderedCategorical:
     """The ordered-categorical family over ``n_categories`` (read from the data)."""
     if n_categories is None:

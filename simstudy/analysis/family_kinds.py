@@ -10,10 +10,11 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from ..core.documents import StrictModel
-from ..core.registry import register
+from ..core.registry import lazy, register
 
 __all__ = ["GaussianFamilyParams", "BinomialFamilyParams", "OrderedCategoricalParams"]
 
@@ -36,6 +37,21 @@ class OrderedCategoricalParams(StrictModel):
     kind: Literal["ocat"] = "ocat"
 
 
-register("family", GaussianFamilyParams, "simstudy.analysis.families:gaussian_family")
-register("family", BinomialFamilyParams, "simstudy.analysis.families:binomial_family")
-register("family", OrderedCategoricalParams, "simstudy.analysis.families:ocat_family")
+def _gaussian() -> Callable:
+    from .families import gaussian_family
+    return gaussian_family
+
+
+def _binomial() -> Callable:
+    from .families import binomial_family
+    return binomial_family
+
+
+def _ocat() -> Callable:
+    from .families import ocat_family
+    return ocat_family
+
+
+register("family", GaussianFamilyParams, lazy(_gaussian))
+register("family", BinomialFamilyParams, lazy(_binomial))
+register("family", OrderedCategoricalParams, lazy(_ocat))

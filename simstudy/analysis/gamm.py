@@ -75,15 +75,21 @@ class GAMM:
         self.random_intercept = random_intercept
         self.random_slope = random_slope
 
-    def _fixed_design(self, x: np.ndarray) -> np.ndarray:
+    def _fixed_design(self, x: np.ndarray, covariates: np.ndarray | None = None) -> np.ndarray:
+        # intercept, smooth (or linear) columns, then the adjustment covariates (at 0 when a
+        # prediction gives none: the band is the smooth's at covariates 0)
         cols = [np.ones((x.size, 1))]
         if self.smooth == "tp":
             cols.append(self.basis_.transform(x))
         elif self.smooth == "linear":
             cols.append(x[:, None])
+        c = getattr(self, "n_covariates_", 0)
+        if c:
+            cols.append(np.zeros((x.size, c)) if covariates is None else covariates)
         return np.hstack(cols)
 
-    def fit(self, x, y, groups, rho0: np.ndarray | None = None) -> GAMM:
+    def fit(self, x, y, groups, rho0: np.ndarray | None = None,
+            covariates: np.ndarray | None = None) -> GAMM:
         """Fits the model.
 
         Args:
@@ -91,11 +97,19 @@ class GAMM:
             y: ratings, shape (n,).
             groups: participant id of each rating, shape (n,).
             rho0: optional warm start for the log smoothing parameters.
+            covariates: unpenalized linear covariates (the hypothesis's ``adjust:``), shape
+                (n, c) (gaussian family only).
         """
         x, y, gidx, n_groups = self._checked(x, y, groups)
+        cov = None if covariates is None else np.asarray(covariates, dtype=float).reshape(
+            x.size, -1)
+        self.n_covariates_ = 0 if cov is None else cov.shape[1]
         if self.family != "gaussian":
+            if self.n_covariates_:
+                raise ValueError(f"covariates are fitted with the gaussian family only, not "
+                                 f"{self.family!r}")
             return self._fit_family(x, y, gidx, n_groups, rho0)
-        design, blocks, null_dim = self._gaussian_design(x, gidx, n_groups)
+        design, blocks, null_dim = self._gaussian_design(x, gidx, n_groups, cov)
         smooth_blocks = (0,) if self.smooth == "tp" and self.multistart else ()
         self.reml_: RemlResult = fit_reml(design, y, blocks, null_space_dim=null_dim, rho0=rho0,
                                           smooth_blocks=smooth_blocks, max_iter=self.max_iter)
@@ -125,8 +139,9 @@ class GAMM:
                              f"got {n_groups}")
         return x, y, gidx, n_groups
 
-    def _gaussian_design(self, x: np.ndarray, gidx: np.ndarray,
-                         n_groups: int) -> tuple[np.ndarray, list[PenaltyBlock], int]:
+    def _gaussian_design(self, x: np.ndarray, gidx: np.ndarray, n_groups: int,
+                         covariates: np.ndarray | None = None
+                         ) -> tuple[np.ndarray, list[PenaltyBlock], int]:
         # The design (fixed part, then random-effect columns), its penalty blocks and the
         # dimension of the unpenalized space.
         blocks: list[PenaltyBlock] = []
@@ -142,7 +157,8 @@ class GAMM:
             self.smooth_slice_ = slice(1, 2)
         else:
             self.smooth_slice_ = slice(1, 1)
-        fixed = self._fixed_design(x)
+        fixed = self._fixed_design(x, covariates)
+        null_dim += self.n_covariates_
         pf = fixed.shape[1]
         # Random-effect columns: dummies (intercepts) and dummies * x (slopes), as dense blocks.
         re_cols = []
@@ -344,8 +360,10 @@ class GAMM:
 
 def fit_gamm(data: pd.DataFrame, response: str, distance: str, group: str = "uid",
              k: int | None = None, smooth: str = "tp", family: str = "gaussian",
-             n_categories: int | None = None) -> GAMM:
-    """Fits :class:`GAMM` to a long rating table, dropping rows with a missing rating.
+             n_categories: int | None = None, adjust: tuple[str, ...] | list[str] = ()
+             ) -> GAMM:
+    """Fits :class:`GAMM` to a long rating table, dropping rows with a missing rating;
+    ``adjust`` columns enter as unpenalized linear terms (``y ~ s(x) + w + ...``).
 
     References:
         Wood, *Generalized Additive Models: An Introduction with R*, 2nd ed., CRC, 2017;
@@ -361,7 +379,8 @@ def fit_gamm(data: pd.DataFrame, response: str, distance: str, group: str = "uid
         >>> model.n_groups_, 0.0 <= model.test_.p <= 1.0
         (30, True)
     """
-    sub = data[[group, distance, response]].dropna()
+    sub = data[[group, distance, response, *adjust]].dropna()
     model = GAMM(k=k, smooth=smooth, family=family, n_categories=n_categories)
     return model.fit(sub[distance].to_numpy(float), sub[response].to_numpy(float),
-                     sub[group].to_numpy())
+                     sub[group].to_numpy(),
+                     covariates=sub[list(adjust)].to_numpy(float) if adjust else None)

@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from ..core.registry import entries
-from ..world import specs as _specs  # noqa: F401 - registers the built-in world kinds
 
 __all__ = ["PRIVILEGED_LABELS", "Codebook", "run_codebook", "Comparison", "comparisons",
            "cell_name", "groupings"]

@@ -4,7 +4,10 @@ A real study's export carries missing-value codes (-99, 999, "."), text in numer
 ratings outside the scale, constant columns and participants who rated once. Each would either
 crash a fit or, worse, be analysed as data. :func:`check_rating_table` refuses the first kinds
 with one line ``column: reason`` (the caller prefixes the file) and returns warnings for what
-can be fitted but needs a caveat.
+can be fitted but needs a caveat. :func:`check_reading` checks what a table read from a file
+must hold whatever is fitted: one row per participant and item, whole sparsities of at least
+1, and ratings that use the scale the study declares. Each refusal says how to fix it (the
+option of the analysis spec to state, or the rows to change).
 
 Example:
     >>> import pandas as pd
@@ -22,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["TableError", "check_rating_table", "MISSING_MARKERS"]
+__all__ = ["TableError", "check_rating_table", "check_reading", "MISSING_MARKERS",
+           "UNUSED_TOP"]
 
 # Text that studies use for "no answer"; pandas already reads "", "NA", "NaN", "null" as missing.
 MISSING_MARKERS = (".", "-", "?", "na", "n/a", "missing", "none", "-99", "-9", "999", "99")
@@ -43,13 +47,106 @@ def _numeric(data: pd.DataFrame, column: str) -> pd.Series:
         bad = values[out.isna() & values.notna()].astype(str)
         if len(bad):
             first = bad.iloc[0]
-            hint = (" (a missing-value marker? leave missing cells empty)"
-                    if first.strip().lower() in MISSING_MARKERS else "")
             raise TableError(f"{column}: {len(bad)} non-numeric value{'s' * (len(bad) > 1)} "
-                             f"(first {first!r} in row {bad.index[0] + 2}){hint}")
+                             f"(first {first!r} in row {bad.index[0] + 2}){_text_hint(bad)}")
     if np.isinf(out).any():
         raise TableError(f"{column}: {int(np.isinf(out).sum())} infinite values")
     return out
+
+
+def _text_hint(bad: pd.Series) -> str:
+    # why a numeric column holds text, and the fix
+    first = bad.iloc[0].strip()
+    if first.lower() in MISSING_MARKERS:
+        return " (a missing-value marker? leave missing cells empty)"
+    if len(bad) == 1 and bad.index[0] == 0:
+        return ("; text in the row under the header: a Qualtrics export's question texts? "
+                "state qualtrics: true in the analysis spec")
+    if any(c.isalpha() for c in first):
+        labels = ", ".join(f'"{v}": N' for v in dict.fromkeys(bad.str.strip()))
+        return (f"; text ratings? map each label to its number in the analysis spec: "
+                f"levels: {{{labels}}}")
+    return ""
+
+
+#: Points at the top of a declared scale that no rating reaches before the table is read as a
+#: shorter scale (1..5 read as 1..7): with 20 (``_FEW``) ratings or more and none in the top
+#: ``UNUSED_TOP`` points, the table is refused until the document states its scale.
+UNUSED_TOP = 2
+_FEW = 20
+
+
+def check_reading(data: pd.DataFrame, group: str, responses: list[str], distances: list[str],
+                  scale: tuple[float, float] | None, scale_stated: bool = True,
+                  item: str = "item") -> None:
+    """Refuses a read table that breaks what every study table holds.
+
+    * one row per ``(group, item)`` (when the table has ``item``): a repeated pair is an
+      export appended twice or a participant counted twice;
+    * ``sparsity`` (the number of features a recourse changes): whole numbers of at least 1
+      (0 is no recourse; a 0-based count is off by one);
+    * the declared ``scale``, when the document did not state it (``scale_stated``): ratings
+      that never reach its top ``UNUSED_TOP`` points over 20 or more ratings are a shorter
+      scale (1..5 read as 1..7) unless the scale is stated.
+
+    Raises:
+        TableError: ``column: reason; fix``.
+
+    Example:
+        >>> table = pd.DataFrame({"uid": [1, 1, 2], "item": [0, 0, 0], "sparsity": [1, 2, 1],
+        ...                       "act": [3, 4, 5]})
+        >>> try:
+        ...     check_reading(table, "uid", ["act"], ["sparsity"], (1, 7))
+        ... except TableError as exc:
+        ...     print(str(exc).split(";")[0])
+        uid, item: 1 row repeats a (uid, item) pair (first uid 1, item 0, rows 2 and 3)
+    """
+    if group in data and item in data:
+        repeated = data.duplicated([group, item], keep=False)
+        if repeated.any():
+            rows = data.index[repeated]
+            first = data.loc[rows[0], [group, item]]
+            twin = rows[1:][(data.loc[rows[1:], group] == first[group]).to_numpy()
+                            & (data.loc[rows[1:], item] == first[item]).to_numpy()][0]
+            n = int(data.duplicated([group, item]).sum())
+            raise TableError(
+                f"{group}, {item}: {n} row{'s' * (n > 1)} repeat{'s' * (n == 1)} a ({group}, "
+                f"{item}) pair (first {group} {first[group]}, {item} {first[item]}, rows "
+                f"{rows[0] + 2} and {twin + 2}); the export appended twice? keep one row per "
+                "participant and item")
+    if "sparsity" in distances and "sparsity" in data:
+        x = _numeric(data, "sparsity")
+        low = x[x < 1]
+        if len(low):
+            raise TableError(
+                f"sparsity: {len(low)} value{'s' * (len(low) > 1)} below 1 (first {low.iloc[0]:g} "
+                f"in row {low.index[0] + 2}); a recourse changes at least one feature: a "
+                "0-based count? add 1; rows that show no change are not recourses: remove them")
+        frac = x[x.notna() & (x != x.round())]
+        if len(frac):
+            raise TableError(f"sparsity: {len(frac)} value{'s' * (len(frac) > 1)} not whole "
+                             f"(first {frac.iloc[0]:g} in row {frac.index[0] + 2}); sparsity "
+                             "counts the changed features: is it the proximity column?")
+    if scale is not None and not scale_stated:
+        _check_scale_used(data, [r for r in responses if r in data], scale)
+
+
+def _check_scale_used(data: pd.DataFrame, responses: list[str],
+                      scale: tuple[float, float]) -> None:
+    # a constant response has its own refusal (check_rating_table)
+    columns = [v for v in (_numeric(data, r).dropna() for r in responses) if v.nunique() > 1]
+    values = pd.concat(columns) if columns else pd.Series([], dtype=float)
+    if len(values) < _FEW:
+        return
+    lo, hi = scale
+    top = float(values.max())
+    if values.min() >= lo and top <= hi - UNUSED_TOP:
+        names = ", ".join(str(c.name) for c in columns)
+        raise TableError(
+            f"{names}: no rating above {top:g} in {len(values)} ratings of the {lo:g}..{hi:g} "
+            f"scale: a {lo:g}-{top:g} survey? state its scale in the analysis spec (scale: "
+            f"[{lo:g}, {top:g}]); if {hi - 1:g} and {hi:g} were offered and never chosen, state "
+            f"scale: [{lo:g}, {hi:g}]")
 
 
 def check_rating_table(data: pd.DataFrame, group: str,
@@ -74,9 +171,13 @@ def check_rating_table(data: pd.DataFrame, group: str,
     for col in columns:
         if col not in data.columns:
             listed = ", ".join(map(str, data.columns))
-            raise TableError(f"{col}: not in the table (columns: {listed})")
+            raise TableError(f"{col}: not in the table (columns: {listed}); name the "
+                             f"export's column in the analysis spec: columns: {{{col}: "
+                             "EXPORT_COLUMN}")
     if data[group].isna().any():
-        raise TableError(f"{group}: {int(data[group].isna().sum())} rows without a participant")
+        first = int(data.index[data[group].isna().to_numpy()][0]) + 2
+        raise TableError(f"{group}: {int(data[group].isna().sum())} rows without a participant "
+                         f"(first in row {first}); fill them, or delete rows nobody answered")
     for response, distance, family in models:
         warnings += _check_model(data, group, response, distance, family, scale)
     return list(dict.fromkeys(warnings))
@@ -100,18 +201,22 @@ def _check_model(data: pd.DataFrame, group: str, response: str, distance: str, f
         bad = y_used[~y_used.isin((0.0, 1.0))]
         if len(bad):
             raise TableError(f"{response}: binomial responses must be 0 or 1; "
-                             f"{len(bad)} values are not (first {bad.iloc[0]:g})")
+                             f"{len(bad)} values are not (first {bad.iloc[0]:g}); code the "
+                             "answer as 0/1, or fit it with family: gaussian")
     elif scale is not None:
         lo, hi = scale
         bad = y_used[(y_used < lo) | (y_used > hi)]
         if len(bad):
             codes = ", ".join(f"{v:g}" for v in sorted(set(bad))[:3])
-            hint = ("; a missing-value code? leave missing ratings empty"
-                    if (bad < 0).any() or (bad >= 90).any() else "")
+            code = (bad < 0).any() or (bad >= 90).any()
+            hint = "; a missing-value code? leave missing ratings empty" if code else ""
+            scale_hint = ("" if code else "; a survey on another scale? state it in the "
+                          "analysis spec (scale: [LOWEST, HIGHEST])")
             raise TableError(f"{response}: {len(bad)} value{'s' * (len(bad) > 1)} outside "
-                             f"the rating scale {lo:g}..{hi:g} ({codes}{hint})")
+                             f"the rating scale {lo:g}..{hi:g} ({codes}{hint}){scale_hint}")
         if family == "ocat" and (y_used != np.round(y_used)).any():
-            raise TableError(f"{response}: ordered categories must be whole numbers")
+            raise TableError(f"{response}: ordered categories must be whole numbers; fit "
+                             "averaged ratings with family: gaussian")
     if y_used.nunique() < 2:
         raise TableError(f"{response}: every rating is {y_used.iloc[0]:g}; a constant "
                          "response cannot be modelled")
@@ -132,6 +237,8 @@ def _check_model(data: pd.DataFrame, group: str, response: str, distance: str, f
                         f"{response} rating; with one rating per person {why}")
     dropped = int((~rows).sum())
     if dropped:
+        first = int(data.index[(~rows).to_numpy()][0]) + 2
         warnings.append(f"{response}: {dropped} rows without {response} or {distance} "
-                        "left out")
+                        f"(blank cells; first in row {first}) left out; fill them, or delete "
+                        "those rows if they were never answered")
     return warnings

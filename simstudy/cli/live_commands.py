@@ -14,8 +14,14 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 __all__ = ["register", "pseudonym_key"]
+
+# the live server's defaults, repeated here so that `--help` imports no server library
+# (tests/test_live_app.py checks they equal simstudy.live.edges')
+ENTRY_LIMIT = "10/minute;60/hour"
+KEEP_ALIVE = 75.0
 
 
 def pseudonym_key(scenario_seed: int) -> tuple[bytes, bool]:
@@ -28,8 +34,12 @@ def pseudonym_key(scenario_seed: int) -> tuple[bytes, bool]:
 
 def _serve(args: argparse.Namespace) -> int:
     from ..core.documents import UsageError
+    from ..core.file_kinds import expect_kind
     from ..live.engine import load_study
+    from .arguments import bind_port, check_new_database, check_port
 
+    check_port(args.port)
+    expect_kind(args.study, "yaml", "serve", "STUDY")
     scenario, _ = load_study(args.study)  # a bad document stops here: FILE: field: reason
     if args.prereg is not None:
         from ..live.prereg import check_prereg
@@ -37,6 +47,31 @@ def _serve(args: argparse.Namespace) -> int:
         reason = check_prereg(args.study, args.prereg)
         if reason is not None:
             raise UsageError(f"--prereg {args.prereg}: {reason}")
+    if args.compute_workers < 0:
+        raise UsageError(f"--compute-workers {args.compute_workers}: at least 0 (0: compute "
+                         "in the server process)")
+    if args.keep_alive <= 0:
+        raise UsageError(f"--keep-alive {args.keep_alive:g}: seconds, more than 0")
+    _entry_limit(args.entry_limit)
+    check_new_database(args.db)
+    sock = bind_port(args.host, args.port)  # a busy port is said before "serving"
+    try:
+        return _run_server(args, scenario, sock)
+    finally:
+        sock.close()
+
+
+def _entry_limit(spec: str) -> None:
+    from ..core.documents import UsageError
+    from ..live.edges import EntryLimit
+
+    try:
+        EntryLimit(spec)
+    except ValueError as exc:
+        raise UsageError(f"--entry-limit {spec}: {exc}") from None
+
+
+def _run_server(args: argparse.Namespace, scenario: Any, sock: Any) -> int:
     key, from_env = pseudonym_key(scenario.seed)
     if not from_env:
         print("note: SIMSTUDY_LIVE_KEY is not set; pseudonyms use a key derived from the "
@@ -45,54 +80,65 @@ def _serve(args: argparse.Namespace) -> int:
     import torch
     import uvicorn
 
+    from ..core.store import file_sha256
     from ..live.app import create_app
     from ..live.database import Store
+    from ..live.edges import server_config
     from ..live.engine import ComputePool, LiveEngine
     from ..live.flow import StudyFlow
+    from .exits import exit_code
 
-    if args.compute_workers < 0:
-        raise UsageError(f"--compute-workers must be at least 0, got {args.compute_workers}")
     torch.set_num_threads(1)
     db = Path(args.db)
     db.parent.mkdir(parents=True, exist_ok=True)
+    # a corrupted, truncated, read-only or full database stops here, in one line
     store = Store(db)
+    store.check()
+    version = store.study_version(file_sha256(args.study), scenario.study.live.consent,
+                                  args.new_version)
 
     def prepare() -> StudyFlow:
         engine = LiveEngine(args.study).prepare()
         compute = ComputePool(args.study, args.compute_workers) if args.compute_workers else None
         return StudyFlow(engine, store, key, compute)
 
-    print(f"serving {args.study} on http://{args.host}:{args.port} (database {db}); "
-          "GET /healthz answers 200 when the policies are ready", file=sys.stderr)
-    uvicorn.run(create_app(prepare), host=args.host, port=args.port, log_level="warning",
-                timeout_graceful_shutdown=5)
+    print(f"serving {args.study} (version {version} on database {db}) on "
+          f"http://{args.host}:{args.port}; GET /healthz answers 200 when the policies are "
+          "ready", file=sys.stderr)
+    config = server_config(create_app(prepare, entry_limit=args.entry_limit), args.host,
+                           args.port, keep_alive=args.keep_alive, log_level="warning",
+                           timeout_graceful_shutdown=5)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt as exc:
+        # uvicorn stops on SIGINT / SIGTERM (the answers in flight are finished and
+        # committed), then raises the signal again: here
+        code = exit_code(exc)
+        print(f"simstudy serve: stopped ({'SIGTERM' if code == 143 else 'SIGINT'}); every "
+              f"answer received is in {db}; serve it again with the same --db to continue",
+              file=sys.stderr)
+        return code
     return 0
-
-
-def _wait_ready(url: str, timeout: float) -> None:
-    import time
-
-    import httpx
-
-    from ..core.documents import UsageError
-
-    end = time.time() + timeout
-    while True:
-        try:
-            if httpx.get(f"{url.rstrip('/')}/healthz", timeout=5.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if time.time() > end:
-            raise UsageError(f"--url {url}: the server is not ready after {timeout:.0f} s")
-        time.sleep(0.5)
 
 
 def _bots(args: argparse.Namespace) -> int:
     from ..core.documents import UsageError
+    from ..core.file_kinds import expect_kind
+    from ..live.engine import load_study
+    from .arguments import check_same_study, check_url
 
-    if args.participants < 1 or args.concurrency < 1:
-        raise UsageError("--participants and --concurrency must be at least 1")
+    url = check_url(args.url)
+    for flag in ("participants", "concurrency"):
+        if getattr(args, flag) < 1:
+            raise UsageError(f"--{flag} {getattr(args, flag)}: at least 1")
+    if args.start < 0:
+        raise UsageError(f"--start {args.start}: at least 0 (the first bot's number)")
+    if args.wait < 0:
+        raise UsageError(f"--wait {args.wait:g}: seconds, at least 0")
+    think = _think(args.think)
+    expect_kind(args.study, "yaml", "bots", "STUDY")
+    load_study(args.study)  # a bad document stops here: FILE: field: reason
+    check_same_study(args.study, url, args.wait)
     import torch
 
     from ..live.bots import run_bots
@@ -100,24 +146,37 @@ def _bots(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(1)
     engine = LiveEngine(args.study).prepare()
-    _wait_ready(args.url, args.wait)
-    think = None
-    if args.think is not None:
-        lo, _, hi = args.think.partition(",")
-        try:
-            think = (float(lo), float(hi or lo))
-        except ValueError as exc:
-            raise UsageError(f"--think {args.think}: expected LOW,HIGH seconds") from exc
-    report = run_bots(engine, args.url, args.participants, args.concurrency, args.seed,
+    report = run_bots(engine, url, args.participants, args.concurrency, args.seed,
                       args.start, think=think)
     summary = report.summary()
     print(json.dumps(summary, indent=2))
     return 0 if not report.errors else 1
 
 
-def _export(args: argparse.Namespace) -> int:
-    from ..live.export import export_study
+def _think(text: str | None) -> tuple[float, float] | None:
+    """``--think LOW,HIGH`` as seconds (``None``: no pauses)."""
+    from ..core.documents import UsageError
 
+    if text is None:
+        return None
+    lo, _, hi = text.partition(",")
+    try:
+        think = (float(lo), float(hi or lo))
+    except ValueError:
+        think = (-1.0, -1.0)
+    if not 0 <= think[0] <= think[1] < float("inf"):
+        raise UsageError(f"--think {text}: expected LOW,HIGH seconds with 0 <= LOW <= HIGH, "
+                         "e.g. --think 1,5")
+    return think
+
+
+def _export(args: argparse.Namespace) -> int:
+    from ..core.store import check_output_file
+    from ..live.export import export_study
+    from .arguments import check_study_database
+
+    check_study_database(args.db, "export")
+    check_output_file(args.out)
     res = export_study(args.db, args.out, drop_linkage=args.drop_linkage)
     print(f"wrote {', '.join(res['paths'])}: {res['participants']} participants, "
           f"{res['rows']} ratings" + (f"; linkage table deleted ({res['linkage_rows_dropped']} "
@@ -137,6 +196,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--compute-workers", type=int, default=1, metavar="N",
                    help="processes computing recourses and questions (default 1; 0: in the "
                         "server process)")
+    p.add_argument("--new-version", action="store_true",
+                   help="serve a changed study file on an existing database as its next "
+                        "version (participants and the export carry their version)")
+    p.add_argument("--entry-limit", default=ENTRY_LIMIT, metavar="LIMITS",
+                   help=f"new participants per client address, e.g. '10/minute;60/hour' "
+                        f"(default {ENTRY_LIMIT}; 'none': no limit, e.g. for bots on this "
+                        "machine)")
+    p.add_argument("--keep-alive", type=float, default=KEEP_ALIVE, metavar="SECONDS",
+                   help=f"seconds an idle connection stays open (default {KEEP_ALIVE:g})")
     p.set_defaults(handler=_serve)
 
     p = subparsers.add_parser("bots", help="simulated participants walking a live study's "

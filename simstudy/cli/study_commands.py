@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 from ..core.documents import UsageError, load_document, with_overrides
 from ..core.registry import build
 from ..core.store import atomic_write, atomic_write_text, check_output_dir, check_output_file
+from ..resources import is_shipped
 from .run_commands import add_executor_arguments, executor_from_args
 
 if TYPE_CHECKING:  # the handlers import numpy and pandas when they run: --help stays fast
     import numpy as np
     import pandas as pd
 
-__all__ = ["register", "analyze", "plot_smooth", "run_audit"]
+__all__ = ["register", "analyze", "plot_smooth", "run_audit", "read_ratings"]
 
 
 def plot_smooth(model, x: np.ndarray, title: str, path: Path) -> None:
@@ -74,7 +75,6 @@ def analyze(data: pd.DataFrame, spec, out: Path | None = None,
     import pandas as pd
 
     from ..analysis.inputs import TableError, check_rating_table
-    from .main import UsageError
 
     try:
         notes = check_rating_table(data, spec.group,
@@ -169,26 +169,44 @@ def _analysis_spec(path: str):
               if h.kind == "distance"] or [{"response": "act", "distance": "sparsity"}]
     baseline = study.baseline_policy([policy_name(p) for p in scenario.policies])
     alpha = study.power.alpha if study.power is not None else 0.05
+    exclusions = list(study.live.exclusions) if study.live is not None else []
     return StudyAnalysisSpec.model_validate({
         "models": models, "contrast": {"baseline": baseline}, "ordinal": False,
         "hypotheses": [h.model_dump(exclude_unset=True) for h in study.hypotheses],
-        "multiplicity": study.multiplicity, "alpha": alpha})
+        "multiplicity": study.multiplicity, "alpha": alpha, "exclusions": exclusions})
+
+
+def read_ratings(data_path: str, spec, spec_name: str | None, responses: list[str],
+                 distances: list[str], command: str):
+    """The rating table ``data_path`` read and checked as the analysis ``spec`` says
+    (:func:`~simstudy.study.survey.load_ratings`); every problem is a ``UsageError`` naming
+    the file (or the spec, for its column map) and the fix."""
+    from ..analysis.inputs import TableError
+    from ..study.survey import load_ratings
+
+    try:
+        return load_ratings(data_path, spec, responses, distances, "DATA", command)
+    except TableError as exc:
+        raise UsageError(str(exc) + ("" if spec_name else " (give it in --spec SPEC.yaml)")
+                         if "analysis spec" in str(exc) else str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"{data_path}: cannot read it ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise UsageError(f"{spec_name}: {exc}") from None
 
 
 def _analyze_cmd(args) -> int:
     import pandas as pd
 
-    from ..study.survey import read_rating_table
+    from ..core.file_kinds import expect_kind
 
     data_path, spec_path = _analyze_arguments(args)
+    expect_kind(spec_path, "yaml", "analyze", "SPEC")
     spec = _analysis_spec(spec_path)
-    try:
-        data = read_rating_table(data_path, spec.separator, spec.qualtrics, spec.columns)
-    except (OSError, UnicodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise UsageError(f"cannot read {data_path}: {exc}") from exc
-    except ValueError as exc:
-        raise UsageError(f"{spec_path}: {exc}") from exc
+    data = read_ratings(data_path, spec, spec_path, [m.response for m in spec.models],
+                        [m.distance for m in spec.models], "analyze")
     out = check_output_dir(args.out)
+    data = _excluded(data, spec, out, str(data_path))
     table = analyze(data, spec, out, source=str(data_path))
     table.to_csv(out / "gamm.csv", index=False)
     (out / "gamm.json").write_text(json.dumps(table.to_dict(orient="records"), indent=2))
@@ -205,6 +223,19 @@ def _analyze_cmd(args) -> int:
     return 0
 
 
+def _excluded(data: pd.DataFrame, spec, out: Path, source: str) -> pd.DataFrame:
+    """The rows left by the spec's exclusions (a live export's; printed and recorded in
+    ``exclusions.csv``)."""
+    from ..study.exclusions import apply_exclusions, record_exclusions
+
+    if spec.group not in data:
+        return data  # the table check names the missing column
+    res = apply_exclusions(data, spec.exclusions, spec.group)
+    if len(res.excluded) or res.notes or "status" in data:
+        record_exclusions(res, out, source, spec.group)
+    return res.kept
+
+
 def _write_hypotheses(data: pd.DataFrame, spec, out: Path, source: str) -> None:
     """The stated hypotheses, tested as stated: ``hypotheses.csv`` and a print-out."""
     import pandas as pd
@@ -219,7 +250,7 @@ def _write_hypotheses(data: pd.DataFrame, spec, out: Path, source: str) -> None:
     table.to_csv(out / "hypotheses.csv", index=False)
     with pd.option_context("display.width", 200, "display.max_columns", 30,
                            "display.max_colwidth", 60):
-        print(table[["hypothesis", "label", "estimate", "p", "p_adjusted", "rejected",
+        print(table[["hypothesis", "label", "model", "estimate", "p", "p_adjusted", "rejected",
                      "failed"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print(f"{int(table['rejected'].sum())} of {len(table)} hypotheses rejected at alpha "
           f"{spec.alpha} ({spec.multiplicity}); {int(table['failed'].sum())} fit(s) failed")
@@ -230,7 +261,6 @@ def _write_contrasts(data: pd.DataFrame, spec, out: Path) -> None:
     import pandas as pd
 
     from ..study.contrast import policy_contrasts
-    from .main import UsageError
 
     c = spec.contrast
     try:
@@ -239,8 +269,8 @@ def _write_contrasts(data: pd.DataFrame, spec, out: Path) -> None:
         raise UsageError(f"policy contrast: {exc}") from exc
     table.to_csv(out / "contrast.csv", index=False)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
-        print(table[["response", "policy", "baseline", "estimate", "lower", "upper", "p",
-                     "omnibus_p"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+        print(table[["response", "model", "policy", "baseline", "estimate", "lower", "upper",
+                     "p", "omnibus_p"]].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
 
 
 def _is_scenario(path: str) -> bool:
@@ -252,7 +282,7 @@ def _is_scenario(path: str) -> bool:
 
 
 def _scenario_power_cmd(args) -> int:
-    from ..run.study_power import run_study_power
+    from ..planning.study_power import run_study_power
 
     res = run_study_power(args.plan, args.out, simulations=args.simulations,
                           workers=args.workers, response_file=args.response,
@@ -303,9 +333,14 @@ def print_study_power(res: dict) -> None:
 
 def _power_cmd(args) -> int:
     from ..analysis.analysis_spec import PowerPlan
+    from ..core.file_kinds import expect_kind
     from ..run.dictionary import write_dictionary
     from ..study.power import run_power, summarize_power
 
+    expect_kind(args.plan, "yaml", "power", "PLAN")
+    if args.response is not None:
+        expect_kind(args.response, "yaml", "power", "--response",
+                    "give the response.yaml that simstudy calibrate wrote")
     if _is_scenario(args.plan):
         return _scenario_power_cmd(args)
     if args.response is not None or args.uncertainty == "on":
@@ -357,7 +392,6 @@ def _power_cmd(args) -> int:
 
 def _or_none(n: int | None, grid: list[int]) -> str:
     return str(n) if n is not None else f"none up to {max(grid)}; extend the grid"
-    return 0
 
 
 def _study_cmd(args) -> int:
@@ -373,7 +407,6 @@ def _study_cmd(args) -> int:
         out = Path(args.out if args.out != "study.csv" else "study_out")
         result = run_scenario(args.study, out)
         if "study.csv" not in result.manifest["outputs"]:
-            from .main import UsageError
 
             raise UsageError(f"{args.study}: study: the scenario has no study section")
         table = pd.read_csv(out / "study.csv")
@@ -412,7 +445,9 @@ def run_audit(spec, run_dir: Path, out: Path, source: str = "simstudy audit"
     from ..run.dictionary import write_dictionary
 
     if not (run_dir / "recourse.parquet").exists() or not (run_dir / "manifest.json").exists():
-        raise UsageError(f"{run_dir} is not a finished run (no recourse.parquet / manifest.json)")
+        raise UsageError(f"{run_dir} is not a finished run (no recourse.parquet / "
+                         "manifest.json); give the folder simstudy run --out wrote, or run it "
+                         "to the end first")
     recourse, outcomes, manifest = load_run(run_dir)
     conditions = list(dict.fromkeys(recourse["condition"]))
     codebook, default_by = run_codebook(manifest)
@@ -447,12 +482,19 @@ def _audit_cmd(args) -> int:
     import pandas as pd
 
     from ..analysis.analysis_spec import AuditSpec
+    from ..core.file_kinds import expect_kind
 
     target = Path(args.target)
     if target.is_file():
+        expect_kind(target, "yaml", "audit", "RUN_DIR|AUDIT.yaml",
+                    "simstudy audit reads a run folder (simstudy run --out DIR) or an audit "
+                    "document (YAML); a rating table is analysed by simstudy analyze DATA.csv "
+                    "SPEC.yaml")
         spec = load_document(target, AuditSpec)
-        run_dir = (target.parent / spec.run).resolve()
-        default_out = (target.parent / spec.out) if spec.out else run_dir / "audit.html"
+        # relative to the document; a shipped one's run and report are the working directory's
+        base = Path.cwd() if is_shipped(target) else target.parent
+        run_dir = (base / spec.run).resolve()
+        default_out = (base / spec.out) if spec.out else run_dir / "audit.html"
     else:
         spec = AuditSpec(run=str(target))
         run_dir, default_out = target, target / "audit.html"

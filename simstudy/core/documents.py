@@ -19,6 +19,8 @@ from typing import Annotated, Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .file_kinds import kind_problem
+
 __all__ = [
     "StrictModel",
     "DocumentProblem",
@@ -27,6 +29,7 @@ __all__ = [
     "load_document",
     "validate_data",
     "UsageError",
+    "Notice",
     "FieldProblem",
     "SAFE_NAME_PATTERN",
     "SafeName",
@@ -131,6 +134,11 @@ class UsageError(Exception):
     """A user error that is not about a document's content (for example a clashing run dir)."""
 
 
+class Notice(UserWarning):
+    """Something the user should know that does not stop the work (a run older than a metric):
+    the command line prints it as one line, ``simstudy COMMAND: message``."""
+
+
 class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
     """A safe YAML loader that refuses duplicate mapping keys (plain PyYAML keeps the last).
 
@@ -166,10 +174,20 @@ def load_yaml(path: str | Path) -> Any:
         reason = f"cannot read file ({exc.strerror})"
         raise DocumentError([DocumentProblem(str(path), "", reason)]) from None
     except UnicodeDecodeError:
-        raise DocumentError([DocumentProblem(str(path), "", "file is not UTF-8 text")]) from None
+        reason = "file is not UTF-8 text"
+        if (problem := kind_problem(path, "yaml")) is not None:  # a database, a workbook
+            reason = problem.split(": ", 1)[1]
+        raise DocumentError([DocumentProblem(str(path), "", reason)]) from None
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - safe loader subclass
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - safe loader subclass
+        if not isinstance(data, dict) and (problem := kind_problem(path, "yaml")) is not None:
+            # a CSV table reads as one string: say what it is rather than "not a mapping"
+            raise DocumentError([DocumentProblem(str(path), "", problem.split(": ", 1)[1])])
+        return data
     except yaml.MarkedYAMLError as exc:
+        if (kind := kind_problem(path, "yaml")) is not None:  # a CSV table, not YAML at all
+            raise DocumentError([DocumentProblem(str(path), "", kind.split(": ", 1)[1])]
+                                ) from None
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "?"
         problem = exc.problem or str(exc)

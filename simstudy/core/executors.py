@@ -27,14 +27,13 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import torch
-from pydantic import Field
 from threadpoolctl import threadpool_limits
 
 from .documents import StrictModel, UsageError
-from .registry import build, entry_model, register
+from .registry import build, entry_model
 
 __all__ = ["Executor", "SerialExecutor", "ProcessExecutor", "RayExecutor", "make_executor",
            "AffinityQueue", "affinity_of", "EXECUTORS", "BLAS_VARIABLES", "single_threaded"]
@@ -395,34 +394,17 @@ class RayExecutor(Executor):
         return {"executor": "ray", "workers": self.workers, "address": self.address}
 
 
-class LocalExecutorParams(StrictModel):
-    """This process (one worker) or a local process pool of ``workers`` (default: all cores)."""
-
-    kind: Literal["local"] = "local"
-    workers: int | None = Field(None, ge=1)
-
-
-class RayExecutorParams(StrictModel):
-    """A Ray cluster at ``address`` (``None``: a private local instance of ``workers`` CPUs)."""
-
-    kind: Literal["ray"] = "ray"
-    workers: int | None = Field(None, ge=1)
-    address: str | None = None
-
-
-def local_executor(params: LocalExecutorParams) -> Executor:
-    """The local executor: in this process for one worker, else a process pool."""
+def local_executor(params: StrictModel) -> Executor:
+    """The local executor (its entry: :class:`~simstudy.core.executor_kinds.LocalExecutorParams`,
+    declared with this runtime there): in this process for one worker, else a process pool."""
     workers = params.workers or os.cpu_count() or 1
     return SerialExecutor() if workers <= 1 else ProcessExecutor(workers)
 
 
-def ray_executor(params: RayExecutorParams) -> Executor:
-    """The Ray executor (:class:`RayExecutor`)."""
+def ray_executor(params: StrictModel) -> Executor:
+    """The Ray executor (:class:`RayExecutor`; its entry:
+    :class:`~simstudy.core.executor_kinds.RayExecutorParams`)."""
     return RayExecutor(params.address, params.workers)
-
-
-register("executor", LocalExecutorParams, local_executor)
-register("executor", RayExecutorParams, ray_executor)
 
 
 def make_executor(kind: str = "local", workers: int | None = None,

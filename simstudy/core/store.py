@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # pandas is imported by the callers that write tables; --help
     import pandas as pd
 
 __all__ = ["check_output_dir", "check_output_file", "atomic_write", "atomic_write_text",
-           "write_parquet", "write_csv", "package_versions", "write_manifest", "read_manifest",
+           "write_parquet", "write_csv", "csv_text", "neutralize_formulas", "FORMULA_STARTS",
+           "package_versions", "write_manifest", "read_manifest",
            "RunLock", "code_version", "file_sha256", "write_checked", "checked",
            "set_aside"]
 
@@ -106,11 +107,49 @@ def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
     atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
 
 
-def write_csv(df: pd.DataFrame, path: str | Path, digits: int | None = None) -> None:
+#: First characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralize_formulas(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every text cell that starts like a formula (:data:`FORMULA_STARTS`)
+    prefixed with ``'``, so that a spreadsheet shows it as text (OWASP's rule for CSV
+    injection); numeric columns are left as they are (a negative number stays a number).
+
+    References:
+        OWASP, "CSV Injection", https://owasp.org/www-community/attacks/CSV_Injection
+
+    Example:
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"why": ["=1+1", "fine"], "v": [-1, 2]})
+        >>> neutralize_formulas(df).to_dict("list")
+        {'why': ["'=1+1", 'fine'], 'v': [-1, 2]}
+    """
+    from pandas.api.types import is_string_dtype
+
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object or is_string_dtype(out[col]):
+            out[col] = out[col].map(lambda v: "'" + v if isinstance(v, str)
+                                    and v.startswith(FORMULA_STARTS) else v)
+    return out
+
+
+def write_csv(df: pd.DataFrame, path: str | Path, digits: int | None = None,
+              neutralize: bool = False) -> None:
     """Writes a CSV atomically; floats with ``digits`` significant digits (default: repr
-    precision, so reruns compare byte for byte either way)."""
+    precision, so reruns compare byte for byte either way); with ``neutralize``, text cells
+    that start like a formula are written as text (:func:`neutralize_formulas`)."""
+    atomic_write(path, lambda tmp: csv_text(df, digits, neutralize, tmp))
+
+
+def csv_text(df: pd.DataFrame, digits: int | None = None, neutralize: bool = False,
+             path: Any = None) -> str | None:
+    """The CSV of ``df`` as :func:`write_csv` writes it (to ``path``, else returned)."""
     fmt = f"%.{digits}g" if digits else "%.17g"
-    atomic_write(path, lambda tmp: df.to_csv(tmp, index=False, float_format=fmt))
+    if neutralize:
+        df = neutralize_formulas(df)
+    return df.to_csv(path, index=False, float_format=fmt)
 
 
 def package_versions() -> dict[str, str]:

@@ -1,15 +1,17 @@
 """Simulated participants walking a live study's real HTTP pages (a dry run before launch).
 
 Bot ``n`` is a person of the study's simulated people (:class:`~simstudy.people.People` of the
-study condition, drawn with a keyed order among the rejected applicants whose profile lies in
-the entry page's ranges). It enters through the recruitment URL
-(``?PROLIFIC_PID=BOT-PID-<n>&STUDY_ID=...&SESSION_ID=...``) and answers every page as the
-simulator's person would: their profile, their *reported* actionability, the policy's questions
-through the same :class:`~simstudy.primitives.Feedback` the simulated people answer
-(:meth:`People.feedback`, the luck of question ``q`` keyed by ``q``), the attention checks as
-instructed, whether each changed item is changeable from their *true* actionability, and the two
-ratings from the study's response model on the recourse read off the page, measured by the
-simulator's code, with uniforms keyed by ``(seed, "bot-rating:<item>", person id)``.
+study condition, drawn with a keyed order among the people whose profile, entered as the page
+shows it (display units, at each feature's step), lies in the entry page's ranges and is
+rejected by the decision model). It enters through the recruitment URL
+(``?PROLIFIC_PID=BOT-PID-<n>&STUDY_ID=...&SESSION_ID=...``, its start page's form) and answers
+every page as the simulator's person would: their profile (as shown), their *reported*
+actionability, the policy's questions through the same :class:`~simstudy.primitives.Feedback`
+the simulated people answer (:meth:`People.feedback`, the luck of question ``q`` keyed by
+``q``), the attention checks as instructed, whether each changed item is changeable from their
+*true* actionability, and the two ratings from the study's response model on the recourse read
+off the page, measured by the simulator's code, with uniforms keyed by ``(seed,
+"bot-rating:<item>", person id)``.
 
 Bots enter one after another (bot ``n`` consents after bot ``n - 1``), then walk concurrently,
 so arrival indices, assignments and therefore the export do not depend on timing: the same
@@ -36,7 +38,9 @@ import numpy as np
 from ..core.registry import build
 from ..core.rng import derive_seed, entity_uniforms
 from ..study.section import study_response
+from ..world.presentation import format_number
 from .engine import LiveEngine
+from .pages import Pages
 
 __all__ = ["BotCrowd", "BotReport", "run_bots"]
 
@@ -93,11 +97,22 @@ class BotCrowd:
         # the response model by the study's one scope rule, as `run` and `power` read it
         self.response = build("response", study_response(engine.scenario)[0])
         self.seed = derive_seed(engine.rep_.seed, "bots", seed)
+        self.pages = Pages(engine.live, engine.path.parent)
+        # a bot enters its profile as shown (display units at the feature's step), so it
+        # must lie in the entry's range and the model must reject the profile so stated
         feats = engine.features_
-        lo = np.array([f.lower for f in feats])
-        hi = np.array([f.upper for f in feats])
-        ok = ((self.people.x >= lo) & (self.people.x <= hi)).all(axis=1)
+        shown = np.array([[f.stated(v) for f, v in zip(feats, row, strict=True)]
+                          for row in self.people.x.tolist()]).reshape(len(self.people.x),
+                                                                       len(feats))
+        lo = np.array([f.low for f in feats])
+        hi = np.array([f.high for f in feats])
+        ok = ((shown >= lo) & (shown <= hi)).all(axis=1)
         ok &= self.people.reported.actionable.any(axis=1)
+        self.shown = shown
+        if ok.any():
+            stated = np.array([[f.view.model(v) for f, v in zip(feats, row, strict=True)]
+                               for row in shown[ok].tolist()])
+            ok[np.flatnonzero(ok)] = ~engine.approves(stated)
         candidates = np.flatnonzero(ok)
         u = entity_uniforms(self.seed, "bot-person", self.people.ids[candidates])[:, 0]
         self.order = candidates[np.argsort(u, kind="stable")]
@@ -112,12 +127,15 @@ class BotCrowd:
         """The form bot ``n`` submits on the page ``key`` whose HTML is ``text``."""
         row = self.row(n)
         live = self.engine.live
+        if key == "start":  # the entry link's start page: its form creates the participant
+            return {}
         if key == "consent":
             return {"consent": "yes"}
         if key == "profile":
-            # coded features by their option (the code), numbers in full precision
-            return {f"x_{f.name}": str(int(round(self.people.x[row, j]))) if f.labels
-                    else repr(float(self.people.x[row, j]))
+            # coded features by their option (the code), numbers as shown, at their step
+            return {f"x_{f.name}": str(int(self.shown[row, j])) if f.view.coded
+                    else format_number(self.shown[row, j], f.view.decimals, "",
+                                       self.pages.point)
                     for j, f in enumerate(self.engine.features_)}
         if key.startswith("check:"):
             return {"choice": live.attention_checks[int(key[6:])].correct}
@@ -196,7 +214,7 @@ class BotCrowd:
                                  follow_redirects=True)
             report.latencies.append(("entry", time.perf_counter() - t))
             first = _PAGE.search(r.text)
-            if first is None or first.group(1) != "consent":
+            if first is None or first.group(1) not in ("start", "consent"):
                 entered.set()  # resumed past consent: its arrival index is already fixed
             for _ in range(200):
                 r.raise_for_status()

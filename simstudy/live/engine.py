@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -46,11 +47,12 @@ from ..run.scenario import load_scenario, people_specs, policy_name
 from ..run.units import prepare_replication
 from ..study.from_scenario import RANDOM_POLICY, random_recourse
 from ..world.decision import ModelCache
+from ..world.presentation import FeatureView, default_view
 from .questions import NeedAnswer, QuestionSessions, ReplayFeedback
 from .slots import SLOTS, SlottedBase, SlottedHARE
 
-__all__ = ["FeatureField", "NeedAnswer", "ReplayFeedback", "ShownRecourse", "ComputePool",
-           "LiveEngine", "load_study"]
+__all__ = ["FeatureField", "world_views", "NeedAnswer", "ReplayFeedback", "ShownRecourse",
+           "ComputePool", "LiveEngine", "load_study"]
 
 
 def load_study(path: str | Path) -> tuple[Any, dict]:
@@ -64,18 +66,58 @@ def load_study(path: str | Path) -> tuple[Any, dict]:
 
 @dataclass(frozen=True)
 class FeatureField:
-    """One profile item of the entry page: its range (training data) and its labels.
+    """One profile item of the entry page: the range it accepts in model units (``lower``,
+    ``upper``) and as shown (``low``, ``high``), its labels, and how people read it (``view``;
+    default: :func:`~simstudy.world.presentation.default_view`).
 
     Example:
         >>> field = FeatureField("checking", 0.0, 3.0, {0: "none", 3: "over 200"}, True)
-        >>> field.upper - field.lower, field.labels[3]
-        (3.0, 'over 200')
+        >>> field.upper - field.lower, field.labels[3], field.view.text(3.0)
+        (3.0, 'over 200', 'over 200')
     """
     name: str
     lower: float
     upper: float
     labels: dict[int, str]
     actionable: bool
+    view: FeatureView | None = None
+    low: float | None = None
+    high: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.view is None:
+            object.__setattr__(self, "view", default_view(self.name, self.lower, self.upper,
+                                                          self.labels))
+        if self.low is None:
+            low, high = self.view.bounds(self.lower, self.upper)
+            object.__setattr__(self, "low", low)
+            object.__setattr__(self, "high", high)
+
+    @classmethod
+    def of(cls, name: str, lower: float, upper: float, labels: dict[int, str],
+           actionable: bool, view: FeatureView | None) -> FeatureField:
+        """The field of a feature whose training data span ``[lower, upper]``: it accepts the
+        part of that range inside the view's declared display range."""
+        if view is None:
+            view = default_view(name, lower, upper, labels)
+        elif labels and not view.levels:
+            view = dataclasses.replace(view, levels=dict(labels))
+        low, high = view.bounds(lower, upper)
+        if view.coded:
+            return cls(name, low, high, dict(view.levels), actionable, view, low, high)
+        return cls(name, max(lower, view.model(low)), min(upper, view.model(high)),
+                   {}, actionable, view, low, high)
+
+    def stated(self, value: float) -> float:
+        """The display value a person whose model value is ``value`` enters (at the step)."""
+        return self.view.rounded(value)
+
+
+def world_views(world_spec: Any) -> dict[str, FeatureView]:
+    """The presentation the world declares (``presentation()`` of its document entry), by
+    feature; empty when it declares none."""
+    present = getattr(world_spec, "presentation", None)
+    return dict(present()) if callable(present) else {}
 
 
 @dataclass
@@ -113,8 +155,16 @@ class ComputePool:
         self._pools = [ProcessPoolExecutor(max_workers=1, mp_context=context,
                                            initializer=_init_compute, initargs=(str(path),))
                        for _ in range(workers)]
-        # every worker prepares its engine now, not on a participant's first recourse
-        for f in [pool.submit(_compute_ready) for pool in self._pools]:
+        # Ctrl-C reaches every process of the terminal's group: the workers start with SIGINT
+        # blocked (the mask is inherited across exec), so only the server handles it (it
+        # stops, then closes the pool) and no worker prints a traceback of its own
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            # every worker prepares its engine now, not on a participant's first recourse
+            ready = [pool.submit(_compute_ready) for pool in self._pools]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        for f in ready:
             f.result()
 
     def submit(self, index: int, *args: Any) -> Future:
@@ -174,7 +224,7 @@ class LiveEngine:
             candidates are computed (:mod:`~simstudy.live.slots`).
 
     Example:
-        >>> engine = LiveEngine("studies/personalization.yaml")  # doctest: +SKIP
+        >>> engine = LiveEngine("simstudy/resources/studies/personalization.yaml")  # doctest: +SKIP
         >>> engine.prepare().conditions                            # doctest: +SKIP
         ['universal-oracle', 'oracle', 'hare']
     """
@@ -219,8 +269,10 @@ class LiveEngine:
         self.cost_profile_ = population.cost
         roles = ctx.world.roles
         lower, upper = ctx.lower, ctx.upper
-        self.features_ = [FeatureField(n, float(lower[j]), float(upper[j]),
-                                       dict(roles.codebook.get(n, {})), n in roles.actionable)
+        views = world_views(self.scenario.world)
+        self.features_ = [FeatureField.of(n, float(lower[j]), float(upper[j]),
+                                          dict(roles.codebook.get(n, {})), n in roles.actionable,
+                                          views.get(n))
                           for j, n in enumerate(roles.names)]
         return self
 
@@ -250,11 +302,12 @@ class LiveEngine:
                                      self.cost_profile_.weights(s, self.levels), kind,
                                      self.cost_profile_.placement)
 
-    def approves(self, x: np.ndarray) -> bool:
-        """The decision model approves the profile ``x`` ``(d,)``."""
+    def approves(self, x: np.ndarray) -> bool | np.ndarray:
+        """The decision model approves the profile ``x`` ``(d,)`` (or each row of ``(n, d)``)."""
+        rows = np.atleast_2d(np.asarray(x, dtype=np.float64))
         with torch.no_grad():
-            return bool(self.context_.model.approves(
-                torch.as_tensor(np.asarray(x, dtype=np.float64)[None, :])).numpy()[0])
+            out = self.context_.model.approves(torch.as_tensor(rows)).numpy().astype(bool)
+        return bool(out[0]) if np.ndim(x) == 1 else out
 
     def measure(self, x: np.ndarray, intervened: np.ndarray, values: np.ndarray,
                 found: bool | np.ndarray, scores: np.ndarray) -> dict[str, Any]:
@@ -325,18 +378,20 @@ class LiveEngine:
         """The next step of participant ``index``'s recourse page as plain data:
         ``{"question": payload}`` while the condition's policy asks (the question, its number
         and its seeded left / right sides), else ``{"items": [...]}`` (the rated recourses in
-        their seeded display order). Plain data, so a separate compute process can answer."""
+        their seeded display order, with the ``condition`` they were computed for). Plain
+        data, so a separate compute process can answer."""
         x_arr = np.asarray(x, dtype=float)
         s_arr = np.asarray(scores, dtype=np.int64)
         replay = [(str(k), bool(a)) for k, a in answers]
         if not self.fitted_[condition].asks_questions:
-            return self._items(index, self.recourses(index, condition, x_arr, s_arr, replay))
+            return {**self._items(index, self.recourses(index, condition, x_arr, s_arr, replay)),
+                    "condition": condition}
         # a questioning policy keeps running between pages (replaying only when it must)
         key = (condition, x_arr.tobytes(), s_arr.tobytes())
         kind, value = self.sessions_.step(index, key, replay, lambda fb: self._items(
             index, self.recourses(index, condition, x_arr, s_arr, replay, feedback=fb)))
         if kind == "done":
-            return value
+            return {**value, "condition": condition}
         return {"question": {"kind": value.kind, "q": value.index,
                              "swapped": self.swap_sides(index, value.index),
                              "x": x_arr.tolist(), "a": value.a.tolist(),

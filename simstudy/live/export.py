@@ -4,15 +4,21 @@
 ``uid, item, sparsity, proximity, accept, act`` plus ``policy``, ``blocked``, ``cost`` and the
 world's sensitive features as group columns) and the live study's own columns: ``condition``
 (the policy that served the participant), ``position`` (display order), ``status``,
-``attention_failures`` and ``inconsistent`` (changed items whose "changeable?" answer
-contradicts the stated actionability). Distances were computed when the recourse was shown, by
-the simulator's metric code. ``blocked`` is 1 when the participant said a changed item is not
-changeable for them (the published study's exclusion criterion; the rows are kept).
+``attention_failures``, ``inconsistent`` (changed items whose "changeable?" answer
+contradicts the stated actionability), ``assigned_condition`` (the condition first assigned),
+``no_plan`` (the assigned condition found no plan), ``pilot`` (entered while the pilot flag
+was on), ``study_version`` (of the study file taken) and ``plan``, the plan in the words its
+page showed (the world's presentation: labels, units, display values). Distances were
+computed when the
+recourse was shown, by the simulator's metric code. ``blocked`` is 1 when the participant said
+a changed item is not changeable for them (the published study's exclusion criterion; the
+rows are kept).
 
 ``uid`` is the participant's arrival index: neither the platform ID nor its keyed hash. The open
 answers go to ``study_open.csv`` (free text can hold personal data: review before sharing), and
-``data_dictionary.csv`` describes both tables. ``--drop-linkage`` deletes the linkage table, the
-only place platform IDs are stored.
+``data_dictionary.csv`` describes both tables. Every text cell that a spreadsheet would run as a
+formula is written as text (:func:`~simstudy.core.store.neutralize_formulas`).
+``--drop-linkage`` deletes the linkage table, the only place platform IDs are stored.
 
 Example:
     >>> import os, tempfile
@@ -36,7 +42,11 @@ from ..core.store import write_csv
 from ..run.dictionary import dictionary_table
 from .database import Store
 
-__all__ = ["live_tables", "export_study"]
+__all__ = ["live_tables", "export_study", "PARTICIPANT_COLUMNS"]
+
+#: The columns of ``study.csv`` that describe the participant (one value per uid).
+PARTICIPANT_COLUMNS = ("status", "attention_failures", "inconsistent", "assigned_condition",
+                       "no_plan", "pilot", "study_version")
 
 
 def live_tables(store: Any) -> tuple[Any, Any]:
@@ -64,14 +74,16 @@ def live_tables(store: Any) -> tuple[Any, Any]:
             for s in sensitive:
                 row[s] = int(round(x[names.index(s)]))
             row.update({"status": p["status"], "attention_failures": failures,
-                        "inconsistent": inconsistent})
+                        "inconsistent": inconsistent,
+                        "assigned_condition": p["assigned_condition"] or p["condition"],
+                        "no_plan": int(p["no_plan"]), "pilot": int(p["pilot"]),
+                        "study_version": int(p["study_version"]), "plan": it.get("plan", "")})
             rows.append(row)
             open_rows.append({"uid": p["idx"], "item": it["item"], "why": r["why"],
                               "needs_review": int(bool(r["why"]))})
     study = pd.DataFrame(rows, columns=["uid", "item", "sparsity", "proximity", "accept", "act",
                                         "policy", "blocked", "condition", "cost", "position",
-                                        *sensitive, "status", "attention_failures",
-                                        "inconsistent"])
+                                        *sensitive, *PARTICIPANT_COLUMNS, "plan"])
     study = study.sort_values(["uid", "item"], kind="stable").reset_index(drop=True)
     answers = pd.DataFrame(open_rows, columns=["uid", "item", "why", "needs_review"])
     return study, answers.sort_values(["uid", "item"], kind="stable").reset_index(drop=True)
@@ -91,12 +103,12 @@ def export_study(db: str | Path, out: str | Path, drop_linkage: bool = False) ->
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     open_path = out.parent / "study_open.csv"
-    write_csv(study, out)
-    write_csv(answers, open_path)
+    write_csv(study, out, neutralize=True)
+    write_csv(answers, open_path, neutralize=True)
     dictionary = dictionary_table({"study.csv": list(study.columns),
                                    "study_open.csv": list(answers.columns)})
     dict_path = out.parent / "data_dictionary.csv"
-    write_csv(dictionary, dict_path)
+    write_csv(dictionary, dict_path, neutralize=True)
     dropped = store.drop_linkage() if drop_linkage else 0
     return {"participants": int(study["uid"].nunique()), "rows": len(study),
             "paths": [str(out), str(open_path), str(dict_path)],

@@ -13,6 +13,15 @@ refresh, the back button, a restart or re-entry through the recruitment URL show
 participant is on; a form carries the key of its page and a submission for any other page is a
 no-op (a double submit changes nothing).
 
+Slots and outcomes: an assigned participant holds their condition's slot for at most
+``timeout_minutes``; past it they are marked ``timed_out`` and see a page saying so, never a
+completion code (:meth:`~simstudy.live.database.Store.finish` sets an outcome only while the
+slot is held). A participant may leave (a form with ``page=return``: status ``returned``,
+the slot freed). While the researcher has paused recruitment, consents are refused with a page
+saying so (nothing is recorded; the same link works once recruitment resumes). A participant
+whose condition finds no plan for their stated profile is recorded (``no_plan``) and, under
+``no_plan.rule: exclude``, no longer counts towards the condition's target.
+
 Consistency check: a rating page asks, for each item the plan changes, whether it is in fact
 changeable; an answer contradicting the stated actionability (stated changeable but "no", or
 stated not changeable but "yes") is recorded with the answer (``inconsistent``) and exported,
@@ -27,7 +36,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,10 +46,17 @@ from typing import Any
 
 import numpy as np
 
+from ..core.store import file_sha256
+from ..world.presentation import parse_number
 from .database import Store
 from .engine import LiveEngine
 
-__all__ = ["Page", "StepNeeded", "StudyFlow"]
+__all__ = ["Page", "StepNeeded", "StudyFlow", "ENDED"]
+
+#: Statuses whose participant sees the end page (their outcome) whatever they submit.
+ENDED = ("completed", "failed_attention", "no_consent", "timed_out", "returned", "full")
+
+_CODE = re.compile(r"^-?[0-9]+$")
 
 
 @dataclass
@@ -76,9 +94,17 @@ class StudyFlow:
         self.engine, self.store, self.key = engine, store, key
         self.compute = engine.recourse_step if compute is None else compute
         self.live = engine.live
+        from .pages import Pages  # the pages render flow's Page: imported once both exist
+
+        #: the pages' renderer (templates, texts, number format)
+        self.pages = Pages(self.live, engine.path.parent)
         # a participant's lock lives while a request holds it: ids leave nothing behind
         self._locks: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
         self._locks_lock = threading.Lock()
+        #: the study file's sha256 (the database's version of it: ``store.version``)
+        self.study_sha256 = file_sha256(engine.path)
+        if store.version is None:
+            store.study_version(self.study_sha256, self.live.consent)
         roles = engine.context_.world.roles
         store.set_meta("study", json.dumps({
             "name": engine.scenario.name, "features": list(roles.names),
@@ -98,7 +124,19 @@ class StudyFlow:
 
     # -- entry ------------------------------------------------------------------------------
     def enter(self, platform_pid: str, study_id: str | None, session_id: str | None) -> str:
+        """The uid of the participant of a platform ID, created on their first entry."""
         return self.store.enter(platform_pid, study_id, session_id, self.key)["uid"]
+
+    def entered(self, platform_pid: str) -> str | None:
+        """The uid of the participant of a platform ID if they entered before (creates
+        nothing)."""
+        p = self.store.find(platform_pid, self.key)
+        return None if p is None else p["uid"]
+
+    @property
+    def timeout(self) -> float:
+        """Seconds a slot is held at most."""
+        return 60.0 * self.live.timeout_minutes
 
     # -- where the participant is -----------------------------------------------------------
     def current(self, uid: str, compute: bool = True) -> Page:
@@ -112,8 +150,12 @@ class StudyFlow:
         p = self.store.participant(uid)
         if p is None:
             return Page("unknown", "unknown")
+        if p["status"] == "in_progress" and p["assigned_at"] is not None \
+                and time.time() - p["assigned_at"] > self.timeout:
+            self.store.expire(self.timeout, uid)  # their slot is free, they cannot complete
+            p = self.store.participant(uid)
         answers = self.store.answers(uid)
-        if p["status"] in ("no_consent", "full"):
+        if p["status"] in ENDED:
             return self._end(p, answers)
         if "consent" not in answers:
             return Page("consent", "consent", {"text": self.live.consent})
@@ -121,11 +163,14 @@ class StudyFlow:
                     *self.checks("actionability")]:
             if key not in answers:
                 return self._page(key, p, answers)
-        if "recourse" not in answers:
+        for _ in range(3):  # the assigned condition, then perhaps the one replacing it
+            if "recourse" in answers:
+                break
             asked = self._recourse(p, answers, compute)
             if asked is not None:
                 return asked
             answers = self.store.answers(uid)
+            p = self.store.participant(uid)
         items = self.store.items(uid)
         after = []
         for pos in range(len(items)):
@@ -142,9 +187,12 @@ class StudyFlow:
 
     def _page(self, key: str, p: dict, answers: dict, items: list | None = None) -> Page:
         if key == "profile":
-            return Page(key, "profile", {"features": self.engine.features_})
+            return Page(key, "profile", {"features": self.engine.features_,
+                                         "framing": self.live.framing,
+                                         "vignette": self.live.vignette})
         if key == "actionability":
             return Page(key, "actionability", {"features": self.engine.actionable,
+                                               "views": self.engine.features_,
                                                "scheme": self.live.elicitation,
                                                "levels": self.engine.levels})
         if key.startswith("check:"):
@@ -185,8 +233,33 @@ class StudyFlow:
             self.store.save_question(uid, payload["q"], payload)
             return Page(f"hare:{payload['q']}", "question",
                         {**payload, "features": self.engine.features_})
-        self.store.save_items(uid, step["items"])
+        p = self.store.participant(uid)
+        if step.get("condition", p["condition"]) != p["condition"]:
+            return None  # computed for the condition a no-plan rule has since replaced
+        items = step["items"]
+        assigned = p["assigned_condition"] or p["condition"]
+        if not p["no_plan"] and not any(it["policy"] == assigned for it in items):
+            if self._no_plan(uid, assigned):
+                return None  # the replacement's recourse comes next
+        x = self.store.answers(uid).get("profile", {}).get("x")
+        features = self.engine.features_
+        # each plan in words, as its page states it (the export's readable column)
+        items = [{**it, "plan": self.pages.plan_text(features, x, it["x_cf"], it["intervened"])}
+                 if x is not None and len(it["x_cf"]) == len(x) == len(features) else it
+                 for it in items]
+        self.store.save_items(uid, items)
         return None
+
+    def _no_plan(self, uid: str, assigned: str) -> bool:
+        """Routes a participant whose assigned condition found no plan by the study's rule
+        (``study.live.no_plan``: ``replace`` gives them the replacement condition, which they
+        count towards; ``exclude`` leaves them with the random plans, counted nowhere); true
+        when another condition serves them now."""
+        rule = self.live.no_plan
+        replacement = rule.replacement if rule.rule == "replace" and \
+            rule.replacement != assigned else None
+        self.store.mark_no_plan(uid, replacement)
+        return replacement is not None
 
     def save_step(self, uid: str, step: dict[str, Any]) -> None:
         """Stores a recourse step computed for participant ``uid`` (see :class:`StepNeeded`);
@@ -200,8 +273,8 @@ class StudyFlow:
     def _finish(self, p: dict, answers: dict) -> Page:
         if p["status"] == "in_progress":
             failed = self.failures(answers) >= self.live.reject_after_failures
-            self.store.set_status(p["uid"], "failed_attention" if failed else "completed",
-                                  finished=True)
+            # only while the slot is held: a participant timed out meanwhile stays so
+            self.store.finish(p["uid"], "failed_attention" if failed else "completed")
             p = self.store.participant(p["uid"])
         return self._end(p, answers)
 
@@ -212,7 +285,8 @@ class StudyFlow:
                 "no_consent": c.no_consent}.get(status)
         return Page("end", "end", {"status": status, "code": code,
                                    "redirect": None if code is None
-                                   else c.redirect.format(code=code)})
+                                   else c.redirect.format(code=code),
+                                   "debriefing": self.live.debriefing})
 
     # -- answers ----------------------------------------------------------------------------
     def submit(self, uid: str, form: dict[str, str], compute: bool = True) -> Page | None:
@@ -221,6 +295,9 @@ class StudyFlow:
         ``compute``: as in :meth:`current`)."""
         with self._lock(uid):
             page = self._current(uid, compute)
+            if form.get("page") == "return" and page.kind != "end":
+                self.store.finish(uid, "returned", ("entered", "in_progress"))
+                return None
             if form.get("page") != page.key:
                 return None
             errors, value = self._parse(page, form, uid)
@@ -228,14 +305,17 @@ class StudyFlow:
                 page.data = {**page.data, "errors": errors, "form": form}
                 return page
             if page.key == "consent":
+                if value["consent"] and self.store.switch("paused"):
+                    page.data = {**page.data, "form": form,
+                                 "errors": {"consent": ("paused", {})}}
+                    return page
                 self.store.answer(uid, "consent", value)
                 if value["consent"]:
                     p = self.store.participant(uid)
                     # a full study records the status ``full``; the end page then says so
                     self.store.assign(uid, self.engine.conditions,
                                       self.engine.assignment_draw(p["idx"]),
-                                      self.live.target_per_condition,
-                                      60.0 * self.live.timeout_minutes)
+                                      self.live.target_per_condition, self.timeout)
                 else:
                     self.store.set_status(uid, "no_consent", finished=True)
                 return None
@@ -247,7 +327,7 @@ class StudyFlow:
         if kind == "consent":
             v = form.get("consent")
             if v not in ("yes", "no"):
-                return {"consent": "Please choose whether you take part."}, None
+                return {"consent": ("consent", {})}, None
             return {}, {"consent": v == "yes"}
         if kind == "profile":
             return self._parse_profile(form)
@@ -255,7 +335,7 @@ class StudyFlow:
             check = page.data["check"]
             v = form.get("choice")
             if v not in check.options:
-                return {"choice": "Please choose one of the options."}, None
+                return {"choice": ("option", {})}, None
             return {}, {"choice": v, "correct": v == check.correct}
         if kind == "actionability":
             return self._parse_actionability(form)
@@ -263,29 +343,38 @@ class StudyFlow:
             return self._parse_question(page, form)
         if kind == "rating":
             return self._parse_rating(page, form, uid)
-        return {"page": "This page takes no answer."}, None
+        return {"page": ("page", {})}, None
 
     def _parse_profile(self, form: dict[str, str]) -> tuple[dict, Any]:
-        errors, x = {}, []
+        """The stated profile in model units: a coded feature by one of its codes (an integer
+        among them, nothing between), a number as shown (display units, the locale's digit
+        groups) within the entry's range, mapped back by the feature's view."""
+        errors: dict[str, tuple[str, dict]] = {}
+        x: list[float] = []
+        pages = self.pages
         for f in self.engine.features_:
             raw = (form.get(f"x_{f.name}") or "").strip()
+            if f.view.coded:
+                if not _CODE.match(raw) or int(raw) not in f.labels:
+                    errors[f.name] = ("option", {})
+                    continue
+                x.append(float(int(raw)))
+                continue
             try:
-                v = float(raw)
+                v = parse_number(raw, pages.thousands, pages.point)
             except ValueError:
-                errors[f.name] = "Please enter a number." if not f.labels else \
-                    "Please choose one of the options."
+                errors[f.name] = ("number", {})
                 continue
             if not math.isfinite(v):
-                errors[f.name] = "Please enter a number."
-            elif f.labels and int(v) not in f.labels:
-                errors[f.name] = "Please choose one of the options."
-            elif not f.lower <= v <= f.upper:
-                errors[f.name] = (f"Please enter a value between {f.lower:.4g} and "
-                                  f"{f.upper:.4g}.")
-            x.append(v)
+                errors[f.name] = ("number", {})
+            elif not f.low <= v <= f.high:
+                errors[f.name] = ("range", {"low": pages.number(f, f.low),
+                                            "high": pages.number(f, f.high)})
+            else:
+                x.append(f.view.model(v))
         if not errors and self.engine.approves(np.array(x)):
-            errors["profile"] = ("The AI system approves this profile; this study is about "
-                                 "rejected applications. Please check the values you entered.")
+            # an honest page: the system approves, so there is no plan to rate
+            errors["profile"] = ("approved", {})
         return errors, {"x": x}
 
     def _parse_actionability(self, form: dict[str, str]) -> tuple[dict, Any]:
@@ -296,23 +385,21 @@ class StudyFlow:
             try:
                 s = int(raw)
             except ValueError:
-                errors[f] = "Please answer for this item."
+                errors[f] = ("answer", {})
                 scores.append(0)
                 continue
             top = 1 if scheme == "binary" else levels
             if not 0 <= s <= top:
-                errors[f] = "Please answer for this item."
+                errors[f] = ("answer", {})
             scores.append(s)
         if errors:
             return errors, None
         if not any(scores):
-            return {"actionability": "Please say which items you could change: at least one."
-                    }, None
+            return {"actionability": ("at_least_one", {})}, None
         if scheme == "ranking":
             ranked = sorted(s for s in scores if s > 0)
             if ranked != list(range(1, len(ranked) + 1)):
-                return {"actionability": "Please rank the items you can change 1, 2, 3, ... "
-                                         "(each rank once, no gaps)."}, None
+                return {"actionability": ("ranks", {})}, None
         return {}, {"scores": scores}
 
     def _parse_question(self, page: Page, form: dict[str, str]) -> tuple[dict, Any]:
@@ -320,11 +407,11 @@ class StudyFlow:
         v = form.get("choice")
         if q["kind"] == "prefer":
             if v not in ("left", "right"):
-                return {"choice": "Please choose one of the two plans."}, None
+                return {"choice": ("plans", {})}, None
             left_is_a = not q["swapped"]
             return {}, {"kind": "prefer", "answer": (v == "left") == left_is_a, "choice": v}
         if v not in ("yes", "no"):
-            return {"choice": "Please answer yes or no."}, None
+            return {"choice": ("yes_no", {})}, None
         return {}, {"kind": "accept", "answer": v == "yes", "choice": v}
 
     def _parse_rating(self, page: Page, form: dict[str, str], uid: str) -> tuple[dict, Any]:
@@ -337,7 +424,7 @@ class StudyFlow:
             except ValueError:
                 v = 0
             if not 1 <= v <= points:
-                errors[q] = "Please choose a point on the scale."
+                errors[q] = ("scale", {})
             value[q] = v
         value["why"] = (form.get("why") or "").strip()[:4000]
         item = page.data["item"]
@@ -351,7 +438,7 @@ class StudyFlow:
             f = names[j]
             v = form.get(f"c_{f}")
             if v not in ("yes", "no"):
-                errors[f"c_{f}"] = "Please answer for this item."
+                errors[f"c_{f}"] = ("answer", {})
                 continue
             changeable[f] = v == "yes"
             said = f in act and stated[act.index(f)] > 0

@@ -1,253 +1,303 @@
-"""Server-rendered HTML of the live study's pages: plain forms, no JavaScript.
+"""The live study's pages: Jinja2 templates (autoescaped) and texts from a locale file.
 
 Every form posts back to the participant's address with a hidden ``page`` field naming the page
-it answers (the idempotency token of :mod:`simstudy.live.flow`). Rating and question
-pages show the current profile beside the suggested one, changed items highlighted (colour and
-a marker, so the highlight does not depend on colour vision); each row carries its values as
-``data-`` attributes, read by the bots as a screen reader reads the text.
+it answers (the idempotency token of :mod:`simstudy.live.flow`). Values are shown as the world
+presents them (:mod:`simstudy.world.presentation`: label, unit, display mapping, step, level
+labels). Rating and question pages state the plan in words ("Raise savings from 720 to
+2,500 EUR") and show the profile beside the suggested one, changed items highlighted (colour
+and a marker, so the highlight does not depend on colour vision); each row carries its model
+values as ``data-`` attributes, read by the bots as a screen reader reads the text.
+
+Texts: ``locales/en.yaml`` holds every participant-facing string; another locale
+(``study.live.locale``, e.g. ``de``, or a YAML file beside the study) overrides what it holds
+and falls back to English for the rest; the study file's ``study.live.strings`` overrides any
+key. Templates: the package's ``templates/``; a study's ``study.live.templates`` folder holds
+templates of the same names that replace them (a ``base.html`` of its own, say).
 
 Example:
     >>> from simstudy.live.flow import Page
-    >>> html = render(Page("consent", "consent", {"text": "About this study."}), "/p/abc")
-    >>> "name='page' value='consent'" in html, "<script" in html
-    (True, False)
-    >>> label("loan_amount"), fmt(1234.5678)
-    ('Loan amount', '1235')
+    >>> from simstudy.study.live_section import LiveSpec
+    >>> checks = [{"after": "profile", "prompt": "Select 'No'.", "options": ["Yes", "No"],
+    ...            "correct": "No"}] * 2
+    >>> pages = Pages(LiveSpec.model_validate({"attention_checks": checks}))
+    >>> html = pages.render(Page("consent", "consent", {"text": "About <this> study."}), "/p/a")
+    >>> "name='page' value='consent'" in html, "<script" in html, "About &lt;this&gt;" in html
+    (True, False, True)
+    >>> Pages(LiveSpec.model_validate({"attention_checks": checks, "locale": "de"})).t("button")
+    'Weiter'
 """
 
 from __future__ import annotations
 
-from html import escape
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+import yaml
+
+from ..core.documents import DocumentError, DocumentProblem
 from .flow import Page
 
-__all__ = ["render", "label", "fmt"]
+__all__ = ["Pages", "LOCALES", "locale_strings"]
 
-_STYLE = """
-body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;
-line-height:1.45}
-table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #bbb;padding:.3rem .6rem}
-tr.changed{background:#fff1b8;font-weight:600}.error{color:#a40000;font-weight:600}
-fieldset{margin:1rem 0;border:1px solid #ccc}.scale label{margin-right:.7rem}
-button{font-size:1.05rem;padding:.4rem 1.2rem}.plans{display:flex;gap:1.5rem}
-"""
+_HERE = Path(__file__).resolve().parent
+#: The shipped locales (``locales/<name>.yaml``).
+LOCALES = tuple(sorted(p.stem for p in (_HERE / "locales").glob("*.yaml")))
 
 
-def label(name: str) -> str:
-    """A feature name as people read it (``loan_amount`` -> ``Loan amount``)."""
-    return name.replace("_", " ").capitalize()
-
-
-def fmt(v: float) -> str:
-    """A value as shown to people (4 significant digits)."""
-    return f"{v:.4g}"
-
-
-def _doc(title: str, body: str) -> str:
-    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width,initial-scale=1'>"
-            f"<title>{escape(title)}</title><style>{_STYLE}</style></head>"
-            f"<body><h1>{escape(title)}</h1>{body}</body></html>")
-
-
-def _form(action: str, page: Page, inner: str) -> str:
-    return (f"<form method='post' action='{escape(action)}'>"
-            f"<input type='hidden' name='page' value='{escape(page.key)}'>{inner}"
-            "<p><button type='submit'>Continue</button></p></form>")
-
-
-def _error(page: Page, key: str) -> str:
-    msg = page.data.get("errors", {}).get(key)
-    return f"<p class='error' role='alert'>{escape(msg)}</p>" if msg else ""
-
-
-def _previous(page: Page, key: str, default: str = "") -> str:
-    return str(page.data.get("form", {}).get(key, default))
-
-
-def _radio(name: str, value: str, text: str, checked: bool) -> str:
-    c = " checked" if checked else ""
-    return (f"<label><input type='radio' name='{escape(name)}' value='{escape(value)}'{c} "
-            f"required> {escape(text)}</label> ")
-
-
-def _value_text(f: Any, v: float) -> str:
-    if f.labels:
-        return escape(f.labels.get(int(round(v)), fmt(v)))
-    return fmt(v)
-
-
-def _profile_table(features: list, x: list[float], other: list[float] | None,
-                   changed: list[bool], headers: tuple[str, ...]) -> str:
-    rows = []
-    for j, f in enumerate(features):
-        cls = " class='changed'" if changed[j] else ""
-        mark = " &#9670; changed" if changed[j] else ""
-        cells = f"<td>{escape(label(f.name))}{mark}</td><td>{_value_text(f, x[j])}</td>"
-        attrs = f" data-feature='{escape(f.name)}' data-current='{x[j]!r}'"
-        if other is not None:
-            cells += f"<td>{_value_text(f, other[j])}</td>"
-            attrs += f" data-suggested='{other[j]!r}' data-acted='{int(changed[j])}'"
-        rows.append(f"<tr{cls}{attrs}>{cells}</tr>")
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
-
-
-def render(page: Page, action: str) -> str:
-    """The HTML of ``page``, its form posting to ``action``."""
-    return globals()[f"_{page.kind}"](page, action)
-
-
-def _unknown(page: Page, action: str) -> str:
-    return _doc("Study", "<p>Please enter the study through the link of your recruitment "
-                         "platform.</p>")
-
-
-def _consent(page: Page, action: str) -> str:
-    body = (f"<p>{escape(page.data.get('text', ''))}</p>{_error(page, 'consent')}"
-            "<fieldset><legend>Do you agree to take part?</legend>"
-            + _radio("consent", "yes", "Yes, I agree to take part", False) + "<br>"
-            + _radio("consent", "no", "No, I do not agree", False) + "</fieldset>")
-    return _doc("Consent", _form(action, page, body))
-
-
-def _profile(page: Page, action: str) -> str:
-    parts = ["<p>Please enter the applicant's profile. Each value must lie in the range "
-             "shown.</p>", _error(page, "profile")]
-    for f in page.data["features"]:
-        name = f"x_{f.name}"
-        prev = _previous(page, name)
-        parts.append(f"<p><label for='{name}'>{escape(label(f.name))}</label> ")
-        if f.labels:
-            opts = "".join(
-                f"<option value='{c}'{' selected' if prev == str(c) else ''}>"
-                f"{escape(t)}</option>" for c, t in sorted(f.labels.items()))
-            parts.append(f"<select id='{name}' name='{name}' required>"
-                         f"<option value=''>choose</option>{opts}</select>")
+def _flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in tree.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and key != "number":
+            out.update(_flatten(v, key + "."))
         else:
-            parts.append(f"<input id='{name}' name='{name}' type='text' inputmode='decimal' "
-                         f"value='{escape(prev)}' required> (between {fmt(f.lower)} and "
-                         f"{fmt(f.upper)})")
-        parts.append(f"</p>{_error(page, f.name)}")
-    return _doc("Your profile", _form(action, page, "".join(parts)))
+            out[key] = v
+    return out
 
 
-def _actionability(page: Page, action: str) -> str:
-    scheme, levels = page.data["scheme"], page.data["levels"]
-    intro = {
-        "binary": "For each item, can you change it?",
-        "ranking": ("Rank the items you can change: 1 for the easiest, 2 for the next, ...; "
-                    "choose 'cannot change' for the others."),
-        "likert": (f"For each item, how hard is it for you to change it (1 = very easy, "
-                   f"{levels} = very hard), or can you not change it?"),
-    }[scheme]
-    parts = [f"<p>{escape(intro)}</p>", _error(page, "actionability")]
-    for f in page.data["features"]:
-        name = f"a_{f}"
-        prev = _previous(page, name)
-        parts.append(f"<fieldset><legend>{escape(label(f))}</legend>")
-        if scheme == "binary":
-            parts.append(_radio(name, "1", "I can change it", prev == "1")
-                         + _radio(name, "0", "I cannot change it", prev == "0"))
-        elif scheme == "ranking":
-            opts = "".join(f"<option value='{r}'{' selected' if prev == str(r) else ''}>"
-                           f"rank {r}</option>" for r in range(1, levels + 1))
-            sel = " selected" if prev == "0" else ""
-            parts.append(f"<select name='{name}' aria-label='{escape(label(f))}' required>"
-                         f"<option value=''>choose</option><option value='0'{sel}>"
-                         f"cannot change</option>{opts}</select>")
+@cache
+def _read_locale(path: str) -> dict[str, Any]:
+    return _flatten(yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
+
+
+def locale_strings(locale: str = "en", base_dir: str | Path = ".") -> dict[str, Any]:
+    """The texts of ``locale`` (a shipped name or a YAML file relative to ``base_dir``) over
+    the English defaults, as flat dotted keys."""
+    strings = dict(_read_locale(str(_HERE / "locales" / "en.yaml")))
+    if locale != "en":
+        path = _HERE / "locales" / f"{locale}.yaml" if locale in LOCALES else \
+            Path(base_dir) / locale
+        strings.update(_read_locale(str(path)))
+    return strings
+
+
+#: Pages with a "leave the study" form.
+_LEAVABLE = ("profile", "actionability", "check", "question", "rating")
+
+
+def _paragraphs(text: str | None) -> list[str]:
+    return [p.strip() for p in (text or "").split("\n\n") if p.strip()]
+
+
+class Pages:
+    """Renders a live study's pages (see the module docstring).
+
+    Args:
+        live: the study's ``live:`` section.
+        base_dir: the study file's folder (``templates`` and a locale file are relative to it).
+    """
+
+    def __init__(self, live: Any, base_dir: str | Path = ".") -> None:
+        from jinja2 import ChoiceLoader, Environment, FileSystemLoader, select_autoescape
+
+        self.live = live
+        base = Path(base_dir)
+        loaders = [FileSystemLoader(str(_HERE / "templates"))]
+        if getattr(live, "templates", None):
+            folder = base / live.templates
+            if not folder.is_dir():
+                raise DocumentError([DocumentProblem(str(base), "study.live.templates",
+                                                     f"{folder}: no such folder")])
+            loaders.insert(0, FileSystemLoader(str(folder)))
+        locale = getattr(live, "locale", "en")
+        if locale not in LOCALES and not (base / locale).is_file():
+            raise DocumentError([DocumentProblem(str(base), "study.live.locale",
+                                                 f"{locale!r} is neither a shipped locale "
+                                                 f"{LOCALES} nor a file")])
+        self.strings = {**locale_strings(locale, base), **(getattr(live, "strings", None)
+                                                             or {})}
+        number = self.strings.get("number") or {}
+        self.thousands = number.get("thousands", ",")
+        self.point = number.get("point", ".")
+        self.env = Environment(loader=ChoiceLoader(loaders),
+                               autoescape=select_autoescape(default=True, default_for_string=True))
+
+    # -- texts ------------------------------------------------------------------------------
+    def t(self, key: str, default: str | None = None, **fields: Any) -> str:
+        """The text of ``key`` with its ``{fields}`` filled in."""
+        text = self.strings.get(key, default if default is not None else key)
+        return str(text).format(**fields) if fields else str(text)
+
+    def label(self, field: Any) -> str:
+        return self.t(f"feature.{field.name}.label", field.view.label)
+
+    def unit(self, field: Any) -> str:
+        return self.t(f"feature.{field.name}.unit", field.view.unit)
+
+    def levels(self, field: Any) -> dict[int, str]:
+        return {c: self.t(f"feature.{field.name}.levels.{c}", text)
+                for c, text in field.view.levels.items()}
+
+    def value(self, field: Any, v: float) -> str:
+        """Model value ``v`` of ``field`` as the page shows it."""
+        return field.view.text(v, self.thousands, self.point, self.unit(field),
+                               self.levels(field))
+
+    def number(self, field: Any, v: float) -> str:
+        """A display number of ``field`` (an entry's bound) with its unit."""
+        text = field.view.text(field.view.model(v), self.thousands, self.point,
+                               self.unit(field))
+        return text
+
+    def plan_steps(self, features: list, x: list[float], x_cf: list[float],
+                   intervened: list[bool]) -> list[str]:
+        """The plan in words, one step per feature it acts on."""
+        out = []
+        sentence = bool(self.strings.get("sentence_case", False))
+        for j, f in enumerate(features):
+            if not intervened[j]:
+                continue
+            name = self.label(f)
+            if sentence:
+                name = name[:1].lower() + name[1:]
+            old, new = self.value(f, x[j]), self.value(f, x_cf[j])
+            if f.view.coded:
+                verb = "change"
+            else:
+                verb = "raise" if f.view.display(x_cf[j]) > f.view.display(x[j]) else "lower"
+                if old == new:  # a change smaller than the step the values are shown at
+                    verb += "_slightly"
+            out.append(self.t(f"plan.{verb}", feature=name, old=old, new=new))
+        return out
+
+    def plan_text(self, features: list, x: list[float], x_cf: list[float],
+                  intervened: list[bool]) -> str:
+        """The plan in one line (the export's readable column)."""
+        return "; ".join(self.plan_steps(features, x, x_cf, intervened))
+
+    def _rows(self, features: list, x: list[float], other: list[float] | None,
+              intervened: list[bool]) -> list[dict[str, Any]]:
+        rows = []
+        for j, f in enumerate(features):
+            now = self.value(f, x[j])
+            row = {"name": f.name, "label": self.label(f), "current": repr(float(x[j])),
+                   "now": now, "suggested": None, "changed": False, "mark": ""}
+            if other is not None:
+                then = self.value(f, other[j])
+                acted = bool(intervened[j])
+                row.update(suggested=repr(float(other[j])), acted=int(acted), then=then,
+                           changed=acted)
+                if acted:
+                    row["mark"] = self.t("table.changed")
+                elif then != now:
+                    row["mark"] = self.t("table.follows")
+            rows.append(row)
+        return rows
+
+    # -- pages ------------------------------------------------------------------------------
+    def render(self, page: Page, action: str) -> str:
+        """The HTML of ``page``, its form posting to ``action``."""
+        data = page.data
+        errors = {k: self._error(v) for k, v in data.get("errors", {}).items()}
+        ctx = {"lang": self.t("lang"), "title": self.t(f"title.{page.kind}"), "action": action,
+               "key": page.key, "errors": errors, "t": self.t,
+               # a participant taking the study may leave it (status ``returned``)
+               "leave": page.kind in _LEAVABLE,
+               **getattr(self, f"_{page.kind}")(data, data.get("form", {}))}
+        if page.kind == "profile" and ctx.get("approved"):
+            ctx["title"] = self.t("title.approved")
+        return self.env.get_template(f"{page.kind}.html").render(ctx)
+
+    def _error(self, value: Any) -> str:
+        if isinstance(value, (list, tuple)):
+            key, fields = value
+            return self.t(f"error.{key}", **fields)
+        return str(value)
+
+    def _unknown(self, data: dict, form: dict) -> dict:
+        # why an entry link was refused (``entry.pid``, ``entry.study_id``, ``entry.limit``)
+        return {"reason": self.t(f"entry.{data['reason']}") if data.get("reason") else None}
+
+    def _start(self, data: dict, form: dict) -> dict:
+        return {}
+
+    def _consent(self, data: dict, form: dict) -> dict:
+        return {"consent": _paragraphs(data.get("text"))}
+
+    def _profile(self, data: dict, form: dict) -> dict:
+        fields = []
+        for f in data["features"]:
+            name = f"x_{f.name}"
+            prev = str(form.get(name, ""))
+            item = {"name": f.name, "id": name, "label": self.label(f), "previous": prev,
+                    "error": f.name in data.get("errors", {})}
+            if f.view.coded:
+                item["options"] = sorted(self.levels(f).items())
+                try:
+                    item["entered"] = self.levels(f).get(int(prev), prev)
+                except ValueError:
+                    item["entered"] = prev
+            else:
+                item.update(unit=self.unit(f), range=self.t(
+                    "profile.range", low=self.number(f, f.low), high=self.number(f, f.high)),
+                    inputmode="numeric" if f.view.decimals == 0 and f.low >= 0 else "decimal",
+                    entered=f"{prev} {self.unit(f)}".strip())
+            fields.append(item)
+        approved = data.get("errors", {}).get("profile", ("",))[0] == "approved"
+        return {"fields": fields, "framing": data.get("framing", "own_profile"),
+                "vignette": _paragraphs(data.get("vignette")), "approved": approved}
+
+    def _actionability(self, data: dict, form: dict) -> dict:
+        scheme, levels = data["scheme"], data["levels"]
+        views = {f.name: f for f in data.get("views", [])}
+        fields = []
+        for name in data["features"]:
+            f = views.get(name)
+            fields.append({"name": name, "id": f"a_{name}", "previous": str(form.get(
+                f"a_{name}", "")), "label": self.label(f) if f else name})
+        return {"scheme": scheme, "ranks": list(range(1, levels + 1)), "fields": fields,
+                "intro": self.t(f"actionability.{scheme}", levels=levels)}
+
+    def _check(self, data: dict, form: dict) -> dict:
+        c = data["check"]
+        return {"prompt": c.prompt, "options": c.options, "previous": form.get("choice", "")}
+
+    def _question(self, data: dict, form: dict) -> dict:
+        x, features = data["x"], data.get("features") or []
+        if data["kind"] == "prefer":
+            left, right = (data["b"], data["a"]) if data["swapped"] else (data["a"], data["b"])
+            sides = (("left", "A", left), ("right", "B", right))
         else:
-            parts.append("".join(_radio(name, str(s), str(s), prev == str(s))
-                                 for s in range(1, levels + 1))
-                         + _radio(name, "0", "cannot change", prev == "0"))
-        parts.append(f"</fieldset>{_error(page, f)}")
-    return _doc("What can you change?", _form(action, page, "".join(parts)))
+            sides = (("only", "", data["a"]),)
+        plans = []
+        for side, name, pts in sides:
+            acted = [abs(p - c) > 1e-12 for p, c in zip(pts, x, strict=True)]
+            title = self.t("question.plan", name=name).strip()
+            plans.append({"side": side, "title": title,
+                          "steps": self.plan_steps(features, x, pts, acted),
+                          "rows": self._rows(features, x, pts, acted),
+                          "headers": (self.t("table.item"), self.t("table.now"),
+                                      title if name else self.t("table.with_plan"))})
+        prompt = self.t(f"question.{data['kind']}", number=data["q"] + 1)
+        return {"q": data["q"], "kind": data["kind"], "plans": plans, "prompt": prompt}
 
+    def _rating(self, data: dict, form: dict) -> dict:
+        item, qn, features = data["item"], data["questionnaire"], data["features"]
+        x, x_cf, acted = data["x"], item["x_cf"], item["intervened"]
+        changeable = [{"id": f"c_{f.name}", "label": self.label(f),
+                       "previous": form.get(f"c_{f.name}", "")}
+                      for f, moved in zip(features, acted, strict=True) if moved]
+        return {"item": item["item"],
+                "intro": self.t("rating.intro", number=data["position"] + 1, of=data["of"]),
+                "steps": self.plan_steps(features, x, x_cf, acted),
+                "rows": self._rows(features, x, x_cf, acted),
+                "headers": (self.t("table.item"), self.t("table.profile"),
+                            self.t("table.with_plan")),
+                "scales": [{"name": k, "text": getattr(qn, k), "previous": form.get(k, "")}
+                           for k in ("accept", "act")],
+                "points": list(range(1, qn.scale_points + 1)), "low": qn.low_label,
+                "high": qn.high_label, "why": qn.why, "previous_why": form.get("why", ""),
+                "changeable": changeable, "changeable_text": qn.changeable}
 
-def _check(page: Page, action: str) -> str:
-    c = page.data["check"]
-    prev = _previous(page, "choice")
-    body = (f"<fieldset><legend>{escape(c.prompt)}</legend>"
-            + "".join(_radio("choice", o, o, prev == o) for o in c.options)
-            + f"</fieldset>{_error(page, 'choice')}")
-    return _doc("A short question", _form(action, page, body))
-
-
-def _question(page: Page, action: str) -> str:
-    q = page.data
-    x = q["x"]
-    features = page.data.get("features") or []
-    if q["kind"] == "prefer":
-        left, right = (q["b"], q["a"]) if q["swapped"] else (q["a"], q["b"])
-        plans = "".join(
-            f"<div data-side='{side}'><h2>Plan {name}</h2>"
-            + _profile_table(features, x, pts, [abs(p - c) > 1e-12 for p, c in
-                                               zip(pts, x, strict=True)],
-                             ("Item", "Now", f"Plan {name}")) + "</div>"
-            for side, name, pts in (("left", "A", left), ("right", "B", right)))
-        body = (f"<p>Question {q['q'] + 1}: which plan would you rather follow?</p>"
-                f"<div class='plans'>{plans}</div>{_error(page, 'choice')}"
-                "<fieldset><legend>I prefer</legend>"
-                + _radio("choice", "left", "Plan A", False)
-                + _radio("choice", "right", "Plan B", False) + "</fieldset>")
-    else:
-        pts = q["a"]
-        body = (f"<p>Question {q['q'] + 1}: is this plan satisfactory for you?</p>"
-                + _profile_table(features, x, pts, [abs(p - c) > 1e-12 for p, c in
-                                                    zip(pts, x, strict=True)],
-                                 ("Item", "Now", "Plan")) + _error(page, "choice")
-                + "<fieldset><legend>Satisfactory?</legend>"
-                + _radio("choice", "yes", "Yes", False) + _radio("choice", "no", "No", False)
-                + "</fieldset>")
-    return _doc("Which plan?", f"<div data-question='{q['q']}' data-kind='{q['kind']}'>"
-                + _form(action, page, body) + "</div>")
-
-
-def _rating(page: Page, action: str) -> str:
-    d = page.data
-    item, qn = d["item"], d["questionnaire"]
-    features = d["features"]
-    parts = [f"<p>Plan {d['position'] + 1} of {d['of']}. The AI system rejected the "
-             "application and suggests this plan; the highlighted items are the ones the plan "
-             "asks you to change.</p>",
-             _profile_table(features, d["x"], item["x_cf"], item["intervened"],
-                            ("Item", "Your profile", "Suggested profile"))]
-    points = qn.scale_points
-    for key, text in (("accept", qn.accept), ("act", qn.act)):
-        prev = _previous(page, key)
-        scale = "".join(_radio(key, str(v), str(v), prev == str(v))
-                        for v in range(1, points + 1))
-        parts.append(f"<fieldset class='scale'><legend>{escape(text)}</legend>"
-                     f"<span>{escape(qn.low_label)}</span> {scale} "
-                     f"<span>{escape(qn.high_label)}</span></fieldset>{_error(page, key)}")
-    parts.append(f"<p><label for='why'>{escape(qn.why)}</label><br><textarea id='why' "
-                 f"name='why' rows='3' cols='60'>{escape(_previous(page, 'why'))}</textarea>"
-                 "</p>")
-    for j, moved in enumerate(item["intervened"]):
-        if not moved:
-            continue
-        f = features[j].name
-        prev = _previous(page, f"c_{f}")
-        parts.append(f"<fieldset><legend>{escape(label(f))}: {escape(qn.changeable)}"
-                     "</legend>" + _radio(f"c_{f}", "yes", "Yes", prev == "yes")
-                     + _radio(f"c_{f}", "no", "No", prev == "no")
-                     + f"</fieldset>{_error(page, f'c_{f}')}")
-    return _doc("Your opinion of the plan",
-                f"<div data-item='{item['item']}'>" + _form(action, page, "".join(parts))
-                + "</div>")
-
-
-def _end(page: Page, action: str) -> str:
-    d = page.data
-    if d["code"] is None:
-        return _doc("Thank you", "<p>This study has all the participants it needs. Please "
-                                 "return it on your recruitment platform.</p>")
-    text = {"completed": "Thank you for taking part.",
-            "failed_attention": "Thank you. Some of the attention questions were not answered "
-                                "as instructed.",
-            "no_consent": "You chose not to take part. Please return the study."}[d["status"]]
-    return _doc("Thank you", f"<p>{escape(text)}</p><p>Your completion code: "
-                             f"<strong id='code'>{escape(d['code'])}</strong></p>"
-                             f"<p><a id='redirect' href='{escape(d['redirect'])}'>Back to the "
-                             "recruitment platform</a></p>")
+    def _end(self, data: dict, form: dict) -> dict:
+        status = data["status"]
+        if data["code"] is None:
+            text = self.t(f"end.{status}") if status in ("timed_out", "returned") else \
+                self.t("end.full")
+            return {"text": text, "code": None, "debriefing": [], "status": status}
+        # who rated plans learns which of them were random
+        rated = status in ("completed", "failed_attention")
+        return {"text": self.t(f"end.{status}"), "code": data["code"], "status": status,
+                "redirect": data["redirect"],
+                "debriefing": _paragraphs(data.get("debriefing")) if rated else []}

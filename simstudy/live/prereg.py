@@ -12,8 +12,7 @@ import re
 from pathlib import Path
 
 from ..core.store import file_sha256
-from ..run.scenario import policy_name
-from .engine import load_study
+from .engine import load_study, world_views
 
 __all__ = ["live_lines", "check_prereg"]
 
@@ -38,36 +37,36 @@ def check_prereg(study: str | Path, prereg: str | Path) -> str | None:
 
 
 def live_lines(path: str | Path) -> list[str]:
-    """The preregistration's section on running the study live (conditions, assignment,
-    elicitation, attention exclusions, N per condition, the design caveat); Markdown lines.
+    """The preregistration's section on how the live study runs (platform, framing,
+    elicitation, attention checks, timeout, consent and debriefing); Markdown lines.
 
-    :func:`simstudy.cli.planning_commands.preregistration` writes the page (hypotheses, tests,
-    N and its power, assumed effects) and adds this section when the study has ``live:``.
+    :func:`simstudy.planning.preregistration.preregistration` writes the page (hypotheses,
+    variables, conditions and assignment, analyses, exclusions and the no-plan rule, sample
+    size, stopping rule) and adds this section when the study has ``live:``.
     """
     scenario, _ = load_study(path)
     study = scenario.study
     live = study.live
-    names = [policy_name(p) for p in scenario.policies]
-    conditions = live.live_conditions(study.study_policies(names))
-    personalized = {policy_name(p): p.personalized for p in scenario.policies}
-    n = live.target_per_condition
+    views = world_views(scenario.world)
+    framing = ("participants enter their own profile" if live.framing == "own_profile" else
+               f"a vignette (\"{' '.join((live.vignette or '').split())}\"); participants "
+               "enter the profile they imagine")
+    checks = [f"  - after {c.after}: \"{c.prompt}\" ({', '.join(c.options)})"
+              for c in live.attention_checks]
     return [
-        "## Live study", "",
-        "No data have been collected for this study at the time of registration.", "",
-        f"- Dependent variables: accept, \"{live.questionnaire.accept}\"; act, "
-        f"\"{live.questionnaire.act}\" (7 points each).",
-        "- Conditions (one per participant): " + ", ".join(
-            f"`{c}` ({'personalized' if personalized.get(c, True) else 'universal'})"
-            for c in conditions) + ".",
-        "- Assignment: balanced server-side (least-filled condition counting participants in "
-        f"progress, seeded ties); actionability elicited by the {live.elicitation} scheme; each "
-        f"participant also rates {study.random_others} random plan(s).",
-        f"- Exclusion: failing {live.reject_after_failures} or more of the "
-        f"{len(live.attention_checks)} instructed-response attention checks (status "
-        "`failed_attention`); inconsistent answers (stated actionability against the later "
-        "'changeable?') are reported, not excluded.",
-        f"- Sample: {n} participants per condition, {n * len(conditions)} in all.",
-        "- Note: `simstudy power` simulates the within-participant design of the simulated "
-        "study (every participant rates every policy); the live study serves one policy per "
-        "participant, so for the policy contrast that power is likely optimistic.", "",
+        "## 10. Procedure (live)", "",
+        f"- Platform: {live.platform}" + (f" (study id `{live.study_id}`)" if live.study_id
+                                           else "") + f"; framing: {framing}.",
+        "- Values shown and entered (the world's presentation; model units stay internal): "
+        + ("; ".join(v.describe() for v in views.values()) if views else
+           "model units, at a thousandth of each feature's range") + ".",
+        f"- Actionability elicited by the {live.elicitation} scheme"
+        + (f" ({live.likert_levels} levels)" if live.elicitation == "likert" else "") + ".",
+        f"- Attention checks ({len(live.attention_checks)} instructed-response items; "
+        f"failing {live.reject_after_failures} gives status `failed_attention`):", *checks,
+        f"- A slot is held {live.timeout_minutes:g} minutes; an unfinished participant is then "
+        "marked `timed_out`.",
+        f"- Consent: \"{' '.join(live.consent.split())}\"",
+        f"- Debriefing (discloses the random plans): \"{' '.join(live.debriefing.split())}\"",
+        "",
     ]

@@ -37,12 +37,15 @@ proximity all take it.
 from __future__ import annotations
 
 import sys
+import warnings
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ..core.bounds import VALUE_RANGES
+from ..core.documents import Notice
 from ..core.lazy import lazy_exports
 from ..primitives.recourse import Recourse
 
@@ -52,7 +55,7 @@ if TYPE_CHECKING:  # the metric table is read by documents, which validate witho
 __all__ = ["Recourse", "normalized_change", "published_proximity", "weighted_cost",
            "cost_terms", "finish_cost", "evaluate_recourse", "measure_recourse",
            "RECOURSE_COLUMNS", "COST_PLACEMENTS", "DENOMINATORS", "VALUE_RANGES", "Metric",
-           "METRICS", "register_metric", "metrics_of"]
+           "METRICS", "register_metric", "metrics_of", "readable_metrics", "RunPredatesMetric"]
 
 #: Where the cost weight sits: ``outside`` the square (the paper and CARMA) or ``inside``.
 COST_PLACEMENTS = ("outside", "inside")
@@ -127,14 +130,22 @@ class Metric:
         unit: the unit of the metric (``share`` for a proportion).
         meaning: one line saying what the figure is, without its denominator.
         values: what the per-applicant values can be: ``proportion`` (0/1; the mean is a
-            share), ``nonnegative`` or ``real``; it sets :attr:`range`.
+            share), ``nonnegative`` or ``real``; it sets :attr:`range`, which its intervals
+            respect (:mod:`simstudy.core.intervals`).
         table: ``recourse`` or ``outcomes`` (the event world's per-applicant outcomes).
         complement: report ``1 - mean`` (``no_recourse`` is the complement of ``found``).
         summarized: a column of the run summary.
         audited: audited by default.
+<<<<<<< HEAD
+        derive: computes the column from a table's other columns (``rows -> values``; a
+            ``KeyError`` when the table lacks those too), so that a table written before the
+            metric existed still gives it (:func:`readable_metrics`); ``None``: such a table
+            cannot.
         values: what the per-applicant values can be: ``proportion`` (0/1, the mean is a
             share), ``nonnegative`` or ``real``; it sets the range its intervals respect
             (:mod:`simstudy.core.intervals`).
+=======
+>>>>>>> main
 
     Example:
         >>> import pandas as pd
@@ -157,7 +168,7 @@ class Metric:
     complement: bool = False
     summarized: bool = True
     audited: bool = False
-    values: str = "real"
+    derive: Callable[[pd.DataFrame], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.among not in DENOMINATORS:
@@ -311,6 +322,67 @@ def metrics_of(table: str = "recourse", *, summarized: bool | None = None,
     return {k: m for k, m in METRICS.items() if m.table == table
             and (summarized is None or m.summarized == summarized)
             and (audited is None or m.audited == audited)}
+
+
+class RunPredatesMetric(Notice):
+    """A table was written before a metric existed and cannot give it: the metric is left out
+    of what is computed from the table (one line names it)."""
+
+
+def readable_metrics(rows: pd.DataFrame, table: str = "recourse", *,
+                     summarized: bool | None = None, audited: bool | None = None,
+                     names: Collection[str] | None = None, source: str | None = None
+                     ) -> tuple[pd.DataFrame, dict[str, Metric]]:
+    """The metrics of ``table`` that ``rows`` can give, and ``rows`` with the computable ones.
+
+    The metrics are those :func:`metrics_of` selects (only ``names`` when given).
+
+    A metric whose column ``rows`` lacks (a run made before the metric existed) is computed by
+    its :attr:`Metric.derive` from the other columns; when it has none, or those columns are
+    missing too, it is left out and one :class:`RunPredatesMetric` warning names every metric
+    left out. ``source`` names the table in that line (default: ``the <table> table``).
+
+    Example:
+        >>> import pandas as pd
+        >>> old = pd.DataFrame({"found": [True], "valid": [True], "plausible": [True],
+        ...     "hard_action": [False], "cost": [1.0], "cost_unweighted": [1.0],
+        ...     "sparsity": [1], "proximity": [0.5], "logp_cf": [0.0]})     # no violation
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     rows, usable = readable_metrics(old, summarized=True)
+        >>> "violation" in usable, "validity" in usable
+        (False, True)
+        >>> print(caught[0].message)
+        the recourse table: written before the metric 'violation' existed; left out
+    """
+    usable: dict[str, Metric] = {}
+    added: dict[str, Any] = {}
+    missing: dict[str, str] = {}
+    for name, metric in metrics_of(table, summarized=summarized, audited=audited).items():
+        if names is not None and name not in names:
+            continue
+        if metric.column in rows.columns or metric.column in added:
+            usable[name] = metric
+            continue
+        if metric.derive is not None:
+            try:
+                added[metric.column] = metric.derive(rows)
+            except KeyError:  # it needs columns the table lacks as well
+                pass
+            else:
+                usable[name] = metric
+                continue
+        missing[name] = metric.column
+    if added:
+        rows = rows.assign(**added)
+    if missing:
+        names = ", ".join(repr(n) if n == c else f"{n!r} (column {c!r})"
+                          for n, c in missing.items())
+        plural = "s" if len(missing) > 1 else ""
+        warnings.warn(f"{source or f'the {table} table'}: written before the metric{plural} "
+                      f"{names} existed; left out", RunPredatesMetric, stacklevel=2)
+    return rows, usable
 
 
 def normalized_change(delta: np.ndarray, feature_range: np.ndarray,

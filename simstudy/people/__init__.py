@@ -11,7 +11,6 @@
 """
 
 from ..core.lazy import lazy_exports
-from . import response_params as _response_params  # noqa: F401 - registers the response kinds
 
 _EXPORTS = {
     "People": "people",

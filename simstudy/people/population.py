@@ -135,8 +135,6 @@ class RankingSampler:
         scores = np.where(ranks <= n_act[:, None], ranks, 0)
         return scores, k
 
-    n_uniforms = 2
-
 
 class LikertSampler(StrictModel):
     """Independent Likert scores per feature, uniform over ``1..levels`` (or ``0..levels``).
@@ -162,10 +160,6 @@ class LikertSampler(StrictModel):
         u = uniforms[:, : len(features)]
         return lowest + np.minimum((u * span).astype(int), span - 1), self.levels
 
-    @property
-    def n_uniforms(self) -> int:
-        return 8
-
 
 @dataclass(frozen=True)
 class AllActionableSampler:
@@ -173,8 +167,6 @@ class AllActionableSampler:
 
     def sample(self, features: Sequence[str], uniforms: np.ndarray) -> tuple[np.ndarray, int]:
         return np.ones((uniforms.shape[0], len(features)), dtype=np.int64), 1
-
-    n_uniforms = 1
 
 
 class GroupAssignment(StrictModel):

@@ -239,11 +239,6 @@ class RatingResponseParams(ResponseParams):
     threshold: int = Field(5, ge=2, le=7)
 
 
-registry.register("response", LogisticResponseParams,
-                  "simstudy.people.response:LogisticResponse")
-registry.register("response", RatingResponseParams, "simstudy.people.rating:RatingResponse")
-
-
 def _response_entry(value: Any) -> Any:
     # looked up in the table when a document is validated, not when this module was imported,
     # so a response kind registered later (from user code) is a kind like any other

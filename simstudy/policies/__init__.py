@@ -1,12 +1,10 @@
 """Recourse policies behind one small batched interface.
 
-The scenario entries (:mod:`simstudy.policies.params`, torch-free) are registered on import;
-the runtime policies, which import torch, load when first used.
+The scenario entries (:mod:`simstudy.policies.params`, torch-free) are declared as kinds in
+:mod:`simstudy.policies.kinds`; the runtime policies, which import torch, load when first used.
 """
 
 from ..core.lazy import lazy_exports
-from . import params as _params  # noqa: F401 - registers the built-in policy kinds
-from .icarma import spec as _icarma_spec  # noqa: F401 - registers iCARMA
 
 _EXPORTS = {
     "RecourseContext": "base",

@@ -160,6 +160,12 @@ class RecoursePolicy(ABC):
         """Content hashes of trained models, recorded in the run manifest."""
         return {}
 
+    def to_run(self) -> RecoursePolicy:
+        """The policy to run: this one, made universal (:class:`UniversalPolicy`) when its
+        parameters say ``personalized: false``."""
+        personalized = getattr(getattr(self, "params", None), "personalized", True)
+        return self if personalized else UniversalPolicy(self)
+
 
 class UniversalPolicy(RecoursePolicy):
     """A policy that ignores individual profiles: universal recourse.
@@ -207,6 +213,5 @@ class UniversalPolicy(RecoursePolicy):
 def policy_to_run(params: Any) -> RecoursePolicy:
     """The unfitted policy a parameters model configures, made universal when its
     ``personalized`` is false."""
-    policy = build("policy", params)
-    return policy if params.personalized else UniversalPolicy(policy)
+    return build("policy", params).to_run()
 

@@ -2,10 +2,10 @@
 
 A policy's parameters model is its scenario entry (``{kind: wachter, steps: 50}``) and the one
 declaration of its parameters, their constraints and defaults; the runtime policy takes it
-(``Wachter(params)``, or ``Wachter(steps=50)``, which makes the model). The runtime is named in
-the kind's registration (:func:`simstudy.core.registry.register`) and imported only when an
-entry is built, so documents validate without torch. What each parameter means is documented
-on the runtime class.
+(``Wachter(params)``, or ``Wachter(steps=50)``, which makes the model). The runtime imports
+this module; the kind's declaration (:mod:`simstudy.policies.kinds`) pairs the two and imports
+the runtime only when an entry is built, so documents validate without torch. What each
+parameter means is documented on the runtime class.
 
 Example:
     >>> WachterParams().lambda_growth
@@ -22,7 +22,7 @@ from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from ..core.bounds import MAX_QUESTIONS, MAX_STEPS, LearningRate, Steps
 from ..core.documents import StrictModel
-from ..core.registry import build, entry_model, kinds, load_object, register
+from ..core.registry import build, entry_model, kinds
 
 __all__ = ["PolicyParams", "WachterParams", "GrowingSpheresParams", "OracleParams",
            "HAREParams"]
@@ -58,7 +58,7 @@ class PolicyParams(StrictModel):
 
     def policy(self) -> Any:
         """The unfitted policy to run: :meth:`build`, made universal when not personalized."""
-        return load_object("simstudy.policies.base:policy_to_run")(self)
+        return self.build().to_run()
 
 
 class WachterParams(PolicyParams):
@@ -205,7 +205,3 @@ class HAREParams(PolicyParams):
                 "base": {"kind": "wachter", "steps": 20}}
 
 
-register("policy", WachterParams, "simstudy.policies.wachter:Wachter")
-register("policy", GrowingSpheresParams, "simstudy.policies.growing_spheres:GrowingSpheres")
-register("policy", OracleParams, "simstudy.policies.oracle:CausalOracle")
-register("policy", HAREParams, "simstudy.policies.hare:HARE")

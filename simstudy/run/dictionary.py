@@ -272,7 +272,20 @@ ENTRIES: dict[str, list[Entry]] = {
          "one rating"),
         ("applicant_id", "applicant's row in the replication's applicant split", "", ""),
         ("position", "live study: display position of the rating page (seeded order)", "", ""),
-        ("status", "live study: completed, failed_attention or in_progress", "", ""),
+        ("status", "live study: the participant's outcome: completed, failed_attention, "
+                   "no_consent, timed_out (their slot's time ran out), returned (they left the "
+                   "study), in_progress (still taking it when exported)", "", ""),
+        ("assigned_condition", "live study: the condition first assigned (equals condition "
+                               "unless the no-plan rule replaced it)", "", ""),
+        ("no_plan", "live study: 1 when the assigned condition found no plan for the stated "
+                    "profile", "0/1", "one participant"),
+        ("pilot", "live study: 1 when the participant entered while the pilot flag was on",
+         "0/1", "one participant"),
+        ("study_version", "live study: version of the study file the participant took (1 for "
+                          "the first file served on the database)", "version",
+         "one participant"),
+        ("plan", "live study: the plan in the words its page showed (labels, units and values "
+                 "of the world's presentation)", "", "one rating"),
         ("attention_failures", "live study: attention checks the participant failed", "checks",
          "one participant"),
         ("inconsistent", "live study: 'changeable?' answers contradicting the stated "
@@ -284,7 +297,10 @@ ENTRIES: dict[str, list[Entry]] = {
     "study_open.csv": [
         ("uid", "participant (as in study.csv)", "", ""),
         ("item", "recourse rated (as in study.csv)", "", ""),
-        ("why", "the participant's open answer (free text: review before sharing)", "", ""),
+        ("why", "the participant's open answer (free text: review before sharing); a text "
+                "starting with = + - @, a tab or a carriage return is written with a leading ' "
+                "so that spreadsheets do not run it as a formula (OWASP CSV injection): the "
+                "raw text is the cell without that first character", "", ""),
         ("needs_review", "1 when the answer holds text to review", "0/1", "")],
     "gamm.csv": [
         ("model", "`response ~ distance` of the analysis document", "", ""),

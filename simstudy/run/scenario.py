@@ -25,18 +25,25 @@ once for the scenario and optionally replaced per condition::
     users: {scale: far, noise: {kind: bernoulli, p: 0.1}}
     response: {kind: rating}
 
-Policy and world kinds come from :mod:`simstudy.core.registry`, so each subsystem adds its own.
+Policy, world and response kinds come from :mod:`simstudy.core.registry`: the installed ones
+(the package's and its plugins', entry-point group ``simstudy.kinds``) and those registered by
+the modules the document's ``imports:`` names, imported (from the document's folder or the
+working directory) before the rest is validated::
+
+    imports: [my_kinds]          # my_kinds.py beside the scenario registers `raise_income`
+    policies:
+      - {kind: raise_income}
 """
 
 from __future__ import annotations
 
+import pickle
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic import Discriminator, Field, Tag, model_serializer, model_validator
 
-from .. import policies as _policies  # noqa: F401 - registers the built-in policy kinds
-from .. import world as _world  # noqa: F401 - registers the built-in world kinds
 from ..core.bounds import MAX_APPLICANTS
 from ..core.documents import (
     DocumentError,
@@ -47,7 +54,7 @@ from ..core.documents import (
     safe_name_problem,
     validate_data,
 )
-from ..core.registry import entries, kinds
+from ..core.registry import entries, import_modules, kinds, module_folders
 from ..people.response_params import LogisticResponseParams
 from ..people.spec import (
     ActionabilitySpec,
@@ -140,6 +147,10 @@ def _scenario_model() -> type[StrictModel]:
 
         name: SafeName
         description: str = ""
+        imports: list[str] = Field(
+            default_factory=list,
+            description="modules (beside the document, or in the working directory) imported "
+                        "before it is validated: the kinds they register may be named")
         seed: int = Field(0, ge=0)
         replications: int = Field(1, ge=1, le=1000)
         world: world_union  # type: ignore[valid-type]
@@ -153,6 +164,22 @@ def _scenario_model() -> type[StrictModel]:
         simulation: SimulationSpec | None = None
         contrasts: list[ContrastSpec] = Field(default_factory=list)
         study: StudySectionSpec | None = None
+
+        def __reduce_ex__(self, protocol):
+            # a scenario naming modules imports them in the process that unpickles it (a
+            # worker started before the document was read), before its entries are read
+            if not self.imports:
+                return super().__reduce_ex__(protocol)
+            payload = pickle.dumps((type(self), self.__getstate__()), protocol)
+            return (_with_imports, (module_folders(self.imports), list(self.imports), payload))
+
+        @model_serializer(mode="wrap")
+        def _without_empty_imports(self, handler):
+            # a document without imports is written as before the field existed
+            data = handler(self)
+            if isinstance(data, dict) and not self.imports:
+                data.pop("imports", None)
+            return data
 
         @model_validator(mode="after")
         def _unique_names(self):
@@ -183,6 +210,20 @@ def _scenario_model() -> type[StrictModel]:
             return self
 
     return Scenario
+
+
+def _with_imports(folders: list[str], imports: list[str], payload: bytes) -> Any:
+    # unpickles a scenario after importing the modules it names (see ``__reduce_ex__``)
+    for folder in folders:
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    problems = import_modules(imports, folders[0] if folders else ".", "scenario")
+    if problems:
+        raise ImportError(str(problems[0]))
+    cls, state = pickle.loads(payload)  # noqa: S301 - the run's own units
+    scenario = cls.__new__(cls)
+    scenario.__setstate__(state)
+    return scenario
 
 
 def _needs_gradients(spec: Any) -> bool:
@@ -307,6 +348,11 @@ def load_scenario(path: str | Path, data: Any = None, source: str | None = None,
     if data is None:
         data = load_yaml(path)
     source = str(path) if source is None else source
+    imports = data.get("imports") if isinstance(data, dict) else None
+    if isinstance(imports, list) and all(isinstance(name, str) for name in imports):
+        import_problems = import_modules(imports, path.parent, source)
+        if import_problems:
+            raise DocumentError(import_problems)
     kind_problems = _unknown_kind_problems(data, source)
     if kind_problems:
         raise DocumentError(kind_problems)

@@ -10,6 +10,11 @@ is declared once, with its column and denominator, in :data:`simstudy.metrics.ME
 * ``no_recourse``: share for whom the policy found nothing; ``violation``: share of recourses
   acting on a feature the person cannot change.
 
+A table written before a metric existed still summarizes: the metric is computed from the
+table's other columns where its declaration says how (:attr:`~simstudy.metrics.Metric.derive`),
+else left out with one line saying the table predates it
+(:func:`~simstudy.metrics.readable_metrics`).
+
 Numeric per-applicant columns that no metric reads (policy extras such as queries asked) are
 averaged over every applicant.
 
@@ -33,7 +38,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..core.intervals import mean_sd_ci, metric_interval
-from ..metrics import RECOURSE_COLUMNS, metrics_of
+from ..metrics import RECOURSE_COLUMNS, Metric, metrics_of, readable_metrics
 
 __all__ = ["replication_metrics", "summarize_recourse", "summarize_contrasts", "mean_ci"]
 
@@ -52,10 +57,10 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float,
 _COUNT = "count_of_"
 
 
-def _metrics(block: pd.DataFrame, extras: Sequence[str], counts: bool = False
-             ) -> dict[str, float]:
+def _metrics(block: pd.DataFrame, metrics: dict[str, Metric], extras: Sequence[str],
+             counts: bool = False) -> dict[str, float]:
     out = {"n": float(len(block))}
-    for name, metric in metrics_of("recourse", summarized=True).items():
+    for name, metric in metrics.items():
         out[name] = metric.mean(block)
         if counts:
             out[_COUNT + name] = float(metric.count(block))
@@ -73,9 +78,11 @@ def _extra_columns(df: pd.DataFrame, group_columns: Sequence[str]) -> list[str]:
 
 
 def replication_metrics(df: pd.DataFrame, group_columns: Sequence[str] = (),
-                        counts: bool = False) -> pd.DataFrame:
+                        counts: bool = False, source: str | None = None) -> pd.DataFrame:
     """One row per replication x policy x condition x group (``group_by = all`` included);
-    ``counts`` adds ``count_of_<metric>``, the people in each metric's denominator."""
+    ``counts`` adds ``count_of_<metric>``, the people in each metric's denominator.
+    ``source`` names the table in the line about metrics it predates."""
+    df, metrics = readable_metrics(df, summarized=True, source=source)
     extras = _extra_columns(df, group_columns)
     rows = []
     for by in ("all", *group_columns):
@@ -85,15 +92,18 @@ def replication_metrics(df: pd.DataFrame, group_columns: Sequence[str] = (),
             group = "all" if by == "all" else str(key[-1])
             rows.append({"replication": key[0], "policy": key[1], "condition": key[2],
                          "group_by": by, "group": group,
-                         **_metrics(block, extras, counts)})
+                         **_metrics(block, metrics, extras, counts)})
     return pd.DataFrame(rows)
 
 
-def summarize_recourse(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> pd.DataFrame:
+def summarize_recourse(df: pd.DataFrame, group_columns: Sequence[str] = (),
+                       source: str | None = None) -> pd.DataFrame:
     """Mean and 95% CI over replications of every metric, per policy x condition x group.
 
     The metrics and their denominators are those of :data:`simstudy.metrics.METRICS`
-    (``summarized``), followed by the policies' numeric extras averaged over everyone.
+    (``summarized``), followed by the policies' numeric extras averaged over everyone. A metric
+    the table predates is computed from its other columns or left out (one
+    :class:`~simstudy.metrics.RunPredatesMetric` warning, naming ``source``).
 
     References:
         Individual-actionability study (2026), Section 5.1 (the population metrics);
@@ -109,7 +119,7 @@ def summarize_recourse(df: pd.DataFrame, group_columns: Sequence[str] = ()) -> p
         >>> summarize_recourse(rows)[["validity", "cost", "no_recourse"]].round(2).values.tolist()
         [[0.5, 2.5, 0.25]]
     """
-    per_rep = replication_metrics(df, group_columns, counts=True)
+    per_rep = replication_metrics(df, group_columns, counts=True, source=source)
     metric_cols = [c for c in per_rep.columns if not c.startswith(_COUNT)
                    and c not in ("replication", "policy", "condition", "group_by", "group")]
     kinds = {name: m.values for name, m in metrics_of("recourse", summarized=True).items()}
@@ -148,7 +158,8 @@ def _in_document_order(table: pd.DataFrame, df: pd.DataFrame, group_columns: Seq
 
 
 def summarize_contrasts(df: pd.DataFrame, pairs: Sequence[tuple],
-                        group_columns: Sequence[str] = ()) -> pd.DataFrame:
+                        group_columns: Sequence[str] = (), source: str | None = None
+                        ) -> pd.DataFrame:
     """Paired differences ``policy - baseline`` of every metric, per condition x group.
 
     Args:
@@ -157,13 +168,14 @@ def summarize_contrasts(df: pd.DataFrame, pairs: Sequence[tuple],
             ``(policy, baseline, condition, baseline_condition)``: ``policy`` in ``condition``
             against ``baseline`` in ``baseline_condition`` (``None`` conditions: within each).
         group_columns: columns to break the contrasts down by, besides ``all``.
+        source: names the table in the line about metrics it predates.
 
     Returns:
         One row per pair x condition x group: each metric's mean difference over the
         replications both ran, with its 95% interval (``*_ci_low``, ``*_ci_high``); a
         cross-condition pair has ``condition`` ``"<condition> vs <baseline_condition>"``.
     """
-    per_rep = replication_metrics(df, group_columns)
+    per_rep = replication_metrics(df, group_columns, source=source)
     metric_cols = [c for c in per_rep.columns
                    if c not in ("replication", "condition", "group_by", "group", "policy", "n")]
     rows = []

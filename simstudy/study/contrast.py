@@ -14,6 +14,11 @@ asks whether any policy differs from the baseline. The policy effect is total: i
 every route by which a policy changes ratings (the distance of its recourses, whether they need
 a feature the person cannot change).
 
+Where every participant rates one recourse of those compared (a between-participant design)
+the random intercept cannot be estimated: the model is fitted by ordinary least squares
+without it, its intervals and p-values on Student's t (``model`` column ``ols``; the rule of
+:func:`~simstudy.study.hypothesis_tests.design_model`).
+
 References:
     Laird, N. M. and Ware, J. H. (1982). Random-effects models for longitudinal data.
     Biometrics 38(4), 963-974.
@@ -33,20 +38,24 @@ Example:
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats
+from statsmodels.regression.linear_model import OLS
 from statsmodels.regression.mixed_linear_model import MixedLM
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
+
+from .hypothesis_tests import design_model
 
 __all__ = ["ContrastResult", "fit_policy_contrast", "policy_contrasts", "CONTRAST_COLUMNS"]
 
 #: Columns of the table :func:`policy_contrasts` returns (one row per response x policy).
-CONTRAST_COLUMNS = ["response", "policy", "baseline", "estimate", "se", "lower", "upper", "z",
-                    "p", "mean_policy", "mean_baseline", "n_ratings", "n_participants",
+CONTRAST_COLUMNS = ["response", "model", "policy", "baseline", "estimate", "se", "lower", "upper",
+                    "z", "p", "mean_policy", "mean_baseline", "n_ratings", "n_participants",
                     "sd_intercept", "sd_resid", "omnibus_chi2", "omnibus_df", "omnibus_p",
                     "converged"]
 
@@ -96,26 +105,33 @@ def fit_policy_contrast(
     y = sub[response].to_numpy(float)
     which = sub[policy].astype(str).to_numpy()
     design = np.column_stack([np.ones(len(y))] + [(which == p).astype(float) for p in others])
+    k = len(others)
+    model = design_model(sub[group].to_numpy())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
-        fit = MixedLM(y, design, groups=sub[group].to_numpy()).fit(reml=True)
-    k = len(others)
-    beta = np.asarray(fit.fe_params)[1:]
+        if model == "ols":
+            fit = OLS(y, design).fit()
+            beta, sd_a, converged = np.asarray(fit.params)[1:], math.nan, True
+            dist = stats.t(fit.df_resid)
+        else:
+            fit = MixedLM(y, design, groups=sub[group].to_numpy()).fit(reml=True)
+            beta = np.asarray(fit.fe_params)[1:]
+            sd_a = float(np.sqrt(max(float(np.asarray(fit.cov_re)[0, 0]), 0.0)))
+            converged = bool(getattr(fit, "converged", True))
+            dist = stats.norm
     cov = np.asarray(fit.cov_params())[1:k + 1, 1:k + 1]
     se = np.sqrt(np.diag(cov))
-    zq = stats.norm.ppf(0.5 + level / 2)
+    zq = dist.ppf(0.5 + level / 2)
     z = beta / se
     chi2 = float(beta @ np.linalg.solve(cov, beta))
     omnibus_p = float(stats.chi2.sf(chi2, k))
     means = sub.groupby(policy)[response].mean()
     means.index = means.index.astype(str)
-    sd_a = float(np.sqrt(max(float(np.asarray(fit.cov_re)[0, 0]), 0.0)))
-    converged = bool(getattr(fit, "converged", True))
     table = pd.DataFrame({
-        "response": response, "policy": others, "baseline": baseline, "estimate": beta,
-        "se": se, "lower": beta - zq * se, "upper": beta + zq * se, "z": z,
-        "p": 2 * stats.norm.sf(np.abs(z)), "mean_policy": [means[p] for p in others],
+        "response": response, "model": model, "policy": others, "baseline": baseline,
+        "estimate": beta, "se": se, "lower": beta - zq * se, "upper": beta + zq * se, "z": z,
+        "p": 2 * dist.sf(np.abs(z)), "mean_policy": [means[p] for p in others],
         "mean_baseline": means[baseline], "n_ratings": len(y),
         "n_participants": int(sub[group].nunique()), "sd_intercept": sd_a,
         "sd_resid": float(np.sqrt(fit.scale)), "omnibus_chi2": chi2, "omnibus_df": k,

@@ -76,6 +76,7 @@ __all__ = [
     "random_recourse",
     "random_recourse_pool",
     "StudyPowerTask",
+    "response_inputs",
     "simulated_table",
     "simulate_power_study",
     "power_curve",
@@ -222,7 +223,7 @@ def choose_participants(ids: np.ndarray, n: int, seed: int) -> np.ndarray:
     return np.sort(ids[np.argsort(u, kind="stable")[:n]])
 
 
-def _inputs(rows: pd.DataFrame, z: np.ndarray) -> ResponseInputs:
+def response_inputs(rows: pd.DataFrame, z: np.ndarray) -> ResponseInputs:
     """Response inputs of pool rows; ``z`` ``(len(rows), 4)``: the raters' dispositions
     (accept, act, accept slope, act slope)."""
     return ResponseInputs(
@@ -309,6 +310,11 @@ class StudyPowerTask(PowerTask):
     power: StudyPowerSpec
     exclude_blocked: bool
 
+    def analysed_table(self) -> tuple[pd.DataFrame, dict]:
+        """The simulated table the tests read, and what the part file records beside them
+        (nothing for this design)."""
+        return simulated_table(self), {}
+
 
 def simulated_table(task: StudyPowerTask) -> pd.DataFrame:
     """The table of one simulated study (see the module docstring): N applicants drawn from
@@ -326,7 +332,7 @@ def simulated_table(task: StudyPowerTask) -> pd.DataFrame:
     take = [by_applicant[a] for a in drawn]
     uid = np.repeat(np.arange(n), [len(t) for t in take])
     rows = pool.iloc[np.concatenate(take)].reset_index(drop=True)
-    accept, act = task.response.ratings(_inputs(rows, z[uid]), gen.random((len(rows), 2)))
+    accept, act = task.response.ratings(response_inputs(rows, z[uid]), gen.random((len(rows), 2)))
     groups = [c for c in pool.columns if c not in POOL_COLUMNS]
     table = _table(rows, uid, accept, act, list(task.policies), groups)
     if task.exclude_blocked:

@@ -46,6 +46,7 @@ from pydantic import Field, model_validator
 
 from ..analysis.analysis_spec import AnalysisSpec
 from ..core.documents import StrictModel
+from .live_section import EXCLUSION_REASONS
 
 __all__ = ["HypothesisSpec", "StudyAnalysisSpec", "Multiplicity", "hypothesis_problems",
            "hypothesis_names",
@@ -158,8 +159,13 @@ def hypothesis_names(hypotheses: list[HypothesisSpec]) -> list[str]:
 class StudyAnalysisSpec(AnalysisSpec):
     """An analysis document (:class:`~simstudy.analysis.analysis_spec.AnalysisSpec`) that may
     state the study's hypotheses: ``simstudy analyze`` then tests exactly these
-    (``hypotheses.csv``), at ``alpha`` with the ``multiplicity`` rule."""
+    (``hypotheses.csv``), at ``alpha`` with the ``multiplicity`` rule, on the participants
+    left by the ``exclusions`` (:mod:`simstudy.study.exclusions`; a study file's
+    ``live.exclusions`` when the study file is the spec)."""
 
     hypotheses: list[HypothesisSpec] = Field(default_factory=list)
     multiplicity: Multiplicity = "holm"
     alpha: float = Field(0.05, gt=0, lt=1, description="level of the hypotheses' tests")
+    exclusions: list[Literal["failed_attention", "no_plan", "timed_out", "pilot"]] = Field(
+        default_factory=lambda: list(EXCLUSION_REASONS),
+        description="who a live export's analysis excludes (simstudy.study.exclusions)")

@@ -12,8 +12,11 @@ the same simulated study and ``failed:any`` when any fit failed.
 
 Power of ``H`` at N is the share rejected among the simulations whose fit of ``H`` succeeded,
 with its Clopper-Pearson interval; the failed fits are reported in their own column (never
-counted as "not significant"). Joint power is the share of simulations in which all hypotheses
-are rejected, among those where no fit failed.
+counted as "not significant"). The smooth beside a distance hypothesis (fitted with the
+hypothesis's ``adjust`` covariates) is not fitted where the rows hold fewer than 4 distinct
+distances: those studies are counted as ``skipped``, apart from the failed fits. Joint power
+is the share of simulations in which all hypotheses are rejected, among those where no fit
+failed.
 
 Example:
     >>> h = HypothesisSpec.model_validate({"contrast": ["a", "b"], "direction": "greater"})
@@ -30,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .from_scenario import StudyPowerTask, simulated_table
+from .from_scenario import StudyPowerTask
 from .hypotheses import HypothesisSpec, hypothesis_names
 from .hypothesis_tests import evaluate_hypotheses, evaluate_hypothesis, group_mask
 from .power import clopper_pearson
@@ -39,8 +42,8 @@ __all__ = ["HypothesisPowerTask", "simulate_hypotheses_study", "hypothesis_colum
            "hypothesis_power_table", "group_values", "POWER_TABLE_COLUMNS"]
 
 #: Columns of ``power.csv`` of a study with hypotheses.
-POWER_TABLE_COLUMNS = ["hypothesis", "label", "n", "simulations", "failed", "fitted",
-                       "significant", "power", "lower", "upper"]
+POWER_TABLE_COLUMNS = ["hypothesis", "label", "n", "simulations", "failed", "skipped",
+                       "fitted", "significant", "power", "lower", "upper"]
 
 
 @dataclass(frozen=True)
@@ -63,13 +66,15 @@ def group_values(pool: pd.DataFrame, column: str) -> tuple[str, ...]:
 
 
 def hypothesis_columns(hypotheses: list[HypothesisSpec],
-                       groups: tuple[tuple[str, str, tuple[str, ...]], ...] = ()) -> list[str]:
-    """The part files' columns for a family of hypotheses."""
-    cols = ["n", "sim"]
+                       groups: tuple[tuple[str, str, tuple[str, ...]], ...] = (),
+                       extras: tuple[str, ...] = ()) -> list[str]:
+    """The part files' columns for a family of hypotheses (``extras``: what a design records
+    beside the tests, e.g. a live study's arrivals)."""
+    cols = ["n", "sim", *extras]
     for name, h in zip(hypothesis_names(hypotheses), hypotheses, strict=True):
         cols += [f"p:{name}", f"estimate:{name}", f"failed:{name}", f"significant:{name}"]
         if h.kind == "distance" and h.smooth:
-            cols += [f"smooth_p:{name}"]
+            cols += [f"smooth_p:{name}", f"smooth_skipped:{name}"]
     for name, column, values in groups:
         for v in values:
             cols += [f"failed:{name}[{column}={v}]", f"significant:{name}[{column}={v}]"]
@@ -78,14 +83,14 @@ def hypothesis_columns(hypotheses: list[HypothesisSpec],
 
 def simulate_hypotheses_study(task: HypothesisPowerTask) -> dict:
     """Simulates one study and tests its hypotheses; one part-file row."""
-    table = simulated_table(task)
+    table, extras = task.analysed_table()
     alpha = task.power.alpha
     hyps = list(task.hypotheses)
     names = hypothesis_names(hyps)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # hundreds of refits: per-fit notes would flood the log
         res = evaluate_hypotheses(table, hyps, alpha, task.multiplicity)
-    row: dict = {"n": task.n_participants, "sim": task.sim}
+    row: dict = {"n": task.n_participants, "sim": task.sim, **extras}
     for name, h, r in zip(names, hyps, res.itertuples(index=False), strict=True):
         row[f"p:{name}"] = float(r.p)
         row[f"estimate:{name}"] = float(r.estimate)
@@ -93,6 +98,7 @@ def simulate_hypotheses_study(task: HypothesisPowerTask) -> dict:
         row[f"significant:{name}"] = int(bool(r.rejected))
         if h.kind == "distance" and h.smooth:
             row[f"smooth_p:{name}"] = float(r.smooth_p)
+            row[f"smooth_skipped:{name}"] = float(r.smooth_status == "too_few_distances")
     by_name = dict(zip(names, hyps, strict=True))
     for name, column, values in task.groups:
         for v in values:
@@ -111,13 +117,17 @@ def simulate_hypotheses_study(task: HypothesisPowerTask) -> dict:
 
 
 def _power_row(name: str, label: str, n: int, significant: np.ndarray, failed: np.ndarray,
-               level: float) -> dict:
-    fitted = int((~failed).sum())
-    x = int(significant[~failed].sum())
+               level: float, skipped: np.ndarray | None = None) -> dict:
+    skipped = np.zeros(len(failed), dtype=bool) if skipped is None else skipped
+    failed = failed & ~skipped
+    tested = ~failed & ~skipped
+    fitted = int(tested.sum())
+    x = int(significant[tested].sum())
     lo, hi = clopper_pearson(x, fitted, level) if fitted else (math.nan, math.nan)
     return {"hypothesis": name, "label": label, "n": int(n), "simulations": len(significant),
-            "failed": int(failed.sum()), "fitted": fitted, "significant": x,
-            "power": x / fitted if fitted else math.nan, "lower": lo, "upper": hi}
+            "failed": int(failed.sum()), "skipped": int(skipped.sum()), "fitted": fitted,
+            "significant": x, "power": x / fitted if fitted else math.nan, "lower": lo,
+            "upper": hi}
 
 
 def hypothesis_power_table(rows: pd.DataFrame, hypotheses: list[HypothesisSpec],
@@ -134,10 +144,13 @@ def hypothesis_power_table(rows: pd.DataFrame, hypotheses: list[HypothesisSpec],
                                   grp[f"significant:{name}"].to_numpy(int), failed, level))
             if h.kind == "distance" and h.smooth:
                 p = grp[f"smooth_p:{name}"].to_numpy(float)
-                out.append(_power_row(f"{name}:smooth", f"{h.response} ~ s({h.distance}) "
-                                      f"(reported beside {name}, not tested; two-sided, "
-                                      f"alpha {alpha})", n, (p < alpha).astype(int),
-                                      np.isnan(p), level))
+                skip = (grp[f"smooth_skipped:{name}"].to_numpy(float) > 0
+                        if f"smooth_skipped:{name}" in grp else np.zeros(len(p), dtype=bool))
+                adjust = f" + {' + '.join(h.adjust)}" if h.adjust else ""
+                out.append(_power_row(f"{name}:smooth", f"{h.response} ~ s({h.distance})"
+                                      f"{adjust} (reported beside {name}, not tested; "
+                                      f"two-sided, alpha {alpha})", n,
+                                      (p < alpha).astype(int), np.isnan(p), level, skip))
         for name, column, values in groups:
             for v in values:
                 key = f"{name}[{column}={v}]"

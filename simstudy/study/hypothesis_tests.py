@@ -1,7 +1,9 @@
 """Testing a study's hypotheses (:mod:`simstudy.study.hypotheses`) on one rating table.
 
-Every kind is a linear mixed model with participant random intercepts, fitted by REML with
-statsmodels' ``MixedLM`` (Laird & Ware 1982); for rating ``y_ij`` of participant ``i``,
+Every kind is a linear model of the ratings tested; where some participant gives two or more
+of them (a within-participant design) it is a linear mixed model with participant random
+intercepts, fitted by REML with statsmodels' ``MixedLM`` (Laird & Ware 1982); for rating
+``y_ij`` of participant ``i``,
 
     y_ij = b0 + beta x_ij + gamma' w_ij + a_i + e_ij,   a_i ~ N(0, sd_a^2),  e_ij ~ N(0, sd^2),
 
@@ -12,12 +14,20 @@ where ``x`` is the tested term and ``w`` the ``adjust`` covariates:
   ``s(D)`` is fitted beside it and reported, not tested);
 * gap ``[G1, G2]``: ratings of participants in G1 or G2, ``x = 1[group = G1]``.
 
+Where every participant gives one rating of those tested (a between-participant design, as a
+live study's contrast of the conditions: each participant rates one condition's plan) the
+random intercept cannot be estimated (it is confounded with ``e_ij``): the model is then fitted
+by ordinary least squares without it, and ``t = beta / se`` is read on Student's t with the
+residual degrees of freedom (:func:`design_model`, the ``model`` column).
+
 The Wald statistic ``z = beta / se`` gives the p-value the direction asks for: ``1 - Phi(z)``
 for ``greater`` / ``increasing``, ``Phi(z)`` for ``less`` / ``decreasing``, ``2 (1 - Phi(|z|))``
-for ``two-sided``. The family's p-values are adjusted by Holm's step-down rule (or Bonferroni,
-or none; statsmodels' ``multipletests``); a hypothesis whose fit failed or did not converge is
-``failed``: never counted as "not significant", and it enters the adjustment of the others with
-p = 1 (as a hypothesis tested and not rejected, the conservative reading). A covariate constant
+for ``two-sided``. The family is corrected by Holm's step-down rule (or Bonferroni, or none):
+rejections by the rule at its boundary (:func:`reject`, ``p <= alpha / (m - i)``), adjusted
+p-values reported beside (the running maximum of ``(m - i) p_(i)``); a hypothesis whose fit
+failed or did not converge is ``failed``: never counted as "not significant", and it enters
+the adjustment of the others with p = 1 (as a hypothesis tested and not rejected, the
+conservative reading). A covariate constant
 within the rows tested is left out of that fit (it cannot be estimated) and noted.
 
 References:
@@ -48,33 +58,36 @@ import warnings
 import numpy as np
 import pandas as pd
 from scipy import stats
+from statsmodels.regression.linear_model import OLS
 from statsmodels.regression.mixed_linear_model import MixedLM
-from statsmodels.stats.multitest import multipletests
 
 from ..analysis.gamm import fit_gamm
 from .hypotheses import GROUP_VALUES, HypothesisSpec, hypothesis_names
 
-__all__ = ["evaluate_hypothesis", "evaluate_hypotheses", "adjust_p", "group_mask",
-           "HYPOTHESIS_COLUMNS", "one_sided_p"]
+__all__ = ["evaluate_hypothesis", "evaluate_hypotheses", "adjust_p", "reject", "group_mask",
+           "design_model", "HYPOTHESIS_COLUMNS", "one_sided_p"]
 
 #: Columns of :func:`evaluate_hypotheses`' table (``hypotheses.csv`` of ``simstudy analyze``).
-HYPOTHESIS_COLUMNS = ["hypothesis", "label", "kind", "response", "direction", "estimate", "se",
-                      "z", "p", "p_adjusted", "rejected", "failed", "multiplicity", "alpha",
-                      "n_ratings", "n_participants", "smooth_edf", "smooth_p", "note"]
+HYPOTHESIS_COLUMNS = ["hypothesis", "label", "kind", "response", "direction", "model",
+                      "estimate", "se", "z", "p", "p_adjusted", "rejected", "failed",
+                      "multiplicity", "alpha", "n_ratings", "n_participants", "smooth_edf",
+                      "smooth_p", "smooth_status", "note"]
 
 
-def one_sided_p(z: float, direction: str) -> float:
-    """The p-value of Wald statistic ``z`` in the stated direction.
+def one_sided_p(z: float, direction: str, df: float | None = None) -> float:
+    """The p-value of statistic ``z`` in the stated direction: standard normal (Wald), or
+    Student t with ``df`` degrees of freedom (ordinary least squares).
 
     Example:
         >>> round(one_sided_p(1.645, "greater"), 3), round(one_sided_p(1.645, "two-sided"), 2)
         (0.05, 0.1)
     """
+    dist = stats.norm if df is None else stats.t(df)
     if direction in ("greater", "increasing"):
-        return float(stats.norm.sf(z))
+        return float(dist.sf(z))
     if direction in ("less", "decreasing"):
-        return float(stats.norm.cdf(z))
-    return float(2 * stats.norm.sf(abs(z)))
+        return float(dist.cdf(z))
+    return float(2 * dist.sf(abs(z)))
 
 
 def group_mask(values: pd.Series, name: str) -> np.ndarray:
@@ -103,8 +116,40 @@ def adjust_p(p: np.ndarray, method: str) -> np.ndarray:
     if method == "none" or len(p) == 0:
         return p.copy()
     filled = np.where(np.isnan(p), 1.0, p)
-    adjusted = multipletests(filled, method=method)[1]
+    m = len(filled)
+    if method == "bonferroni":
+        adjusted = np.minimum(1.0, m * filled)
+    else:  # Holm: the running maximum of (m - i) p_(i) over the sorted p-values
+        order = np.argsort(filled, kind="stable")
+        steps = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * filled[order]))
+        adjusted = np.empty(m)
+        adjusted[order] = steps
     return np.where(np.isnan(p), np.nan, adjusted)
+
+
+def reject(p: np.ndarray, alpha: float, method: str) -> np.ndarray:
+    """Which hypotheses the family rejects, by the rule itself at its boundary: Holm's
+    step-down rejects the ``i``-th smallest p-value (``i = 0..m-1``) while every one up to it
+    has ``p <= alpha / (m - i)``; Bonferroni ``p <= alpha / m``; none ``p <= alpha``. NaN (a
+    failed fit) is never rejected and counts in ``m``.
+
+    Example:
+        >>> reject(np.array([0.025, 0.05]), 0.05, "holm").tolist()
+        [True, True]
+    """
+    p = np.asarray(p, dtype=float)
+    m = len(p)
+    filled = np.where(np.isnan(p), np.inf, p)
+    if method == "none":
+        return filled <= alpha
+    if method == "bonferroni":
+        return filled <= alpha / m
+    out = np.zeros(m, dtype=bool)
+    for i, j in enumerate(np.argsort(filled, kind="stable")):
+        if not filled[j] <= alpha / (m - i):
+            break
+        out[j] = True
+    return out
 
 
 def _rows(table: pd.DataFrame, h: HypothesisSpec, policy: str) -> tuple[pd.DataFrame, np.ndarray]:
@@ -129,9 +174,39 @@ def _rows(table: pd.DataFrame, h: HypothesisSpec, policy: str) -> tuple[pd.DataF
     return sub, first[first | second].astype(float)
 
 
+def design_model(groups: np.ndarray) -> str:
+    """The model the design supports for the rows tested (the rule the preregistration states):
+    ``mixed`` (participant random intercepts, REML) when some participant gives two or more of
+    the ratings tested, ``ols`` (ordinary least squares, t test) when every participant gives
+    one: a random intercept is then confounded with the residual and cannot be estimated.
+
+    Example:
+        >>> design_model(np.array([1, 1, 2])), design_model(np.array([1, 2, 3]))
+        ('mixed', 'ols')
+    """
+    _, counts = np.unique(groups, return_counts=True)
+    return "mixed" if len(counts) and counts.max() >= 2 else "ols"
+
+
+def _fit_term(y: np.ndarray, design: np.ndarray, groups: np.ndarray, model: str
+              ) -> tuple[float, float, float | None]:
+    """The tested term's estimate, standard error and (OLS) residual degrees of freedom;
+    raises ``ValueError`` where the mixed model did not converge."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if model == "ols":
+            fit = OLS(y, design).fit()
+            return float(fit.params[1]), float(fit.bse[1]), float(fit.df_resid)
+        fit = MixedLM(y, design, groups=groups).fit(reml=True)
+    if not bool(getattr(fit, "converged", True)):
+        raise ValueError("the mixed model did not converge")
+    return float(np.asarray(fit.fe_params)[1]), float(np.asarray(fit.bse_fe)[1]), None
+
+
 def evaluate_hypothesis(table: pd.DataFrame, h: HypothesisSpec, group: str = "uid",
-                    policy: str = "policy", smooth: bool = True) -> dict:
-    """One hypothesis on one table: estimate, se, z, p (unadjusted), failed and a note.
+                        policy: str = "policy", smooth: bool = True) -> dict:
+    """One hypothesis on one table: estimate, se, z, p (unadjusted), failed, the model used
+    (:func:`design_model`), the smooth's status and a note.
 
     Args:
         table: the long rating table.
@@ -141,8 +216,8 @@ def evaluate_hypothesis(table: pd.DataFrame, h: HypothesisSpec, group: str = "ui
         smooth: also fit the distance smooth of a distance hypothesis (reported beside).
     """
     out = {"estimate": math.nan, "se": math.nan, "z": math.nan, "p": math.nan, "failed": True,
-           "n_ratings": 0, "n_participants": 0, "smooth_edf": math.nan, "smooth_p": math.nan,
-           "note": ""}
+           "model": "", "n_ratings": 0, "n_participants": 0, "smooth_edf": math.nan,
+           "smooth_p": math.nan, "smooth_status": "", "note": ""}
     missing = [c for c in (group, h.response, *h.adjust) if c not in table]
     if missing:
         raise ValueError(f"column(s) {missing} not in the data (columns: {list(table.columns)})")
@@ -153,10 +228,11 @@ def evaluate_hypothesis(table: pd.DataFrame, h: HypothesisSpec, group: str = "ui
     for w in covariates:
         keep &= ~np.isnan(w)
     notes = []
-    used = []
+    used, used_names = [], []
     for name, w in zip(h.adjust, covariates, strict=True):
         if np.ptp(w[keep]) if keep.any() else True:
             used.append(w[keep])
+            used_names.append(name)
         else:
             notes.append(f"{name} constant in the rows tested: left out")
     y, x, groups = y[keep], x[keep], sub[group].to_numpy()[keep]
@@ -164,34 +240,45 @@ def evaluate_hypothesis(table: pd.DataFrame, h: HypothesisSpec, group: str = "ui
     if len(y) < 3 or np.ptp(x) == 0:
         out["note"] = "; ".join([*notes, "the tested term does not vary in the rows tested"])
         return out
+    model = out["model"] = design_model(groups)
     design = np.column_stack([np.ones(len(y)), x, *used])
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            fit = MixedLM(y, design, groups=groups).fit(reml=True)
-        beta, se = float(np.asarray(fit.fe_params)[1]), float(np.asarray(fit.bse_fe)[1])
-        converged = bool(getattr(fit, "converged", True))
+        beta, se, df = _fit_term(y, design, groups, model)
     except (ValueError, np.linalg.LinAlgError) as exc:
         out["note"] = "; ".join([*notes, f"fit failed: {exc}"])
         return out
-    if not converged or not np.isfinite(se) or se <= 0:
-        out["note"] = "; ".join([*notes, "the mixed model did not converge"])
+    if not np.isfinite(se) or se <= 0:
+        out["note"] = "; ".join([*notes, "the standard error is not finite"])
         return out
     z = beta / se
-    out.update(estimate=beta, se=se, z=z, p=one_sided_p(z, h.direction), failed=False)
-    if h.kind == "distance" and h.smooth and smooth and len(np.unique(x)) >= 4:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                frame = pd.DataFrame({group: groups, h.distance: x, h.response: y})
-                model = fit_gamm(frame, h.response, h.distance, group=group)
-            out["smooth_edf"], out["smooth_p"] = float(model.edf_), float(model.test_.p)
-        except (ValueError, np.linalg.LinAlgError) as exc:
-            notes.append(f"smooth not fitted: {exc}")
-    elif h.kind == "distance" and h.smooth and smooth:
-        notes.append("smooth not fitted: fewer than 4 distinct distances")
+    out.update(estimate=beta, se=se, z=z, p=one_sided_p(z, h.direction, df), failed=False)
+    if h.kind == "distance" and h.smooth and smooth:
+        _smooth(out, notes, h, group, groups, x, y, used_names, used)
     out["note"] = "; ".join(notes)
     return out
+
+
+def _smooth(out: dict, notes: list[str], h: HypothesisSpec, group: str, groups: np.ndarray,
+            x: np.ndarray, y: np.ndarray, names: list[str], covariates: list[np.ndarray]
+            ) -> None:
+    """The smooth reported beside a distance hypothesis, with the same ``adjust`` covariates
+    (those left in its linear model): ``smooth_status`` is ``fitted``, ``too_few_distances``
+    (fewer than 4 distinct distances: not a failed fit) or ``failed``."""
+    if len(np.unique(x)) < 4:
+        out["smooth_status"] = "too_few_distances"
+        notes.append("smooth not fitted: fewer than 4 distinct distances")
+        return
+    frame = pd.DataFrame({group: groups, h.distance: x, h.response: y,
+                          **dict(zip(names, covariates, strict=True))})
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = fit_gamm(frame, h.response, h.distance, group=group, adjust=names)
+        out["smooth_edf"], out["smooth_p"] = float(model.edf_), float(model.test_.p)
+        out["smooth_status"] = "fitted"
+    except (ValueError, np.linalg.LinAlgError) as exc:
+        out["smooth_status"] = "failed"
+        notes.append(f"smooth not fitted: {exc}")
 
 
 def evaluate_hypotheses(table: pd.DataFrame, hypotheses: list[HypothesisSpec], alpha: float = 0.05,
@@ -200,8 +287,8 @@ def evaluate_hypotheses(table: pd.DataFrame, hypotheses: list[HypothesisSpec], a
     """Tests every hypothesis of the family and adjusts for multiplicity.
 
     Returns:
-        One row per hypothesis (:data:`HYPOTHESIS_COLUMNS`); ``rejected`` is
-        ``p_adjusted < alpha`` (False where the fit failed; ``failed`` says so).
+        One row per hypothesis (:data:`HYPOTHESIS_COLUMNS`); ``rejected`` by the rule at its
+        boundary (:func:`reject`; False where the fit failed; ``failed`` says so).
     """
     rows = []
     for name, h in zip(hypothesis_names(hypotheses), hypotheses, strict=True):
@@ -210,6 +297,7 @@ def evaluate_hypotheses(table: pd.DataFrame, hypotheses: list[HypothesisSpec], a
                      "response": h.response, "direction": h.direction, **res})
     frame = pd.DataFrame(rows)
     frame["p_adjusted"] = adjust_p(frame["p"].to_numpy(float), multiplicity)
-    frame["rejected"] = (~frame["failed"]) & (frame["p_adjusted"] < alpha)
+    frame["rejected"] = (~frame["failed"]) & reject(frame["p"].to_numpy(float), alpha,
+                                                    multiplicity)
     frame["multiplicity"], frame["alpha"] = multiplicity, alpha
     return frame[HYPOTHESIS_COLUMNS]

@@ -171,6 +171,14 @@ class LiveSpec(StrictModel):
         no_plan: the rule for a participant whose condition finds no plan.
         debriefing: the last page's text (discloses the random plans).
         exclusions: who ``simstudy analyze`` excludes from the confirmatory analysis.
+        version: the study file's version (1 for the first; raise it with every change made
+            after participants took part): the export's ``study_version`` and the
+            preregistration's "study version".
+        locale: the language of the pages' texts: a shipped locale (``en``, ``de``) or a
+            YAML file relative to the study file; keys it lacks are English.
+        strings: page texts replacing the locale's, by dotted key (``title.profile: ...``).
+        templates: a folder (relative to the study file) of page templates replacing the
+            shipped ones of the same name (Jinja2, autoescaped).
     """
 
     conditions: list[str] | None = Field(None, min_length=2)
@@ -192,6 +200,10 @@ class LiveSpec(StrictModel):
     debriefing: str = _DEFAULT_DEBRIEFING
     exclusions: list[Literal["failed_attention", "no_plan", "timed_out", "pilot"]] = Field(
         default_factory=lambda: list(EXCLUSION_REASONS))
+    version: int = Field(1, ge=1)
+    locale: str = Field("en", min_length=1)
+    strings: dict[str, str] = Field(default_factory=dict)
+    templates: str | None = None
 
     @model_validator(mode="after")
     def _failures(self) -> LiveSpec:
@@ -222,6 +234,9 @@ def live_problems(live: LiveSpec, study_policies: list[str]) -> list[tuple[str, 
     if replacement is not None and replacement not in live.live_conditions(study_policies):
         out.append(("study.live.no_plan.replacement", f"{replacement!r} is not a live condition "
                                                       f"({live.live_conditions(study_policies)})"))
+    if live.platform == "prolific" and not live.study_id:
+        out.append(("study.live.study_id", "platform 'prolific' needs the platform's study id "
+                                           "that entry links carry (STUDY_ID)"))
     for field in ("completed", "failed_attention", "no_consent"):
         if not _CODE.match(getattr(live.completion, field)):
             out.append((f"study.live.completion.{field}", "a code is letters, digits, _ and -"))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..core.bounds import MAX_SIMULATIONS, Participants
 from ..core.documents import StrictModel
@@ -30,8 +30,49 @@ from ..people.spec import ResponseSpecs
 from .hypotheses import HypothesisSpec, Multiplicity, hypothesis_problems
 from .live_section import LiveSpec, live_problems
 
-__all__ = ["StudyPowerSpec", "StudySectionSpec", "study_problems", "study_response",
+__all__ = ["RateSpec", "PowerRates", "StudyPowerSpec", "StudySectionSpec", "study_problems",
+           "study_response",
            "response_scope_problems"]
+
+
+class RateSpec(StrictModel):
+    """One rate of a live study's power analysis and where it comes from.
+
+    ``source``: ``assumed`` or ``pilot`` (``rate`` stated), or the path of a live pilot's
+    export (``study.csv`` of ``simstudy export``, relative to the study file): the rate is then
+    read from it (:func:`~simstudy.study.live_design.export_rates`) and ``rate`` is left out.
+    For ``no_plan`` the default source is ``engine``: whether a participant's condition finds a
+    plan is decided by the server's own code on their stated profile, so a stated no-plan rate
+    is compared with the engine's, not imposed.
+
+    Example:
+        >>> RateSpec.model_validate({"rate": 0.05, "source": "assumed"}).rate
+        0.05
+    """
+
+    rate: float | None = Field(None, ge=0, lt=1)
+    source: str = Field("assumed", min_length=1)
+
+    @model_validator(mode="after")
+    def _stated(self) -> RateSpec:
+        given = self.source in ("assumed", "pilot")
+        if given and self.rate is None:
+            raise ValueError(f"source {self.source!r} needs the rate (rate: ...)")
+        if self.source == "engine" and self.rate is not None:
+            raise ValueError("source 'engine' computes the rate: leave rate out")
+        if not given and self.source != "engine" and self.rate is not None:
+            raise ValueError(f"the rate is read from the export {self.source!r}: leave rate out")
+        return self
+
+
+class PowerRates(StrictModel):
+    """The rates at which simulated live participants fail the attention checks
+    (``failed_attention``), leave before the end (``dropout``: status ``timed_out``) and find
+    no plan of their condition (``no_plan``), each with its source (:class:`RateSpec`)."""
+
+    failed_attention: RateSpec = Field(default_factory=lambda: RateSpec(rate=0.0))
+    dropout: RateSpec = Field(default_factory=lambda: RateSpec(rate=0.0))
+    no_plan: RateSpec = Field(default_factory=lambda: RateSpec(source="engine"))
 
 
 class StudyPowerSpec(StrictModel):
@@ -58,6 +99,10 @@ class StudyPowerSpec(StrictModel):
             the minimum detectable effect (empty: none).
         planned: the planned N of the sensitivity curve (default: the largest of
             ``participants``).
+        rates: a live study's attention-failure, dropout and no-plan rates with their sources
+            (:class:`PowerRates`).
+        effect_source: where the effect that power is computed for comes from, in words (the
+            preregistration states it beside the response model's parameters).
     """
 
     participants: list[Participants] = Field(min_length=1)
@@ -73,6 +118,8 @@ class StudyPowerSpec(StrictModel):
     sample: Literal["without_replacement", "with_replacement"] = "without_replacement"
     sensitivity: list[float] = Field(default_factory=list)
     planned: int | None = Field(None, ge=2)
+    rates: PowerRates = Field(default_factory=PowerRates)
+    effect_source: str | None = None
 
 
 class StudySectionSpec(StrictModel):

@@ -1,13 +1,10 @@
 """Causal worlds: known structural causal models, learned causal flows, the decision model.
 
-The scenario entries (:mod:`simstudy.world.specs`, torch-free) are registered on import; the
-worlds themselves, which import torch, load when first used.
+The scenario entries (:mod:`simstudy.world.specs`, torch-free) are declared as kinds in
+:mod:`simstudy.world.kinds`; the worlds themselves, which import torch, load when first used.
 """
 
 from ..core.lazy import lazy_exports
-from . import german_credit as _german_credit  # noqa: F401 - registers the German-credit world
-from . import known_specs as _known_specs  # noqa: F401 - registers CARMA's synthetic worlds
-from . import specs as _specs  # noqa: F401 - registers the built-in world kinds
 
 _EXPORTS = {
     "CausalWorld": "base",
@@ -33,7 +30,8 @@ _EXPORTS = {
     "SCMTable": "additive",
     "KNOWN_TABLES": "known",
     "known_world": "known",
-    "KNOWN_ROLES": "known_roles",
+    "KNOWN_ROLES": "known_specs",
+    "KNOWN_WORLDS": "known_specs",
     "CodedFlow": "coded",
     "GermanCreditWorldSpec": "german_credit",
 }

@@ -166,7 +166,13 @@ def _train(data: WorldData, config: DecisionConfig, seed: int, progress: bool) -
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
         model = DecisionModel(data.roles.names, mean, std, config.hidden)
-    loss_fn = nn.BCEWithLogitsLoss()
+    # class_weight "balanced": each class weighs n / (2 n_class) in the loss, so the 0.5
+    # threshold answers as if the classes were equally frequent (King & Zeng 2001)
+    pos_weight = None
+    if config.class_weight == "balanced":
+        n_pos = float(y.sum())
+        pos_weight = torch.tensor((len(y) - n_pos) / max(n_pos, 1.0))
+    loss_fn = nn.BCEWithLogitsLoss(pos_weight=pos_weight)
     fit_minibatches(model, x.shape[0], lambda idx: loss_fn(model(x[idx]), y[idx]), lr=config.lr,
                     weight_decay=config.weight_decay, batch_size=config.batch_size,
                     epochs=config.epochs, generator=gen, desc="decision model",

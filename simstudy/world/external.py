@@ -81,6 +81,10 @@ class ExternalDecisionModel(nn.Module):
     def approves(self, x: torch.Tensor) -> torch.Tensor:
         return self(x) >= 0
 
+    def record(self, spec: ExternalModelSpec, data: Any, base_dir: str | Path) -> dict:
+        """The model's record in the manifest (:func:`external_model_record`)."""
+        return external_model_record(spec, self, data, base_dir)
+
 def load_external_model(spec: ExternalModelSpec, base_dir: str | Path,
                         feature_names: tuple[str, ...]) -> ExternalDecisionModel:
     """Reads and checks the model a :class:`~simstudy.world.specs.ExternalModelSpec` names;

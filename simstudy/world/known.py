@@ -1,43 +1,9 @@
 """CARMA's known synthetic worlds (and the Loan world) as tables of structural equations.
 
-Every synthetic world has a binary sensitive attribute ``sex`` and three actionable features;
-``s`` is the logistic sigmoid and ``u1`` the noise of ``x1``. Exogenous noise::
-
-    U_sex ~ Bernoulli(0.5)
-    U_1   ~ 0.5 N(-2, 1.5) + 0.5 N(1.5, 1)          (variances)
-    U_2   ~ N(0, 1)    (N(0, 0.1) in collider and triangle non-linear)
-    U_3   ~ N(0, 1)
-
-Equations (``sex = U_sex``; label ``Y = 1[s(score) >= 0.5]``)::
-
-    chain, linear:        x1 = sex + U_1
-                          x2 = sex + 0.5 x1 + U_2
-                          x3 = 0.25 sex + 0.5 x2 + U_3
-                          score = x1 + 0.5 x2 + x3 + 0.5 u1
-    chain, non-linear:    x1 = sex + U_1
-                          x2 = sex + 3 s(2 x1) + U_2
-                          x3 = 0.25 sex + x2^2 + U_3
-                          score = x1^3 + x2 + 0.75 exp(x3) + 0.5 u1 - 50
-    collider, linear:     x1 = sex + U_1
-                          x2 = 0.5 sex + U_2
-                          x3 = 0.05 sex + 0.25 x1 + 0.25 x2 + U_3
-                          score = x1 + 0.5 x2 + x3 + 0.5 u1
-    collider, non-linear: x1 = 0.5 sex + U_1
-                          x2 = 0.5 sex + U_2
-                          x3 = 0.25 sex + 0.25 x1^2 + 0.25 x2^2 + U_3
-                          score = x1^3 + x2 + 3 x3 + 0.5 u1
-    triangle, linear:     x1 = sex + U_1
-                          x2 = x1 + U_2
-                          x3 = sex + 0.25 x1 + 0.5 x2 + U_3
-                          score = x1 + 0.5 x2 + x3 + 0.5 u1
-    triangle, non-linear: x1 = sex + U_1
-                          x2 = -1 + 3 s(2 x1) + U_2
-                          x3 = sex + 0.25 x1^2 + 0.5 x2 + U_3
-                          score = -1 + 2^x1 + 0.75 x2^-3 + 0.1 x3^2 + 0.5 u1
-
-The label's noise term is the noise of ``x1``, as CARMA draws it (its data generator passes the
-second exogenous column to the label equation); since ``u1`` is abducted exactly from ``x``,
-the label is a deterministic function of the features.
+The worlds are declared, graph, equations, roles and levels in agreement, in
+:mod:`simstudy.world.known_specs` (torch-free, with their equations written out); here each
+declaration gets its noise (``U_sex ~ Bernoulli(0.5)``, ``U_1`` a mixture of two normals,
+``U_2`` and ``U_3`` normal) and becomes an :class:`~simstudy.world.additive.SCMTable`.
 
 The Loan table (:data:`LOAN_TABLE`) restates :class:`~simstudy.world.loan.LoanSCM` (CARMA's
 semi-synthetic German-credit world) in the same form, with the education equation's sigmoid as
@@ -76,8 +42,7 @@ from .additive import (
     SCMTable,
 )
 from .data import WorldData, sampled_world
-from .known_roles import KNOWN_ROLES
-from .known_specs import KnownWorldSpec
+from .known_specs import KNOWN_WORLDS, KnownWorld, KnownWorldSpec
 from .loan_roles import LOAN_ROLES
 
 __all__ = ["KNOWN_TABLES", "LOAN_TABLE", "known_world", "build_known_world"]
@@ -85,60 +50,19 @@ __all__ = ["KNOWN_TABLES", "LOAN_TABLE", "known_world", "build_known_world"]
 _SEX = Bernoulli(0.5)
 _U1 = NormalMixture(weights=(0.5, 0.5), means=(-2.0, 1.5), sds=(math.sqrt(1.5), 1.0))
 _UNIT = Normal(1.0)
-_NARROW = Normal(math.sqrt(0.1))
 _SOURCE = "CARMA (Majumdar & Valera, FAccT 2024), public code: sem_equations/{}.py"
-_s = torch.sigmoid
 
 
-def _sex() -> float:
-    return 0.0
+def _table(world: KnownWorld) -> SCMTable:
+    noise = {"sex": _SEX, "x1": _U1, "x2": Normal(world.x2_sd), "x3": _UNIT}
+    equations = tuple(Equation(feature, world.graph[feature], world.means[feature],
+                               noise[feature]) for feature in world.roles.names)
+    source = _SOURCE.format(world.name.split("_")[0] + "sens")
+    return SCMTable(world.name, world.roles, equations, world.label_score, description=source)
 
 
-def _table(kind: str, x1, x2, x3, score, u2=_UNIT) -> SCMTable:
-    roles = KNOWN_ROLES[kind]
-    equations = (Equation("sex", (), _sex, _SEX),
-                 Equation("x1", roles.parents["x1"], x1, _U1),
-                 Equation("x2", roles.parents["x2"], x2, u2),
-                 Equation("x3", roles.parents["x3"], x3, _UNIT))
-    source = _SOURCE.format(kind.split("_")[0] + "sens")
-    return SCMTable(kind, roles, equations, score, description=source)
-
-
-KNOWN_TABLES: dict[str, SCMTable] = {t.name: t for t in (
-    _table("chain_linear",
-           lambda sex: sex,
-           lambda sex, x1: sex + 0.5 * x1,
-           lambda sex, x2: 0.25 * sex + 0.5 * x2,
-           lambda x, u: x["x1"] + 0.5 * x["x2"] + x["x3"] + 0.5 * u["x1"]),
-    _table("chain_non_linear",
-           lambda sex: sex,
-           lambda sex, x1: sex + 3 * _s(2 * x1),
-           lambda sex, x2: 0.25 * sex + x2**2,
-           lambda x, u: x["x1"]**3 + x["x2"] + 0.75 * torch.exp(x["x3"]) + 0.5 * u["x1"] - 50),
-    _table("collider_linear",
-           lambda sex: sex,
-           lambda sex: 0.5 * sex,
-           lambda sex, x1, x2: 0.05 * sex + 0.25 * x1 + 0.25 * x2,
-           lambda x, u: x["x1"] + 0.5 * x["x2"] + x["x3"] + 0.5 * u["x1"]),
-    _table("collider_non_linear",
-           lambda sex: 0.5 * sex,
-           lambda sex: 0.5 * sex,
-           lambda sex, x1, x2: 0.25 * sex + 0.25 * x1**2 + 0.25 * x2**2,
-           lambda x, u: x["x1"]**3 + x["x2"] + 3 * x["x3"] + 0.5 * u["x1"],
-           u2=_NARROW),
-    _table("triangle_linear",
-           lambda sex: sex,
-           lambda x1: x1,
-           lambda sex, x1, x2: sex + 0.25 * x1 + 0.5 * x2,
-           lambda x, u: x["x1"] + 0.5 * x["x2"] + x["x3"] + 0.5 * u["x1"]),
-    _table("triangle_non_linear",
-           lambda sex: sex,
-           lambda x1: -1 + 3 * _s(2 * x1),
-           lambda sex, x1, x2: sex + 0.25 * x1**2 + 0.5 * x2,
-           lambda x, u: (-1 + 2**x["x1"] + 0.75 * x["x2"]**-3 + 0.1 * x["x3"]**2
-                         + 0.5 * u["x1"]),
-           u2=_NARROW),
-)}
+#: the structural equations of every known synthetic world (:data:`KNOWN_WORLDS`), by kind
+KNOWN_TABLES: dict[str, SCMTable] = {name: _table(w) for name, w in KNOWN_WORLDS.items()}
 
 
 # -- Loan, restated as a table -------------------------------------------------------------------

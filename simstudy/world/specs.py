@@ -16,11 +16,10 @@ from pydantic import Discriminator, Field, Tag, model_validator
 
 from ..core import registry
 from ..core.documents import FieldProblem, StrictModel
-from ..core.registry import load_object, register
 from .base import FeatureRoles
 from .config import DecisionConfig, FlowSettings, SplitShares
 from .csv_source import CsvFeature, CsvProblem, CsvSource, read_csv_source
-from .loan_roles import LOAN_ROLES
+from .loan_roles import LOAN_PRESENTATION, LOAN_ROLES
 
 __all__ = ["SplitShares", "CsvFeature", "CsvSource", "WorldParams", "LoanWorldSpec",
            "CausalFlowWorldSpec", "ExternalModelSpec",
@@ -29,10 +28,10 @@ __all__ = ["SplitShares", "CsvFeature", "CsvSource", "WorldParams", "LoanWorldSp
 
 class WorldParams(StrictModel):
     """Base of the world entries: a subclass declares ``kind: Literal[...]`` and its fields,
-    and is registered with its builder (``register("world", Params, "module:builder")``).
+    and is registered with its builder (``register("world", Params, builder)``).
 
     Optional members a subclass may add (see :mod:`simstudy.core.registry`): ``roles()``,
-    ``feature_names()``, ``ranking_names()``, ``check_data(base_dir)``,
+    ``feature_names()``, ``check_data(base_dir)``,
     ``data_files(base_dir)``, ``check_example()``; ``labels`` says whether the world has a
     label rule (so the event world may retrain on it). The builder of a world that knows its
     label may end in :func:`simstudy.world.data.sampled_world` (its data drawn and split as
@@ -87,9 +86,10 @@ class LoanWorldSpec(WorldParams):
         """The world's feature roles, without torch."""
         return LOAN_ROLES
 
-    def ranking_names(self) -> tuple[str, ...]:
-        """The ranking distributions the world names (populations may draw from them)."""
-        return tuple(LOAN_ROLES.rankings)
+    def presentation(self) -> dict:
+        """How people read the features (:data:`~simstudy.world.loan_roles.LOAN_PRESENTATION`,
+        its mappings argued where it is declared)."""
+        return dict(LOAN_PRESENTATION)
 
     @classmethod
     def check_example(cls) -> dict:
@@ -97,7 +97,6 @@ class LoanWorldSpec(WorldParams):
         return {"kind": "loan", "n_samples": 400}
 
 
-register("world", LoanWorldSpec, "simstudy.world.loan:build_loan_world")
 
 
 class CausalFlowWorldSpec(WorldParams):
@@ -147,9 +146,6 @@ class CausalFlowWorldSpec(WorldParams):
             return LOAN_ROLES.names
         return tuple(f.name for f in self.csv.features)
 
-    def ranking_names(self) -> tuple[str, ...]:
-        """The ranking distributions the world names (populations may draw from them)."""
-        return tuple(self.roles().rankings)
 
     def roles(self) -> FeatureRoles:
         """The world's feature roles, without torch."""
@@ -173,7 +169,6 @@ class CausalFlowWorldSpec(WorldParams):
         return []
 
 
-register("world", CausalFlowWorldSpec, "simstudy.world.learned:build_flow_world")
 
 
 EXTERNAL_KINDS = ("sklearn", "torchscript", "onnx")
@@ -205,8 +200,7 @@ class ExternalModelSpec(StrictModel):
         """Reads and checks the model (an
         :class:`~simstudy.world.external.ExternalDecisionModel`); raises
         :class:`~simstudy.core.documents.FieldProblem` naming the field."""
-        load = load_object("simstudy.world.external:load_external_model")
-        return load(self, base_dir, feature_names)
+        return registry.build("model", self, base_dir, feature_names)
 
     def check(self, base_dir: str | Path, feature_names: tuple[str, ...]
               ) -> list[tuple[str, str]]:
@@ -221,8 +215,7 @@ class ExternalModelSpec(StrictModel):
                progress: bool = False) -> tuple[Any, dict]:
         """The model and its record in the manifest (as a trained model's)."""
         model = self.load(base_dir, data.roles.names)
-        record = load_object("simstudy.world.external:external_model_record")
-        return model, record(self, model, data, base_dir)
+        return model, model.record(self, data, base_dir)
 
 
 def _decision_form(value: Any) -> str:

@@ -27,9 +27,10 @@ class ICARMAConfig(StrictModel):
 
     Defaults are the rank-based set of the paper's App. C (batch 128, 450 epochs, lr 0.005,
     hinge margin 0.013, Gumbel temperature 0.36, weights 1.1 cost / 0.225 plausibility /
-    0.1 feasibility / 1.5 KL) with CARMA's validity multiplier (damping 10), Adam weight decay
-    5e-4 and the latent-action clamp of CARMA's Loan configuration (see :mod:`.validity` for
-    why this rule is the default);
+    0.1 feasibility / 1.5 KL) with CARMA's validity multiplier (damping 10) fed by the rows
+    not all but rejected in the step and capped at 30, Adam weight decay 5e-4 and the
+    latent-action clamp of CARMA's Loan configuration (see :mod:`.validity` for why this rule
+    is the default; ``validity: multiplier, infeasible: keep`` is CARMA's literal rule);
     :meth:`score_based` gives the Likert-score set. The hidden-layer sizes did not survive the
     paper's text extraction; two layers of 64 are used.
 
@@ -48,15 +49,16 @@ class ICARMAConfig(StrictModel):
         patience: epochs without validation improvement before stopping early (0: never; the
             last epoch's model is deployed, as CARMA does).
         val_every: epochs between validation checks.
-        validity: how validity is weighed (:mod:`.validity`): ``multiplier`` (default: CARMA's
+        validity: how validity is weighed (:mod:`.validity`): ``multiplier`` (CARMA's
             Lagrange multiplier on the batch hinge, step 1, damping 10, never decreasing),
-            ``penalty`` (the hinge with a fixed weight of 1), ``bounded`` (CARMA's multiplier
-            capped at ``multiplier_bound``), ``warmup`` (the fixed weight for
+            ``penalty`` (the hinge with a fixed weight of 1), ``bounded`` (default: CARMA's
+            multiplier capped at ``multiplier_bound``), ``warmup`` (the fixed weight for
             ``warmup_epochs``, then CARMA's multiplier from zero), ``per_person`` (one
             multiplier per training person) or ``augmented`` (an augmented Lagrangian of the
             per-person constraints, ``rho = multiplier_step``).
         multiplier_step: the multiplier's step size (CARMA: 1).
-        multiplier_bound: the cap of ``validity: bounded``.
+        multiplier_bound: the cap of ``validity: bounded`` (30: the one-seed frontier's point
+            that kept validity, see :mod:`.validity`).
         warmup_epochs: the fixed-weight epochs of ``validity: warmup`` (5: the first
             validation check, by which CARMA's multiplier has absorbed the untrained network's
             hinge).
@@ -66,6 +68,22 @@ class ICARMAConfig(StrictModel):
             shift, in units of the noise's spread, is held within ``[floor(min z), ceil(max z)]``
             of the standardized noise ``z`` of the training split (``action_space: latent``
             only).
+        infeasible: how a training person-profile that no action inside the clamp can make
+            valid is treated (:mod:`.feasibility`): ``keep`` (CARMA: its hinge feeds the
+            validity term and the multiplier), ``threshold`` (default: a row whose counterfactual's
+            approval probability in the current step is below ``infeasible_threshold`` does not
+            feed the multiplier's update; it stays in the loss) or ``reachable`` (the best
+            probability reachable inside the clamp by the profile's actionable features is
+            found once before training; a row below 1/2 is left out of the validity term and
+            the multiplier's update) or ``reachable_mask`` (as ``reachable``, and the
+            multiplier's update also leaves out a row whose *sampled* mask selects features
+            that cannot reach 1/2: the multiplier then grows only where the action, not the
+            Gumbel mask's draw, falls short).
+        infeasible_threshold: the probability below which ``infeasible: threshold`` leaves a
+            row out of the multiplier's update.
+        clamp_features: the features whose standardized training noise sets the clamp
+            (``action_clamp``): ``all`` (CARMA: every feature's, for Loan set by age's
+            skewed noise, an immutable feature) or ``actionable`` (the acted-on features').
         hinge_on: ``probability`` (default; the hinge on ``2p - 1``) or ``logit``.
         cost_placement: ``outside`` (weight times squared change) or ``inside``; ``None``
             (default): the population's, as ``alpha``.
@@ -107,13 +125,16 @@ class ICARMAConfig(StrictModel):
     patience: int = Field(0, ge=0)
     val_every: int = Field(5, gt=0, le=MAX_STEPS)
     validity: Literal["multiplier", "penalty", "bounded", "warmup", "per_person",
-                      "augmented"] = "multiplier"
+                      "augmented"] = "bounded"
     multiplier_step: float = Field(1.0, gt=0)
-    multiplier_bound: float = Field(10.0, gt=0)
+    multiplier_bound: float = Field(30.0, gt=0)
     warmup_epochs: int = Field(5, ge=0)
     damping: float = Field(10.0, ge=0)
     weight_decay: float = Field(5e-4, ge=0)
     action_clamp: bool = True
+    infeasible: Literal["keep", "threshold", "reachable", "reachable_mask"] = "threshold"
+    infeasible_threshold: float = Field(1e-3, gt=0, lt=0.5)
+    clamp_features: Literal["all", "actionable"] = "all"
     hinge_on: Literal["probability", "logit"] = "probability"
     cost_placement: Literal["outside", "inside"] | None = None
     cost_scale: Literal["standardized", "range"] = "standardized"

@@ -102,12 +102,13 @@ def noise_scale(context: RecourseContext) -> torch.Tensor:
     return u.std(dim=0).clamp_min(1e-6)
 
 
-def latent_step_bounds(context: RecourseContext) -> tuple[float, float]:
+def latent_step_bounds(context: RecourseContext,
+                       features: str = "all") -> tuple[float, float]:
     """CARMA's clamp of the latent action, in units of the noise's spread: ``(floor(min z),
-    ceil(max z))`` over every feature of the standardized training noise
-    ``z = (u - mean u) / sd u`` (CARMA clamps its action network's latent output to the floor
-    and ceiling of the training latents' minimum and maximum; its flow's latents are
-    standardized).
+    ceil(max z))`` over every feature (``features="all"``) or the globally actionable ones
+    (``"actionable"``) of the standardized training noise ``z = (u - mean u) / sd u`` (CARMA
+    clamps its action network's latent output to the floor and ceiling of the training
+    latents' minimum and maximum; its flow's latents are standardized).
 
     References:
         Majumdar & Valera, "CARMA: A practical framework to generate recommendations for causal
@@ -123,6 +124,9 @@ def latent_step_bounds(context: RecourseContext) -> tuple[float, float]:
     with torch.no_grad():
         u = context.world.abduct(context.data.x_train.to(torch.float64))
         z = (u - u.mean(dim=0)) / u.std(dim=0).clamp_min(1e-6)
+    if features == "actionable":
+        names = context.world.roles.names
+        z = z[:, [names.index(f) for f in context.world.roles.actionable]]
     return float(math.floor(z.min())), float(math.ceil(z.max()))
 
 
@@ -247,10 +251,12 @@ class Objective:
     def __call__(self, x: torch.Tensor, logp: torch.Tensor, actionable: torch.Tensor,
                  weights: torch.Tensor, generator: torch.Generator | None,
                  rule: ValidityRule | None = None, u: torch.Tensor | None = None,
-                 idx: torch.Tensor | None = None) -> dict:
+                 idx: torch.Tensor | None = None, keep: torch.Tensor | None = None) -> dict:
         """The loss and the batch's figures; ``generator`` draws the Gumbel noise (``None``:
         the deterministic deployment mask), ``rule`` weighs validity (``None``: the hinge with
-        weight 1) for the training people ``idx``, ``u`` is ``abduct(x)`` when already known."""
+        weight 1) for the training people ``idx``, ``u`` is ``abduct(x)`` when already known;
+        rows where ``keep`` is false are left out of the validity term (their ``g`` counts as
+        0)."""
         cfg = self.config
         h = self.nets.encode(x, actionable, weights)
         logits = self.nets.mask_logits(h)
@@ -264,12 +270,13 @@ class Objective:
         primary = (cfg.cost_weight * t["cost"] + cfg.kl_weight * t["kl"]
                    + cfg.plausibility_weight * t["plaus"]
                    + cfg.feasibility_weight * t["feas"]).mean()
-        g = t["g"]
+        g = t["g"] if keep is None else torch.where(keep, t["g"], 0.0)
         validity = torch.relu(g).mean() if rule is None else rule.term(g, idx)
         with torch.no_grad():
             valid = (t["prob"] >= 0.5).to(torch.float64)
         return {"loss": primary + validity, "primary": primary.detach(),
-                "hinge": torch.relu(g).mean().detach(), "g": g.detach(),
+                "hinge": torch.relu(t["g"]).mean().detach(), "g": g.detach(),
+                "prob": t["prob"].detach(),
                 "valid": valid.mean(), "cost": t["cost"].mean(),
                 "plausible": (logp_cf >= logp).to(torch.float64).mean(),
                 "plausibility_term": t["plaus"].mean().detach(),

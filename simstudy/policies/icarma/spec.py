@@ -14,7 +14,6 @@ from typing import Any, ClassVar, Literal
 from pydantic import model_validator
 
 from ...core.bounds import Seed
-from ...core.registry import register
 from ..params import PolicyParams
 from .config import ICARMAConfig
 
@@ -60,5 +59,3 @@ class ICARMAParams(PolicyParams, ICARMAConfig):
         """Brief training for the contract checks (:mod:`simstudy.checks`)."""
         return {"kind": "icarma", "epochs": 2, "batch_size": 64, "cache": False}
 
-
-register("policy", ICARMAParams, "simstudy.policies.icarma.policy:ICARMA")

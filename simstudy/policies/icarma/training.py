@@ -24,8 +24,9 @@ from ...core.trainer import fit_minibatches, torch_generator
 from ...world.decision import state_dict_hash
 from ..base import RecourseContext
 from .config import ICARMAConfig
+from .feasibility import reachable_probability, subset_code
 from .networks import ICARMANetworks
-from .objective import Objective, latent_step_bounds, sample_training_profiles
+from .objective import Objective, latent_step_bounds, noise_scale, sample_training_profiles
 from .validity import ValidityRule
 
 __all__ = ["train_icarma", "best_check", "world_fingerprint"]
@@ -82,7 +83,7 @@ def _networks(context: RecourseContext, config: ICARMAConfig, seed: int) -> ICAR
     data, world = context.data, context.world
     mean = data.x_train.mean(dim=0)
     std = data.x_train.std(dim=0).clamp_min(1e-6)
-    bounds = (latent_step_bounds(context) if config.action_clamp
+    bounds = (latent_step_bounds(context, config.clamp_features) if config.action_clamp
               and config.action_space == "latent" else (-math.inf, math.inf))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(torch_generator(seed, "icarma", "init").initial_seed()))
@@ -106,6 +107,14 @@ class _Run:
                                  damping=config.damping, bound=config.multiplier_bound,
                                  warmup_epochs=config.warmup_epochs)
         self.g, self.idx, self.epoch = None, None, 0
+        self.reachable, self.excluded = None, [0, 0]
+        if config.infeasible in ("reachable", "reachable_mask"):
+            t0 = time.process_time()
+            lo, hi = nets.step_bounds.tolist()
+            self.reachable = reachable_probability(
+                context.world, context.model, s["u_tr"], nets.act_index, noise_scale(context),
+                (lo, hi)) >= 0.5
+            self.screen_cpu_seconds = time.process_time() - t0
         self.best, self.best_state, self.stale = None, None, 0
         self.history: list[dict] = []
 
@@ -116,10 +125,23 @@ class _Run:
                                                     self.g_prof)
 
     def loss(self, idx: torch.Tensor) -> torch.Tensor:
-        s = self.s
+        s, cfg = self.s, self.config
+        keep = (None if self.reachable is None
+                else self.reachable[idx, subset_code(self.act[idx])])
         out = self.objective(s["x_tr"][idx], s["logp_tr"][idx], self.act[idx], self.w[idx],
-                             self.g_noise, self.rule, s["u_tr"][idx], idx)
-        self.g, self.idx = out["g"], idx
+                             self.g_noise, self.rule, s["u_tr"][idx], idx, keep)
+        g = out["g"]
+        if cfg.infeasible == "threshold":
+            keep = out["prob"] >= cfg.infeasible_threshold
+            g = torch.where(keep, g, 0.0)
+        elif cfg.infeasible == "reachable_mask":  # the sampled mask's subset must reach 1/2
+            hard = out["hard"][:, self.nets.act_index]
+            keep = self.reachable[idx, subset_code(hard)]
+            g = torch.where(keep, g, 0.0)
+        if keep is not None:
+            self.excluded[0] += int((~keep).sum())
+        self.excluded[1] += len(idx)
+        self.g, self.idx = g, idx
         return out["loss"]
 
     def update_multiplier(self) -> None:
@@ -193,6 +215,8 @@ def train_icarma(context: RecourseContext, config: ICARMAConfig, seed: int,
             "best_val_cost": best["cost"], "best_val_plausible": best["plausible"],
             "final_multiplier": run.rule.summary()["multiplier"],
             "final_multipliers": run.rule.summary(),
+            "excluded_share": run.excluded[0] / max(run.excluded[1], 1),
+            "screen_cpu_seconds": getattr(run, "screen_cpu_seconds", 0.0),
             "train_seconds": time.perf_counter() - t0,
             "train_cpu_seconds": time.process_time() - c0, "history": run.history,
             "world": world_fingerprint(context.world),
