@@ -14,6 +14,7 @@ from simstudy.cli import main
 from simstudy.examples import RECOVERY_TRUE_VALUES, RECOVERY_TRUTH
 from simstudy.people.response_params import RatingResponseParams
 from simstudy.study.calibration import (
+    PilotError,
     _Likelihood,
     calibrate,
     draw_response,
@@ -135,7 +136,7 @@ def test_one_participant_is_refused(tmp_path, capsys):
     table = _pilot(1, 1, items=8)
     code, err, data = _refused(tmp_path, capsys, table)
     assert code == 2 and len(err) == 1
-    assert data in err[0] and "'uid'" in err[0] and "fix:" in err[0]
+    assert data in err[0] and "uid" in err[0] and "participant" in err[0]
 
 
 def test_a_five_point_scale_read_as_seven_is_refused(tmp_path, capsys):
@@ -144,7 +145,11 @@ def test_a_five_point_scale_read_as_seven_is_refused(tmp_path, capsys):
         table[r] = np.clip(np.round(1 + (table[r] - 1) * 4 / 6), 1, 5).astype(int)
     code, err, data = _refused(tmp_path, capsys, table)
     assert code == 2 and len(err) == 1
-    assert data in err[0] and "accept, act" in err[0] and "1..5" in err[0] and "fix:" in err[0]
+    assert data in err[0] and "accept, act" in err[0] and "scale: [1, 7]" in err[0]
+    # calibrate alone refuses it too, and warns when the 1..7 scale is stated
+    with pytest.raises(PilotError, match="1..5"):
+        calibrate(table, ["act"])
+    assert any("no rating above 5" in w for w in calibrate(table, ["act"], scale=(1, 7)).warnings_)
 
 
 def test_duplicated_rows_are_refused(tmp_path, capsys):
@@ -152,8 +157,9 @@ def test_duplicated_rows_are_refused(tmp_path, capsys):
     table = pd.concat([table, table.iloc[[3, 7]]], ignore_index=True)
     code, err, data = _refused(tmp_path, capsys, table)
     assert code == 2 and len(err) == 1
-    assert data in err[0] and "2 row(s)" in err[0] and "fix:" in err[0]
-    assert f"file lines {len(table)}, {len(table) + 1}" in err[0]
+    assert data in err[0] and "2 rows" in err[0] and "uid" in err[0]
+    with pytest.raises(PilotError, match=f"file lines {len(table)}, {len(table) + 1}"):
+        calibrate(table, ["act"])
 
 
 def test_a_constant_blocked_column_is_refused(tmp_path, capsys):
