@@ -131,8 +131,11 @@ def study_setup(path: str | Path, response_file: str | Path | None = None) -> di
 def run_study_power(path: str | Path, out: str | Path, simulations: int | None = None,
                     workers: int | None = None, progress: bool = True,
                     response_file: str | Path | None = None,
-                    uncertainty: bool = False) -> dict[str, Any]:
-    """Runs (or resumes) the power analysis of a scenario's ``study.power`` section.
+                    uncertainty: bool = False, live_persons: int | None = None
+                    ) -> dict[str, Any]:
+    """Runs (or resumes) the power analysis of a scenario's ``study.power`` section
+    (``live_persons``: a live study's pool limited to the first people of the bots' order, for
+    a quick look; default all).
 
     Returns:
         ``{"table", "smallest_n", "read_from", "tests", "effects", "pool", "summary"}``.
@@ -147,8 +150,10 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
     spec = with_overrides(study.power, {"simulations": ("--simulations", simulations),
                                         "workers": ("--workers", workers)}, str(path))
     out = check_output_dir(out)
-    design = (_live_design if study.live is not None else _within_design)(
-        path, setup, spec, out, progress)
+    if study.live is not None:
+        design = _live_design(path, setup, spec, out, progress, live_persons)
+    else:
+        design = _within_design(path, setup, spec, out, progress)
     pool, policies, baseline, report = (design["pool"], design["policies"], design["baseline"],
                                         design["report"])
     response_spec = setup["response"]
@@ -233,7 +238,8 @@ def _within_design(path, setup, spec, out: Path, progress: bool) -> dict[str, An
             "summary": {}}
 
 
-def _live_design(path, setup, spec, out: Path, progress: bool) -> dict[str, Any]:
+def _live_design(path, setup, spec, out: Path, progress: bool,
+                 persons: int | None = None) -> dict[str, Any]:
     """The live study's design: one condition per participant by the server's assignment
     rule, plans from the live pool (:mod:`simstudy.planning.live_pool`), the stated rates, the
     study file's exclusions (:mod:`simstudy.study.live_design`)."""
@@ -249,7 +255,7 @@ def _live_design(path, setup, spec, out: Path, progress: bool) -> dict[str, Any]
     if odd:
         raise UsageError(f"{path}: study.power.participants: N = {odd[0]} is not a multiple of "
                          f"the {k} live conditions (N analysed = {k} x target per condition)")
-    pool, engine = live_pool(path, out, progress=progress)
+    pool, engine = live_pool(path, out, persons=persons, progress=progress)
     _check_hypothesis_columns(path, study.hypotheses, pool)
     rates = _rates(path, spec.rates)
     seed = derive_seed(scenario.seed, "study-power")
