@@ -105,6 +105,8 @@ def main() -> None:
     ap.add_argument("--first", type=int, default=0,
                     help="the first bot study's index (a second process may run a later "
                          "range into the same --out once the first has written power.csv)")
+    ap.add_argument("--summarize", action="store_true",
+                    help="only summarise the bot studies OUT holds (an interrupted run)")
     ap.add_argument("--pool", default=None, metavar="DIR",
                     help="a power output folder of the same study whose live pool to reuse "
                          "(its key is checked: a pool of another world or code is recomputed)")
@@ -120,17 +122,20 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     study, k = _study_copy(Path(args.study), out, args.n, args.simulations)
+    if args.summarize:
+        args.studies = 0
     if args.pool:
         (out / "power").mkdir(parents=True, exist_ok=True)
         for name in ("live_pool.parquet", "live_pool.json"):
             shutil.copy(Path(args.pool) / name, out / "power" / name)
     t = time.time()
-    if args.first == 0 and cli(["--quiet", "power", str(study), "--out", str(out / "power"),
-                                "--workers", "1"]):
+    fresh = args.first == 0 and not args.summarize
+    if fresh and cli(["--quiet", "power", str(study), "--out", str(out / "power"),
+                      "--workers", "1"]):
         sys.exit("simstudy power failed")
     power_seconds = time.time() - t
     power = pd.read_csv(out / "power" / "power.csv")
-    engine = LiveEngine(study).prepare()
+    engine = None if args.summarize else LiveEngine(study).prepare()
     log = out / "bots.jsonl"
     def finished() -> list[dict]:
         return ([json.loads(line) for line in log.read_text().splitlines()]

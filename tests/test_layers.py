@@ -35,6 +35,7 @@ FLOORS: list[set[str]] = [
     {"study"},
     {"run"},
     {"live"},  # runs a study's scenario live: above the runner it reuses
+    {"planning"},  # a study's power and preregistration: the live design's plans by its engine
     {"checks", "examples"},
     {"cli"},
     {"__init__"},

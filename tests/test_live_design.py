@@ -181,3 +181,39 @@ def test_analyze_excludes_the_failed_attention_participants_as_the_prereg_states
     assert tested.loc[0, "n_participants"] == 20 and tested.loc[0, "model"] == "ols"
     assert not set(pd.read_csv(export)["uid"]) - failed - set(excluded["uid"]) & failed
     assert LIVE_POOL_COLUMNS[0] == "person"
+
+
+def test_simstudy_power_of_a_live_study_runs_the_live_design(tmp_path):
+    from _live_support import small_study_file
+
+    from simstudy.planning.live_pool import compute_live_pool
+    from simstudy.planning.study_power import run_study_power
+
+    path = small_study_file(tmp_path)
+    doc = yaml.safe_load(path.read_text())
+    doc["study"]["power"] = {"participants": [9], "simulations": 2, "workers": 1,
+                             "rates": {"failed_attention": {"rate": 0.2, "source": "assumed"}}}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    res = run_study_power(path, tmp_path / "p", progress=False, live_persons=12)
+    summary = res["summary"]
+    assert summary["design"].startswith("live, between-participant")
+    assert summary["live_pool_persons"] == 12
+    assert summary["rates"]["failed_attention"] == {"rate": 0.2, "source": "assumed"}
+    assert set(summary["no_plan_engine"]) == {"universal-oracle", "oracle", "hare"}
+    assert {"personalized", "hare-vs-oracle", "all"} <= set(res["table"]["hypothesis"])
+    assert summary["recruitment"][0]["arrivals_mean"] >= 9
+    pool = pd.read_parquet(tmp_path / "p" / "live_pool.parquet")
+    # each person: one plan row per condition and the random others; plans by the engine
+    assert (pool[pool["condition"] != ""].groupby("person").size() == 3).all()
+    from simstudy.live.engine import LiveEngine
+
+    again = compute_live_pool(LiveEngine(path).prepare(), persons=2, progress=False)
+    first = pool[pool["person"] < 2].reset_index(drop=True)
+    pd.testing.assert_frame_equal(again[first.columns], first, check_dtype=False)
+    # N must be a multiple of the conditions
+    from simstudy.core.documents import UsageError
+
+    doc["study"]["power"]["participants"] = [10]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(UsageError, match="not a multiple of the 3 live conditions"):
+        run_study_power(path, tmp_path / "q", progress=False, live_persons=12)

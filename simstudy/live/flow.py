@@ -241,10 +241,11 @@ class StudyFlow:
         if not p["no_plan"] and not any(it["policy"] == assigned for it in items):
             if self._no_plan(uid, assigned):
                 return None  # the replacement's recourse comes next
-        x = self.store.answers(uid)["profile"]["x"]
+        x = self.store.answers(uid).get("profile", {}).get("x")
         features = self.engine.features_
         # each plan in words, as its page states it (the export's readable column)
         items = [{**it, "plan": self.pages.plan_text(features, x, it["x_cf"], it["intervened"])}
+                 if x is not None and len(it["x_cf"]) == len(x) == len(features) else it
                  for it in items]
         self.store.save_items(uid, items)
         return None

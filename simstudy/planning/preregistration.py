@@ -31,6 +31,7 @@ import pandas as pd
 
 from ..core.documents import UsageError
 from ..core.store import file_sha256
+from ..live.prereg import live_lines
 from ..run.scenario import policy_name
 from ..study.effects import parameter_table
 from ..study.exclusions import exclusion_rule
@@ -111,8 +112,6 @@ def preregistration(scenario_path: str | Path, power_dir: str | Path | None) -> 
     lines += _stopping(study)
     lines += _effects(setup, power, study)
     if live is not None:
-        from ..live.prereg import live_lines
-
         lines += live_lines(scenario_path)
     return "\n".join(lines)
 
