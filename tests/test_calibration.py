@@ -1,16 +1,21 @@
 """Calibrating the rating model to pilot ratings: the command's output, and parameter recovery."""
 
 import hashlib
+import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from scipy import optimize
 
 from simstudy.cli import main
 from simstudy.examples import RECOVERY_TRUE_VALUES, RECOVERY_TRUTH
 from simstudy.people.response_params import RatingResponseParams
 from simstudy.study.calibration import (
+    PilotError,
+    _Likelihood,
     calibrate,
     draw_response,
     load_calibration,
@@ -72,3 +77,114 @@ def test_calibrated_intervals_cover_the_truth():
             covered[p] += int(rows.loc[p, "lower"] <= v <= rows.loc[p, "upper"])
     share = {p: c / 50 for p, c in covered.items()}
     assert min(share.values()) >= 0.9, share
+
+
+CLMM = Path(__file__).parent / "data" / "clmm"
+CLMM_PILOTS = ("recovery_40x6", "wide_30x5", "small_12x4")
+
+
+def _from_clmm(ref: dict) -> dict[str, float]:
+    """clmm's cumulative probit with equidistant thresholds in the rating model's terms:
+    sd = 1 / spacing, b0 = 1.5 - theta_1 sd, slope = -beta_d sd, penalty = -beta_b sd,
+    sd_a = ST sd."""
+    sd = 1.0 / ref["spacing"]
+    out = {"intercept": 1.5 - ref["threshold.1"] * sd, "effect.slope": -ref["d"] * sd,
+           "sd_intercept": ref["ST"] * sd, "sd_noise": sd}
+    if "blocked" in ref:
+        out["blocked_penalty"] = -ref["blocked"] * sd
+    return out
+
+
+@pytest.mark.parametrize("pilot", CLMM_PILOTS)
+@pytest.mark.parametrize("rating", ["accept", "act"])
+def test_estimates_equal_ordinal_clmm(pilot, rating):
+    table = pd.read_csv(CLMM / f"{pilot}.csv")
+    ref = json.loads((CLMM / f"{pilot}.clmm.json").read_text())[rating]
+    fit = calibrate(table, [rating], intervals={"log": "wald"})
+    assert fit.converged_
+    assert fit.quadrature_["log_likelihood_change"] < 1e-6
+    for name, value in _from_clmm(ref).items():
+        assert fit.estimates_[f"{rating}.{name}"] == pytest.approx(value, abs=1e-3), name
+    assert fit.log_likelihood_ == pytest.approx(ref["log_likelihood"], abs=1e-4)
+
+
+def test_joint_likelihood_at_correlation_zero_is_the_sum_of_the_clmm_fits():
+    # clmm has no joint model of both ratings with correlated intercepts; at correlation 0 the
+    # joint likelihood factorises into the two single-rating fits, and their maxima are its
+    # maximum over everything but the correlation
+    table = pd.read_csv(CLMM / "recovery_40x6.csv")
+    refs = json.loads((CLMM / "recovery_40x6.clmm.json").read_text())
+    lik = _Likelihood(table, ["accept", "act"], "sparsity", "uid", True, 1.0, 11)
+    values = {f"{r}.{k}": v for r in ("accept", "act") for k, v in _from_clmm(refs[r]).items()}
+    theta = np.array([np.log(values[n[4:]]) if n.startswith("log ") else
+                      0.0 if n.startswith("atanh ") else values[n] for n in lik.names])
+    total = refs["accept"]["log_likelihood"] + refs["act"]["log_likelihood"]
+    assert -lik(theta) == pytest.approx(total, abs=1e-5)
+    gradient = optimize.approx_fprime(theta, lik, 1e-6)[:-1]
+    assert np.max(np.abs(gradient)) < 1e-2
+
+
+def _refused(tmp_path, capsys, table, *argv):
+    data = tmp_path / "pilot.csv"
+    table.to_csv(data, index=False)
+    code = main(["calibrate", str(data), "--out", str(tmp_path / "r.yaml"), *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    return code, err, str(data)
+
+
+def test_one_participant_is_refused(tmp_path, capsys):
+    table = _pilot(1, 1, items=8)
+    code, err, data = _refused(tmp_path, capsys, table)
+    assert code == 2 and len(err) == 1
+    assert data in err[0] and "uid" in err[0] and "participant" in err[0]
+
+
+def test_a_five_point_scale_read_as_seven_is_refused(tmp_path, capsys):
+    table = _pilot(30, 2)
+    for r in ("accept", "act"):  # a 1..5 pilot: the ratings squeezed onto 1..5
+        table[r] = np.clip(np.round(1 + (table[r] - 1) * 4 / 6), 1, 5).astype(int)
+    code, err, data = _refused(tmp_path, capsys, table)
+    assert code == 2 and len(err) == 1
+    assert data in err[0] and "accept, act" in err[0] and "scale: [1, 7]" in err[0]
+    # calibrate alone refuses it too, and warns when the 1..7 scale is stated
+    with pytest.raises(PilotError, match="1..5"):
+        calibrate(table, ["act"])
+    assert any("no rating above 5" in w for w in calibrate(table, ["act"], scale=(1, 7)).warnings_)
+
+
+def test_duplicated_rows_are_refused(tmp_path, capsys):
+    table = _pilot(30, 2)
+    table = pd.concat([table, table.iloc[[3, 7]]], ignore_index=True)
+    code, err, data = _refused(tmp_path, capsys, table)
+    assert code == 2 and len(err) == 1
+    assert data in err[0] and "2 rows" in err[0] and "uid" in err[0]
+    with pytest.raises(PilotError, match=f"file lines {len(table)}, {len(table) + 1}"):
+        calibrate(table, ["act"])
+
+
+def test_a_constant_blocked_column_is_refused(tmp_path, capsys):
+    table = _pilot(30, 2).assign(blocked=0)
+    code, err, data = _refused(tmp_path, capsys, table)
+    assert code == 2 and len(err) == 1
+    assert data in err[0] and "'blocked'" in err[0] and "fix:" in err[0]
+    # without the column the penalty is not calibrated, and the warning says so
+    fit = calibrate(table.drop(columns="blocked"), ["act"])
+    assert any(w.startswith("blocked:") and "act.blocked_penalty" in w for w in fit.warnings_)
+
+
+def test_a_correlation_at_the_boundary_is_warned_by_name():
+    # both ratings the same: the participants' intercepts are perfectly correlated
+    table = _pilot(30, 5)
+    table["accept"] = table["act"]
+    fit = calibrate(table, intervals={"log": "wald", "atanh": "wald"})
+    assert any(w.startswith("intercept_correlation:") for w in fit.warnings_), fit.warnings_
+
+
+def test_an_intercept_sd_at_zero_is_warned_by_name():
+    truth = {**TRUTH, "act": {**TRUTH["act"], "sd_intercept": 0.0}}
+    table = simulate_pilot(RatingResponseParams.model_validate(truth).build(), 30,
+                           np.random.default_rng(4), items=5)
+    fit = calibrate(table, ["act"])
+    row = fit.intervals_.set_index("parameter").loc["act.sd_intercept"]
+    assert row["lower"] == 0.0
+    assert any(w.startswith("act.sd_intercept:") for w in fit.warnings_), fit.warnings_

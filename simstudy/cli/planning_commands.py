@@ -61,7 +61,8 @@ def _calibrate_cmd(args) -> int:
         print(f"{args.data}: {note} (warning)", file=sys.stderr)
     try:
         fit = calibrate(table, ratings, args.distance, spec.group,
-                        d_min=1.0 if args.distance == "sparsity" else 0.0)
+                        d_min=1.0 if args.distance == "sparsity" else 0.0,
+                        scale=tuple(spec.scale) if spec.scale else None)
     except ValueError as exc:
         raise UsageError(f"{args.data}: {exc}") from exc
     doc = calibration_document(fit, args.data, file_sha256(args.data))
@@ -82,8 +83,8 @@ def _calibrate_cmd(args) -> int:
           f"response, {args.distance} and rating) outside the 95% range of "
           f"{args.replicates} studies simulated from the fit; largest gap where a "
           f"{args.distance} has 20 or more ratings: {gap:.3f}")
-    if not fit.converged_:
-        print("warning: the optimiser did not report convergence", file=sys.stderr)
+    for warning in fit.warnings_:
+        print(f"warning: {args.data}: {warning}", file=sys.stderr)
     print(f"wrote {out}, {stem}_intervals.csv, {stem}_fit.csv")
     return 0
 
