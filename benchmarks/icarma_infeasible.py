@@ -76,6 +76,12 @@ def main() -> None:
         out["boxes"][label] = {"bounds": box, "infeasible_share": round(draw_share(best, k), 4),
                                "infeasible_share_all_four": round(float(
                                    (best[:, -1] < 0.5).double().mean()), 4),
+                               "feasible_share_by_subset": {
+                                   "+".join(f for j, f in enumerate(context.world.roles
+                                                                    .actionable)
+                                            if code >> j & 1):
+                                   round(float((best[:, code] >= 0.5).double().mean()), 4)
+                                   for code in range(1, 2**k)},
                                "cpu_seconds": round(time.process_time() - c0, 1)}
     config = ICARMAConfig(**{**json.loads(args.config), "epochs": args.epochs})
     policy = ICARMA(config, seeds=[args.seed], cache=bench.cache, progress=False).fit(context)

@@ -45,7 +45,7 @@ FLOOR = {name: level for level, names in enumerate(FLOORS) for name in names}
 #: readers of decision models from files (scikit-learn via skops, ONNX), the Ray executor and
 #: the live study's server and bots (``simstudy[models]``, ``[ray]``, ``[live]``)
 OPTIONAL_READERS = {"skops", "onnxruntime", "ray", "sklearn", "starlette", "uvicorn", "httpx",
-                    "anyio"}
+                    "anyio", "jinja2", "limits"}
 
 
 def _module_name(path: Path) -> str:

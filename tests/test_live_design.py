@@ -217,3 +217,22 @@ def test_simstudy_power_of_a_live_study_runs_the_live_design(tmp_path):
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     with pytest.raises(UsageError, match="not a multiple of the 3 live conditions"):
         run_study_power(path, tmp_path / "q", progress=False, live_persons=12)
+
+
+def test_rates_state_their_source_and_an_export_gives_its_own(tmp_path):
+    from pydantic import ValidationError
+
+    from simstudy.study.live_design import export_rates
+    from simstudy.study.section import RateSpec
+
+    table = simulate_live_table(_task(20, 4, _pool(no_plan=0.3), failed_attention=0.3))
+    table.to_csv(tmp_path / "pilot.csv", index=False)
+    rates = export_rates(tmp_path / "pilot.csv")
+    per = table.drop_duplicates("uid")
+    assert rates["failed_attention"] == pytest.approx((per["status"] == "failed_attention").mean())
+    assert rates["no_plan"] == pytest.approx(per["no_plan"].mean())
+    assert RateSpec.model_validate({"source": "pilot.csv"}).rate is None
+    for bad in ({"source": "assumed"}, {"rate": 0.1, "source": "engine"},
+                {"rate": 0.1, "source": "pilot.csv"}):
+        with pytest.raises(ValidationError):
+            RateSpec.model_validate(bad)

@@ -4,8 +4,9 @@
   table (a real study's export or a simulated one), writes ``gamm.csv``/``gamm.json`` and one
   plot per model with the smooth and its 95% band; a table with a ``policy`` column also gets
   the policy contrast (``contrast.csv``, see :mod:`simstudy.study.contrast`).
-* ``simstudy power PLAN.yaml --out DIR``: runs (or resumes) a power analysis; writes
-  ``power.csv``, ``power.json`` and ``power.png``.
+* ``simstudy power PLAN.yaml|STUDY.yaml --out DIR``: runs (or resumes) a power analysis
+  (:mod:`simstudy.planning.study_power`: a plan of the published design, or the design a
+  study file runs); writes ``power.csv``, ``power.json`` and ``power.png``.
 * ``simstudy study STUDY.yaml --out FILE.csv``: simulates one study of the published design.
 * ``simstudy audit RUN_DIR|AUDIT.yaml [--by gender race] [--out report.html]``: a fairness
   audit of a finished run (see :mod:`simstudy.analysis.audit`); writes the HTML report, a
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.documents import UsageError, load_document, with_overrides
 from ..core.registry import build
-from ..core.store import atomic_write, atomic_write_text, check_output_dir, check_output_file
+from ..core.store import atomic_write, check_output_dir, check_output_file
 from ..resources import is_shipped
 from .run_commands import add_executor_arguments, executor_from_args
 
@@ -334,8 +335,7 @@ def print_study_power(res: dict) -> None:
 def _power_cmd(args) -> int:
     from ..analysis.analysis_spec import PowerPlan
     from ..core.file_kinds import expect_kind
-    from ..run.dictionary import write_dictionary
-    from ..study.power import run_power, summarize_power
+    from ..planning.study_power import run_plan_power
 
     expect_kind(args.plan, "yaml", "power", "PLAN")
     if args.response is not None:
@@ -349,39 +349,10 @@ def _power_cmd(args) -> int:
     plan = with_overrides(load_document(args.plan, PowerPlan),
                           {"simulations": ("--simulations", args.simulations),
                            "workers": ("--workers", args.workers)}, args.plan)
-    out = check_output_dir(args.out)
     args.workers = plan.workers
     with executor_from_args(args) as executor:
-        rows = run_power(build("response", plan.response), plan.participants, plan.simulations, out,
-                         seed=plan.seed, items=plan.items, outcome=plan.outcome,
-                         distance=plan.distance, alpha=plan.alpha, executor=executor)
-    table, smallest = summarize_power(rows, plan.target_power, plan.confidence)
-    # the point estimate reaching the target is a coin flip at that N; the interval's lower
-    # bound reaching it is the conservative reading: both are stated
-    sure = table[table["lower"] >= plan.target_power]
-    smallest_lower = int(sure["n"].min()) if len(sure) else None
-    atomic_write(out / "power.csv", lambda tmp: table.to_csv(tmp, index=False))
-    write_dictionary(out)
-    atomic_write_text(out / "power.json", json.dumps(
-        {"target_power": plan.target_power, "smallest_n": smallest,
-         "smallest_n_basis": "point estimate of power (simulated share significant)",
-         "smallest_n_lower_bound": smallest_lower,
-         "smallest_n_lower_bound_basis": f"lower bound of the {plan.confidence:.0%} "
-                                         "Clopper-Pearson interval",
-         "plan_file": str(args.plan), "plan": plan.model_dump(mode="json"),
-         "table": table.to_dict(orient="records")}, indent=2))
-    from ..core.plotting import plt, save_figure
-
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.errorbar(table["n"], table["power"], yerr=[table["power"] - table["lower"],
-                                                  table["upper"] - table["power"]],
-                marker="o", capsize=3)
-    ax.axhline(plan.target_power, ls="--", color="grey")
-    ax.set_xlabel("participants")
-    ax.set_ylabel(f"power ({plan.outcome} ~ s({plan.distance}), alpha {plan.alpha})")
-    ax.set_ylim(0, 1.02)
-    fig.tight_layout()
-    save_figure(fig, out / "power.png")
+        res = run_plan_power(args.plan, plan, args.out, executor)
+    table, smallest, smallest_lower = res["table"], res["smallest_n"], res["smallest_n_lower"]
     print(table.to_string(index=False))
     print(f"smallest N whose estimated power reaches {plan.target_power}: "
           f"{_or_none(smallest, plan.participants)} (point estimate)")

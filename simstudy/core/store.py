@@ -125,11 +125,9 @@ def neutralize_formulas(df: pd.DataFrame) -> pd.DataFrame:
         >>> neutralize_formulas(df).to_dict("list")
         {'why': ["'=1+1", 'fine'], 'v': [-1, 2]}
     """
-    from pandas.api.types import is_string_dtype
-
     out = df.copy()
     for col in out.columns:
-        if out[col].dtype == object or is_string_dtype(out[col]):
+        if out[col].dtype.kind == "O":  # object, str and string columns (text cells)
             out[col] = out[col].map(lambda v: "'" + v if isinstance(v, str)
                                     and v.startswith(FORMULA_STARTS) else v)
     return out

@@ -34,6 +34,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..core.store import FORMULA_STARTS, csv_text
+from .export import live_tables
+
 __all__ = ["TOKEN_ENV", "AdminRoom", "token_matches", "progress"]
 
 #: The environment variable holding the control room's token.
@@ -171,9 +174,6 @@ class AdminRoom:
             return refused
 
         def table() -> str:
-            from ..core.store import csv_text
-            from .export import live_tables
-
             return csv_text(live_tables(self.server.flow.store)[0], neutralize=True)
 
         return Response(await self.server.steps.in_page_thread(table), media_type="text/csv",
@@ -222,8 +222,6 @@ class AdminRoom:
 
 
 def _cell(text: str) -> str:
-    from ..core.store import FORMULA_STARTS
-
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 

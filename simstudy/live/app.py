@@ -38,6 +38,7 @@ import threading
 from contextlib import asynccontextmanager
 from typing import Any
 
+from .admin import AdminRoom
 from .database import StoreError
 from .edges import ENTRY_LIMIT, BodyLimit, EntryLimit
 from .flow import Page
@@ -246,8 +247,6 @@ def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
     # server is made
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
-
-    from .admin import AdminRoom
 
     server = LiveServer(prepare, StepScheduler(page_threads, compute_threads, gather),
                         EntryLimit(entry_limit))

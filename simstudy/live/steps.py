@@ -29,6 +29,8 @@ import functools
 import weakref
 from typing import Any
 
+from .flow import StepNeeded
+
 __all__ = ["QUEUED_STEPS", "StepScheduler"]
 
 #: First steps queued in a compute process at once. Once batched, a first step costs a few ms
@@ -72,8 +74,6 @@ class StepScheduler:
     async def with_steps(self, fn: Any, flow: Any, uid: str, *args: Any) -> Any:
         """``fn(uid, *args, compute=False)`` in a page thread, each recourse step it waits for
         computed outside (every step stored makes progress: a question or the recourses)."""
-        from .flow import StepNeeded
-
         while True:
             try:
                 return await self.in_page_thread(functools.partial(fn, compute=False), uid,

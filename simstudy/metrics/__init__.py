@@ -136,16 +136,10 @@ class Metric:
         complement: report ``1 - mean`` (``no_recourse`` is the complement of ``found``).
         summarized: a column of the run summary.
         audited: audited by default.
-<<<<<<< HEAD
         derive: computes the column from a table's other columns (``rows -> values``; a
             ``KeyError`` when the table lacks those too), so that a table written before the
             metric existed still gives it (:func:`readable_metrics`); ``None``: such a table
             cannot.
-        values: what the per-applicant values can be: ``proportion`` (0/1, the mean is a
-            share), ``nonnegative`` or ``real``; it sets the range its intervals respect
-            (:mod:`simstudy.core.intervals`).
-=======
->>>>>>> main
 
     Example:
         >>> import pandas as pd

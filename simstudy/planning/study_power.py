@@ -1,4 +1,14 @@
-"""``simstudy power SCENARIO``: how many participants a study of the scenario needs.
+"""``simstudy power SCENARIO``: how many participants a study of the scenario needs, for the
+design the study file runs.
+
+**The design.** A study with ``study.live`` is simulated as the server runs it
+(:func:`_live_design`): one condition per participant by the server's assignment rule, the
+plan the live engine computes from the stated profile (:mod:`simstudy.planning.live_pool`),
+attention failures and dropouts at ``study.power.rates``, the no-plan rule, and the file's
+exclusions (:mod:`simstudy.study.live_design`); N is the number analysed, a multiple of the
+conditions. Without ``live:``, the within-participant design of the scenario's study below
+(:func:`_within_design`). A power plan of the published design (``simstudy power PLAN.yaml``)
+runs from here too (:func:`run_plan_power`).
 
 The scenario is run (or its finished run resumed) into ``OUT/run``; its study pool (every
 rejected applicant of the study's replication x condition with each policy's recourse, see
@@ -49,7 +59,7 @@ from ..core.documents import UsageError, with_overrides
 from ..core.plotting import plt, save_figure
 from ..core.registry import build
 from ..core.rng import derive_seed, generator
-from ..core.store import check_output_dir, file_sha256
+from ..core.store import atomic_write, atomic_write_text, check_output_dir, file_sha256
 from ..run.dictionary import write_dictionary
 from ..run.runner import run_scenario
 from ..run.scenario import load_scenario, policy_name
@@ -78,11 +88,11 @@ from ..study.live_design import (
     pool_no_plan_rates,
     recruitment,
 )
-from ..study.power import plan_key, run_simulations
+from ..study.power import plan_key, run_power, run_simulations, summarize_power
 from ..study.section import study_response
 from .live_pool import live_pool
 
-__all__ = ["run_study_power", "pool_report", "study_setup"]
+__all__ = ["run_study_power", "run_plan_power", "pool_report", "study_setup"]
 
 
 def _hash_frame(frame: pd.DataFrame) -> str:
@@ -322,6 +332,48 @@ def _rates(path, rates) -> dict[str, dict]:
     if out["no_plan"]["source"] == "engine":
         out.pop("no_plan")
     return out
+
+
+def run_plan_power(plan_path: str | Path, plan: Any, out: str | Path,
+                   executor: Any = None) -> dict[str, Any]:
+    """``simstudy power PLAN.yaml``: the published design's power plan
+    (:class:`~simstudy.analysis.analysis_spec.PowerPlan`, within participants, the smooth
+    tested; :func:`~simstudy.study.power.run_power`): ``power.csv``, ``power.json`` (the
+    smallest N by the point estimate and by the interval's lower bound) and ``power.png``.
+
+    Returns:
+        ``{"table", "smallest_n", "smallest_n_lower"}``.
+    """
+    out = check_output_dir(out)
+    rows = run_power(build("response", plan.response), plan.participants, plan.simulations, out,
+                     seed=plan.seed, items=plan.items, outcome=plan.outcome,
+                     distance=plan.distance, alpha=plan.alpha, executor=executor)
+    table, smallest = summarize_power(rows, plan.target_power, plan.confidence)
+    # the point estimate reaching the target is a coin flip at that N; the interval's lower
+    # bound reaching it is the conservative reading: both are stated
+    sure = table[table["lower"] >= plan.target_power]
+    smallest_lower = int(sure["n"].min()) if len(sure) else None
+    atomic_write(out / "power.csv", lambda tmp: table.to_csv(tmp, index=False))
+    write_dictionary(out)
+    atomic_write_text(out / "power.json", json.dumps(
+        {"target_power": plan.target_power, "smallest_n": smallest,
+         "smallest_n_basis": "point estimate of power (simulated share significant)",
+         "smallest_n_lower_bound": smallest_lower,
+         "smallest_n_lower_bound_basis": f"lower bound of the {plan.confidence:.0%} "
+                                         "Clopper-Pearson interval",
+         "plan_file": str(plan_path), "plan": plan.model_dump(mode="json"),
+         "table": table.to_dict(orient="records")}, indent=2))
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.errorbar(table["n"], table["power"], yerr=[table["power"] - table["lower"],
+                                                  table["upper"] - table["power"]],
+                marker="o", capsize=3)
+    ax.axhline(plan.target_power, ls="--", color="grey")
+    ax.set_xlabel("participants")
+    ax.set_ylabel(f"power ({plan.outcome} ~ s({plan.distance}), alpha {plan.alpha})")
+    ax.set_ylim(0, 1.02)
+    fig.tight_layout()
+    save_figure(fig, out / "power.png")
+    return {"table": table, "smallest_n": smallest, "smallest_n_lower": smallest_lower}
 
 
 def _check_hypothesis_columns(path: Any, hypotheses: list, pool: pd.DataFrame) -> None:
