@@ -67,16 +67,20 @@ def test_ratings_off_the_scale_are_refused_in_one_line(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_calibrated_intervals_cover_the_truth():
-    """50 pilots of 30 participants x 6 ratings each: every parameter's 95% interval covers
-    its true value in at least 90% of them."""
+    """50 pilots of 30 participants x 6 ratings each: no parameter's 95% intervals cover its
+    true value less often than nominal beyond chance (one-sided binomial test against 0.95,
+    Bonferroni over the 10 parameters at 0.01; the coverage itself is measured over 200 pilots
+    by benchmarks/calibration_coverage.py)."""
+    from scipy import stats
+
     covered = {p: 0 for p in TRUE_VALUES}
     for rep in range(50):
         fit = calibrate(_pilot(30, 1000 + rep, items=6))
         rows = fit.intervals_.set_index("parameter")
         for p, v in TRUE_VALUES.items():
             covered[p] += int(rows.loc[p, "lower"] <= v <= rows.loc[p, "upper"])
-    share = {p: c / 50 for p, c in covered.items()}
-    assert min(share.values()) >= 0.9, share
+    p_low = {p: float(stats.binom.cdf(c, 50, 0.95)) for p, c in covered.items()}
+    assert min(p_low.values()) >= 0.01 / len(p_low), covered
 
 
 CLMM = Path(__file__).parent / "data" / "clmm"

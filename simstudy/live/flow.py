@@ -50,6 +50,7 @@ from ..core.store import file_sha256
 from ..world.presentation import parse_number
 from .database import Store
 from .engine import LiveEngine
+from .pages import Pages
 
 __all__ = ["Page", "StepNeeded", "StudyFlow", "ENDED"]
 
@@ -94,8 +95,6 @@ class StudyFlow:
         self.engine, self.store, self.key = engine, store, key
         self.compute = engine.recourse_step if compute is None else compute
         self.live = engine.live
-        from .pages import Pages  # the pages render flow's Page: imported once both exist
-
         #: the pages' renderer (templates, texts, number format)
         self.pages = Pages(self.live, engine.path.parent)
         # a participant's lock lives while a request holds it: ids leave nothing behind

@@ -36,7 +36,6 @@ from typing import Any
 import yaml
 
 from ..core.documents import DocumentError, DocumentProblem
-from .flow import Page
 
 __all__ = ["Pages", "LOCALES", "locale_strings"]
 
@@ -186,7 +185,7 @@ class Pages:
         return rows
 
     # -- pages ------------------------------------------------------------------------------
-    def render(self, page: Page, action: str) -> str:
+    def render(self, page: Any, action: str) -> str:
         """The HTML of ``page``, its form posting to ``action``."""
         data = page.data
         errors = {k: self._error(v) for k, v in data.get("errors", {}).items()}
