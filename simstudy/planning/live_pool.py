@@ -14,11 +14,10 @@ truly cannot change (what they answer to "is this item in fact changeable?", as 
 Person ``n`` is served with participant index ``n`` (the arrival index of bot ``n``).
 
 The pool is computed once per study file and code version and kept in
-``OUT/live_pool.parquet`` with its key (:func:`live_pool`).
-
-Example:
-    >>> from simstudy.planning.live_pool import live_pool   # doctest: +SKIP
-    >>> pool = live_pool("example:personalization", "runs/power")  # doctest: +SKIP
+``OUT/live_pool.parquet`` with its key (:func:`live_pool`):
+``live_pool("example:personalization", "runs/power")`` prepares the study's world and policies
+as ``serve`` does (minutes on 2 cores), so this module has no runnable example;
+``tests/test_live_design.py`` builds a pool on a small study.
 """
 
 from __future__ import annotations
