@@ -64,3 +64,19 @@ def prepared_engine():
     folder = Path(tempfile.mkdtemp(prefix="simstudy-live-"))
     path = small_study_file(folder, target_per_condition=2)
     return LiveEngine(path, cache=ModelCache(folder / "cache")).prepare()
+
+
+def page_token(page) -> str | None:
+    """The page token of the form a browser shows (waiting out a navigation still under way)."""
+    import time
+
+    from playwright.sync_api import Error
+
+    for _ in range(50):
+        try:
+            page.wait_for_load_state()
+            field = page.query_selector("input[name='page']")
+            return field.get_attribute("value") if field else None
+        except Error:
+            time.sleep(0.1)
+    raise AssertionError("the page never settled")

@@ -29,7 +29,7 @@ uvicorn = pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright")
 
-from _live_support import prepared_engine, prepared_german  # noqa: E402
+from _live_support import page_token, prepared_engine, prepared_german  # noqa: E402
 
 from simstudy.core.rng import generator  # noqa: E402
 from simstudy.live.app import create_app  # noqa: E402
@@ -61,17 +61,6 @@ def _serve(flow):
     while not srv.started and time.time() < end:
         time.sleep(0.05)
     return srv, thread, f"http://127.0.0.1:{port}"
-
-
-def _key(page) -> str | None:
-    for _ in range(50):
-        try:
-            page.wait_for_load_state()
-            field = page.query_selector("input[name='page']")
-            return field.get_attribute("value") if field else None
-        except sync_api.Error:
-            time.sleep(0.1)
-    raise AssertionError("the page never settled")
 
 
 def _kind(key: str | None, page) -> str:
@@ -211,7 +200,7 @@ def _walk(page, walker, crowd, n, url, width, keyboard=False, approve=False):
     page.goto(f"{url}/?PROLIFIC_PID=ACC{width}X{n}&STUDY_ID=S&SESSION_ID=X{n}")
     kinds = []
     for _ in range(80):
-        key = _key(page)
+        key = page_token(page)
         kind = _kind(key, page)
         kinds.append(kind)
         walker.check(page, width, kind)

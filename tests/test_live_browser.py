@@ -18,7 +18,7 @@ pytest.importorskip("starlette")
 uvicorn = pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from _live_support import prepared_engine  # noqa: E402
+from _live_support import page_token, prepared_engine  # noqa: E402
 
 from simstudy.live.app import create_app  # noqa: E402
 from simstudy.live.bots import BotCrowd  # noqa: E402
@@ -52,18 +52,6 @@ def server(tmp_path):
     thread.join(timeout=10)
 
 
-def _key(page) -> str | None:
-    """The page token of the form shown (waiting out a navigation still under way)."""
-    for _ in range(50):
-        try:
-            page.wait_for_load_state()
-            field = page.query_selector("input[name='page']")
-            return field.get_attribute("value") if field else None
-        except sync_api.Error:
-            time.sleep(0.1)
-    raise AssertionError("the page never settled")
-
-
 def _fill(page, answer: dict[str, str]) -> None:
     """Answers the form as a person would: clicks the radio, picks the option, types."""
     for name, value in answer.items():
@@ -90,12 +78,12 @@ def test_one_participant_per_condition_in_chromium(server):
                 page.goto(f"{url}/?PROLIFIC_PID=PW-{n}&STUDY_ID=S&SESSION_ID=X{n}")
                 refreshed = double = backed = False
                 for _ in range(60):
-                    key = _key(page)
+                    key = page_token(page)
                     if key is None:
                         break
                     if key.startswith("rating:") and not refreshed:
                         page.reload()  # a refresh in the middle: the same page again
-                        assert _key(page) == key
+                        assert page_token(page) == key
                         refreshed = True
                     _fill(page, crowd.answer(n, key, page.content()))
                     if key == "profile" and not double:
@@ -107,7 +95,7 @@ def test_one_participant_per_condition_in_chromium(server):
                             page.click("button[type='submit']")
                     if key == "actionability" and not backed:
                         page.go_back()  # back to an answered page and submit it again
-                        if _key(page) == "actionability":
+                        if page_token(page) == "actionability":
                             with page.expect_navigation():
                                 page.click("button[type='submit']")
                         backed = True
