@@ -127,17 +127,23 @@ class LiveServer:
                                            "/", 400)
         return pid, None
 
+    async def _returning(self, request: Any) -> tuple[str | None, str | None, Any]:
+        """``(platform id, uid of a participant who entered before or None, refusal or None)``
+        of an entry link: what ``GET /`` and ``POST /`` both check first."""
+        if self.flow is None:
+            return None, None, self.not_ready()
+        pid, refused = self._entry_link(request)
+        if refused is not None:
+            return pid, None, refused
+        return pid, await self.steps.in_page_thread(self.flow.entered, pid), None
+
     async def entry(self, request: Any) -> Any:
         """``GET /``: a participant who entered before goes on; others see the start page."""
         from starlette.responses import RedirectResponse
 
-        flow = self.flow
-        if flow is None:
-            return self.not_ready()
-        pid, refused = self._entry_link(request)
+        pid, uid, refused = await self._returning(request)
         if refused is not None:
             return refused
-        uid = await self.steps.in_page_thread(flow.entered, pid)
         if uid is not None:
             return RedirectResponse(f"/p/{uid}", status_code=303)
         # the start page's form posts the same link
@@ -147,20 +153,16 @@ class LiveServer:
         """``POST /``: creates the participant (once; limited per client address)."""
         from starlette.responses import RedirectResponse
 
-        flow = self.flow
-        if flow is None:
-            return self.not_ready()
-        pid, refused = self._entry_link(request)
+        pid, uid, refused = await self._returning(request)
         if refused is not None:
             return refused
-        uid = await self.steps.in_page_thread(flow.entered, pid)
         if uid is None:
             client = request.client.host if request.client else "unknown"
             if not self.entries.allow(client):
                 return self.page_response(Page("unknown", "unknown", {"reason": "limit"}),
                                           "/", 429)
             q = request.query_params
-            uid = await self.steps.in_page_thread(flow.enter, pid, q.get("STUDY_ID"),
+            uid = await self.steps.in_page_thread(self.flow.enter, pid, q.get("STUDY_ID"),
                                                   q.get("SESSION_ID"))
         return RedirectResponse(f"/p/{uid}", status_code=303)
 
