@@ -18,7 +18,9 @@ only the judge, for every condition of the published tables (hard constraints an
 
 Plausibility is the share of recourses found whose counterfactual is at least as likely as the
 factual; ``median_gain`` is the median of ``log p(x_cf) - log p(x)`` over the same recourses,
-``median_approval_probability`` the decision model's median probability at the counterfactual.
+``median_logit`` / ``median_logit_cf`` the decision model's median logit at the factual and the
+counterfactual, ``median_shortest_t`` the median ``t`` of ``shortest`` (the share of the action
+that validity needs).
 Prints one JSON object.
 
     OMP_NUM_THREADS=1 python -m benchmarks.icarma_plausibility --seed-list 1000 [--epochs 450]
@@ -54,23 +56,26 @@ def _share(flags: np.ndarray) -> float:
     return float(flags.mean()) if flags.size else 0.0
 
 
-def shortest(true_world, model, x: np.ndarray, rec: Recourse, steps: int = 50) -> np.ndarray:
+def shortest(true_world, model, x: np.ndarray, rec: Recourse,
+             steps: int = 50) -> tuple[np.ndarray, np.ndarray]:
     """log p(x_cf) >= log p(x) for each action shortened to the first approved point (or
-    itself) along ``x + t (theta - x)``."""
+    itself) along ``x + t (theta - x)``, and that point's ``t`` (NaN where none is approved)."""
     xt = torch.as_tensor(x, dtype=torch.float64)
     acted = rec.intervened & rec.found[:, None]
     target = np.where(acted, rec.values, x)
     chosen = np.where(acted, target, x)
     done = np.zeros(len(x), dtype=bool)
+    first = np.full(len(x), np.nan)
     with torch.no_grad():
         for t in np.arange(1, steps + 1) / steps:
             values = x + t * (target - x)
             cf = true_world.counterfactual(xt, torch.from_numpy(acted), torch.from_numpy(values))
             newly = ~done & model.approves(cf).numpy()
             chosen[newly] = values[newly]
+            first[newly] = t
             done |= newly
         cf = true_world.counterfactual(xt, torch.from_numpy(acted), torch.from_numpy(chosen))
-        return (true_world.log_prob(cf) >= true_world.log_prob(xt)).numpy()
+        return (true_world.log_prob(cf) >= true_world.log_prob(xt)).numpy(), first
 
 
 def judges(policy, true_world, flow, model, x: np.ndarray, ids: np.ndarray, profiles,
@@ -80,15 +85,19 @@ def judges(policy, true_world, flow, model, x: np.ndarray, ids: np.ndarray, prof
     scm = evaluate_recourse(true_world, model, x, rec, profiles, feature_range)
     found = scm["found"]
     with torch.no_grad():
-        p_cf = torch.sigmoid(model(torch.from_numpy(scm["x_cf"]))).numpy()[found]
+        logit_cf = model(torch.from_numpy(scm["x_cf"])).numpy().ravel()[found]
+        logit = model(torch.as_tensor(x, dtype=torch.float64)).numpy().ravel()[found]
+    short, t = shortest(true_world, model, x, rec)
     gain_scm = (scm["logp_cf"] - scm["logp"])[found]
     out = {"found": int(found.sum()),
            "scm": _share(scm["plausible"][found]),
-           "shortest": _share(shortest(true_world, model, x, rec)[found]),
+           "shortest": _share(short[found]),
+           "median_shortest_t": (float(np.nanmedian(t[found])) if np.isfinite(t[found]).any()
+                                 else float("nan")),
            "scm_valid_only": _share(scm["plausible"][scm["valid"]]),
            "median_gain_scm": float(np.median(gain_scm)) if found.any() else float("nan"),
-           "median_approval_probability": (float(np.median(p_cf)) if found.any()
-                                           else float("nan"))}
+           "median_logit": float(np.median(logit)) if found.any() else float("nan"),
+           "median_logit_cf": float(np.median(logit_cf)) if found.any() else float("nan")}
     if flow is None:
         return out
     xt = torch.as_tensor(x, dtype=torch.float64)
