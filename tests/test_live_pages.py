@@ -168,6 +168,31 @@ def test_a_condition_without_a_plan_is_routed_by_the_rule_and_exported(tmp_path,
         assert rows.loc[3, "condition"] == "oracle" and rows.loc[3, "status"] == "completed"
 
 
+def test_a_replacement_without_a_plan_leaves_them_uncounted(tmp_path):
+    from simstudy.study.live_section import NoPlanSpec
+
+    rule = NoPlanSpec.model_validate({"rule": "replace", "replacement": "universal-oracle"})
+    flow = _flow(tmp_path, no_plan=rule, target_per_condition=1)
+    engine = flow.engine
+
+    def compute(index, cond, *args):  # neither the assigned condition nor its replacement
+        step = engine.recourse_step(index, cond, *args)
+        if "items" in step:
+            step = {**step, "items": [it for it in step["items"] if it["policy"] != cond]}
+        return step
+
+    flow.compute = compute
+    client = TestClient(create_app(flow))
+    crowd = BotCrowd(engine, seed=0)
+    _, r = _to(client, crowd, 0, "PID-0", None)
+    assert "C1LIVEOK" in r.text
+    p = dict(flow.store.participant(flow.store.read("SELECT uid FROM participants")[0]["uid"]))
+    assert p["no_plan"] == 1 and p["condition"] == p["assigned_condition"]
+    assert sum(flow.store.counts(engine.conditions).values()) == 0
+    study, _ = live_tables(flow.store)
+    assert set(study["policy"]) == {"random"}
+
+
 def test_the_end_page_discloses_the_random_plans(tmp_path):
     flow = _flow(tmp_path)
     client = TestClient(create_app(flow))
