@@ -63,6 +63,24 @@ def test_every_locale_key_is_english_too_and_german_is_complete():
     assert same == [], same
 
 
+def test_the_page_shown_while_the_study_prepares_speaks_its_language(tmp_path):
+    import threading
+
+    flow = _flow(tmp_path)
+    ready = threading.Event()
+
+    def prepare():
+        ready.wait(30)
+        return flow
+
+    german = Pages(flow.live.model_copy(update={"locale": "de"}), tmp_path)
+    with TestClient(create_app(prepare, pages=german)) as client:
+        r = client.get("/?PROLIFIC_PID=" + "a" * 24)
+        assert r.status_code == 503 and '<html lang="de">' in r.text
+        assert "Die Studie startet gerade" in r.text and r.headers["Retry-After"]
+        ready.set()
+
+
 def test_the_profile_page_speaks_the_worlds_units_in_english_and_german(tmp_path):
     flow = _flow(tmp_path)
     page = Page("profile", "profile", {"features": flow.engine.features_,
