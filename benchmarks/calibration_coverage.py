@@ -2,7 +2,7 @@
 
 Usage: nice -n 10 OMP_NUM_THREADS=1 python benchmarks/calibration_coverage.py
        [--pilots 200] [--participants 30] [--items 6] [--workers 2] [--seed 0]
-       [--reference t|normal] [--rows ROWS.jsonl]
+       [--reference t|normal] [--locations wald|profile] [--rows ROWS.jsonl]
 
 Each pilot (``generator(seed, "calibration-coverage", i)``) is simulated from the known rating
 model :data:`simstudy.examples.RECOVERY_TRUTH` (both ratings, a blocked penalty, correlated
@@ -41,6 +41,7 @@ from simstudy.core.rng import generator  # noqa: E402
 from simstudy.examples import RECOVERY_TRUE_VALUES, RECOVERY_TRUTH  # noqa: E402
 from simstudy.people.response_params import RatingResponseParams  # noqa: E402
 from simstudy.study.calibration import (  # noqa: E402
+    INTERVAL_METHODS,
     INTERVAL_REFERENCE,
     _natural,
     calibrate,
@@ -50,23 +51,24 @@ from simstudy.study.calibration import (  # noqa: E402
 BAND = (0.92, 0.98)
 
 
-def one_pilot(task: tuple[int, int, int, int, str]) -> dict:
+def one_pilot(task: tuple[int, int, int, int, str, str]) -> dict:
     """Simulates and calibrates pilot ``i``; per parameter, whether each interval covers the
     truth."""
     import warnings
 
-    seed, i, participants, items, reference = task
+    seed, i, participants, items, reference, locations = task
     model = RatingResponseParams.model_validate(RECOVERY_TRUTH).build()
     table = simulate_pilot(model, participants, generator(seed, "calibration-coverage", i),
                            items=items)
     start = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = calibrate(table, reference=reference)
+        fit = calibrate(table, reference=reference, intervals={"identity": locations})
     seconds = time.process_time() - start
     se = np.sqrt(np.clip(np.diag(fit.covariance_), 0, None))
     rows = fit.intervals_.set_index("parameter")
     out = {"pilot": i, "seed": seed, "size": [participants, items], "reference": reference,
+           "locations": locations,
            "seconds": seconds, "converged": bool(fit.converged_),
            "nodes": fit.quadrature_.get("nodes"), "warnings": len(fit.warnings_)}
     df = participants - 1
@@ -118,7 +120,8 @@ def summarize(rows: list[dict], args) -> dict:
                        "sd_over_se": float(u.std(ddof=1) / np.sqrt(np.mean(se ** 2))),
                        "within_band": BAND[0] <= share <= BAND[1]}
     return {"pilots": len(rows), "participants": args.participants, "items": args.items,
-            "seed": args.seed, "reference": args.reference, "truth": RECOVERY_TRUTH,
+            "seed": args.seed, "reference": args.reference, "locations": args.locations,
+            "truth": RECOVERY_TRUTH,
             "band": list(BAND),
             "all_within_band": all(c["within_band"] for c in coverage.values()),
             "coverage": coverage,
@@ -139,6 +142,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reference", default=INTERVAL_REFERENCE, choices=["t", "normal"],
                     help="the intervals' quantile (calibrate's reference=)")
+    ap.add_argument("--locations", default=INTERVAL_METHODS["identity"],
+                    choices=["wald", "profile"], help="interval method of the intercepts, "
+                    "slopes and the penalty (calibrate's intervals={'identity': ...})")
     ap.add_argument("--rows", default=None, help="also write the per-pilot rows (JSON lines); "
                     "pilots already in the file are read, not run again (same seed and size)")
     args = ap.parse_args()
@@ -147,8 +153,9 @@ def main() -> None:
         done = [json.loads(line) for line in Path(args.rows).read_text().splitlines() if line]
         rows = {r["pilot"]: r for r in done if r["pilot"] < args.pilots
                 and r.get("seed") == args.seed and r.get("reference") == args.reference
+                and r.get("locations", "wald") == args.locations
                 and r.get("size") == [args.participants, args.items]}
-    tasks = [(args.seed, i, args.participants, args.items, args.reference)
+    tasks = [(args.seed, i, args.participants, args.items, args.reference, args.locations)
              for i in range(args.pilots) if i not in rows]
     with make_executor("local", workers=args.workers) as ex:
         for index, row in ex.map_unordered(one_pilot, tasks):
