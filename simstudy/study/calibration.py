@@ -41,9 +41,8 @@ profile likelihood covered the same pilots within one); the profile likelihood f
 the correlation (Venzon and Moolgavkar 1988), which reaches the boundary 0 or +-1 where the
 data cannot exclude it. Both use Student's t quantile on participants - 1 degrees of freedom
 (:data:`INTERVAL_REFERENCE`): with the normal quantile the intervals of intercepts, slopes
-and the penalty covered 0.936 on average over 94 pilots of 30 participants (the estimates'
-spread 1.06 times the standard error: maximum likelihood estimates the participants'
-intercept SDs low from few participants).
+and the penalty covered 0.936 on average over 94 pilots of 30 participants (the estimates
+spread 1.06 times the standard error on average).
 
 **Goodness of fit.** Replicate studies are simulated from the fitted model with the data's own
 design (participants, distances, blocked) and the share of each rating per sparsity compared
@@ -490,8 +489,9 @@ def boundary_warnings(fit: Calibration) -> list[str]:
 #: cannot exclude it).
 INTERVAL_METHODS = {"identity": "wald", "log": "profile", "atanh": "profile"}
 #: The reference distribution of the intervals' quantile (``reference=`` of :func:`calibrate`):
-#: Student's t on participants - 1 degrees of freedom, since the normal quantile's intervals
-#: covered 0.93-0.94 of 0.95 with 30 participants (docs/results/calibration.md).
+#: Student's t on participants - 1 degrees of freedom, since with the normal quantile the
+#: intervals of locations and slopes covered 0.936 of 0.95 on average with 30 participants
+#: (docs/results/calibration.md).
 INTERVAL_REFERENCE = "t"
 
 
@@ -520,9 +520,8 @@ def calibrate(table: pd.DataFrame, ratings: list[str] | None = None,
         reference: the intervals' quantile: ``t``, Student's t on ``participants - 1``
             degrees of freedom (Wald: ``estimate -/+ t se``; profile: the signed root within
             ``-/+ t``), or ``normal`` (the asymptotic ``z``; profile: ``chi2_1``). The t
-            quantile is a small-sample allowance for the participants' intercept SDs being
-            estimated from few participants (ML estimates them low, and the standard errors
-            with them): with 30 participants ``t = 2.045`` against ``z = 1.960``.
+            quantile is a small-sample allowance for effects estimated from few participants
+            (with 30, ``t = 2.045`` against ``z = 1.960``), chosen by measured coverage.
 
     Raises:
         PilotError: a pilot the model cannot be calibrated on (:func:`pilot_problems`).
