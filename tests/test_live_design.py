@@ -103,6 +103,25 @@ def test_rule_replace_serves_the_replacement_and_analyses_them_in_it():
     assert pool_no_plan_rates(pool)["universal-oracle"] == 0.0
 
 
+def test_a_replacement_without_a_plan_leaves_them_assigned_and_uncounted():
+    pool = _pool(no_plan=0.4)
+    lacking = pool[(pool["condition"] == "oracle") & ~pool["found"]]["person"]
+    # the replacement finds no plan for half of the people the assigned condition fails
+    gone = set(lacking.iloc[::2])
+    rows = (pool["condition"] == "universal-oracle") & pool["person"].isin(gone)
+    pool.loc[rows, "found"] = False
+    task = _task(30, 1, pool, no_plan_rule="replace", replacement="universal-oracle")
+    table = simulate_live_table(task)
+    per = table.drop_duplicates("uid")
+    stuck = per[(per["no_plan"] == 1) & (per["condition"] == "oracle")]
+    assert len(stuck) and (stuck["assigned_condition"] == "oracle").all()
+    assert (table[table["uid"].isin(stuck["uid"])]["policy"] == "random").all()
+    kept, extras = task.analysed_table()
+    assert not set(stuck["uid"]) & set(kept["uid"])
+    counted = kept.drop_duplicates("uid")["condition"].value_counts()
+    assert counted.to_dict() == {"universal-oracle": 15, "oracle": 15}
+
+
 def _independent_power(pool, n, sims, seed=11):
     """Between participants, written apart from the pipeline: n/2 people per condition drawn
     from the pool, their plan rated by the rating model, a pooled-variance t test."""

@@ -63,6 +63,24 @@ def test_every_locale_key_is_english_too_and_german_is_complete():
     assert same == [], same
 
 
+def test_the_page_shown_while_the_study_prepares_speaks_its_language(tmp_path):
+    import threading
+
+    flow = _flow(tmp_path)
+    ready = threading.Event()
+
+    def prepare():
+        ready.wait(30)
+        return flow
+
+    german = Pages(flow.live.model_copy(update={"locale": "de"}), tmp_path)
+    with TestClient(create_app(prepare, pages=german)) as client:
+        r = client.get("/?PROLIFIC_PID=" + "a" * 24)
+        assert r.status_code == 503 and '<html lang="de">' in r.text
+        assert "Die Studie startet gerade" in r.text and r.headers["Retry-After"]
+        ready.set()
+
+
 def test_the_profile_page_speaks_the_worlds_units_in_english_and_german(tmp_path):
     flow = _flow(tmp_path)
     page = Page("profile", "profile", {"features": flow.engine.features_,
@@ -166,6 +184,31 @@ def test_a_condition_without_a_plan_is_routed_by_the_rule_and_exported(tmp_path,
         rows = pd.DataFrame([dict(r) for r in flow.store.read(
             "SELECT idx, condition, status FROM participants ORDER BY idx")])
         assert rows.loc[3, "condition"] == "oracle" and rows.loc[3, "status"] == "completed"
+
+
+def test_a_replacement_without_a_plan_leaves_them_uncounted(tmp_path):
+    from simstudy.study.live_section import NoPlanSpec
+
+    rule = NoPlanSpec.model_validate({"rule": "replace", "replacement": "universal-oracle"})
+    flow = _flow(tmp_path, no_plan=rule, target_per_condition=1)
+    engine = flow.engine
+
+    def compute(index, cond, *args):  # neither the assigned condition nor its replacement
+        step = engine.recourse_step(index, cond, *args)
+        if "items" in step:
+            step = {**step, "items": [it for it in step["items"] if it["policy"] != cond]}
+        return step
+
+    flow.compute = compute
+    client = TestClient(create_app(flow))
+    crowd = BotCrowd(engine, seed=0)
+    _, r = _to(client, crowd, 0, "PID-0", None)
+    assert "C1LIVEOK" in r.text
+    p = dict(flow.store.participant(flow.store.read("SELECT uid FROM participants")[0]["uid"]))
+    assert p["no_plan"] == 1 and p["condition"] == p["assigned_condition"]
+    assert sum(flow.store.counts(engine.conditions).values()) == 0
+    study, _ = live_tables(flow.store)
+    assert set(study["policy"]) == {"random"}
 
 
 def test_the_end_page_discloses_the_random_plans(tmp_path):

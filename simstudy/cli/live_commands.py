@@ -86,6 +86,7 @@ def _run_server(args: argparse.Namespace, scenario: Any, sock: Any) -> int:
     from ..live.edges import server_config
     from ..live.engine import ComputePool, LiveEngine
     from ..live.flow import StudyFlow
+    from ..live.pages import Pages
     from .exits import exit_code
 
     torch.set_num_threads(1)
@@ -105,8 +106,9 @@ def _run_server(args: argparse.Namespace, scenario: Any, sock: Any) -> int:
     print(f"serving {args.study} (version {version} on database {db}) on "
           f"http://{args.host}:{args.port}; GET /healthz answers 200 when the policies are "
           "ready", file=sys.stderr)
-    config = server_config(create_app(prepare, entry_limit=args.entry_limit), args.host,
-                           args.port, keep_alive=args.keep_alive, log_level="warning",
+    pages = Pages(scenario.study.live, Path(args.study).parent)
+    config = server_config(create_app(prepare, entry_limit=args.entry_limit, pages=pages),
+                           args.host, args.port, keep_alive=args.keep_alive, log_level="warning",
                            timeout_graceful_shutdown=5)
     try:
         uvicorn.Server(config).run(sockets=[sock])

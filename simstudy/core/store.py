@@ -14,6 +14,7 @@ computed again (:func:`checked`), never mixed into the results.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -214,10 +215,11 @@ def file_sha256(path: str | Path) -> str:
 
 
 @cache
+@functools.cache
 def code_version() -> str:
-    """The package version and a sha256 of its source files: results made by other code are
-    not resumed."""
-    root = Path(__file__).parent
+    """The package version and a sha256 of every source file of the package (not only this
+    subpackage's): results made by other code are not resumed."""
+    root = Path(__file__).parent.parent
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         h.update(str(path.relative_to(root)).encode())

@@ -42,6 +42,7 @@ from .admin import AdminRoom
 from .database import StoreError
 from .edges import ENTRY_LIMIT, BodyLimit, EntryLimit
 from .flow import Page
+from .pages import Pages
 from .platform import entry_problem
 from .steps import QUEUED_STEPS, StepScheduler
 
@@ -63,8 +64,10 @@ class LiveServer:
     """
 
     def __init__(self, prepare: Any, steps: StepScheduler,
-                 entries: EntryLimit | None = None) -> None:
+                 entries: EntryLimit | None = None, pages: Pages | None = None) -> None:
         self.steps = steps
+        # the study's texts, so that even "the study is starting" speaks its language
+        self.pages = pages if pages is not None else getattr(prepare, "pages", None) or Pages(None)
         self.entries = entries if entries is not None else EntryLimit(ENTRY_LIMIT)
         self.flow: Any = None
         self.error: str | None = None
@@ -90,12 +93,11 @@ class LiveServer:
         return HTMLResponse(self.flow.pages.render(page, action), status_code=status,
                             headers=_NO_STORE)
 
-    @staticmethod
-    def not_ready() -> Any:
+    def not_ready(self) -> Any:
         from starlette.responses import HTMLResponse
 
-        return HTMLResponse("<p>The study is starting; please reload in a moment.</p>",
-                            status_code=503)
+        return HTMLResponse(self.pages.render(Page("starting", "starting"), "/"),
+                            status_code=503, headers={**_NO_STORE, "Retry-After": "5"})
 
     # -- handlers ---------------------------------------------------------------------------
     async def healthz(self, request: Any) -> Any:
@@ -225,7 +227,7 @@ class LiveServer:
 
 def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
                gather: tuple[float, float] = (0.03, 0.25), entry_limit: str = ENTRY_LIMIT,
-               admin_token: str | None = None) -> Any:
+               admin_token: str | None = None, pages: Pages | None = None) -> Any:
     """The Starlette application (``app.state.live``: its :class:`LiveServer`).
 
     Args:
@@ -244,6 +246,8 @@ def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
             EntryLimit`; ``"none"``: no limit, for bots on one machine).
         admin_token: the control room's token (default: ``SIMSTUDY_ADMIN_TOKEN`` from the
             environment; :mod:`~simstudy.live.admin`).
+        pages: the study's :class:`~simstudy.live.pages.Pages`, for the page shown while
+            ``prepare`` runs (default: the flow's, else the English texts).
     """
     # the server's libraries are the optional extra ``simstudy[live]``: imported where the
     # server is made
@@ -251,7 +255,7 @@ def create_app(prepare: Any, page_threads: int = 3, compute_threads: int = 4,
     from starlette.middleware import Middleware
 
     server = LiveServer(prepare, StepScheduler(page_threads, compute_threads, gather),
-                        EntryLimit(entry_limit))
+                        EntryLimit(entry_limit), pages)
     app = Starlette(routes=server.routes() + AdminRoom(server, admin_token).routes(),
                     lifespan=server.lifespan,
                     middleware=[Middleware(BodyLimit)],

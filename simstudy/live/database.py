@@ -420,10 +420,12 @@ class Store:
     def mark_no_plan(self, uid: str, replacement: str | None = None) -> None:
         """Records that the assigned condition found no plan for the participant; with a
         ``replacement`` condition, it serves them from now on (and they count towards it),
-        without one they no longer count towards any target."""
+        without one they are back in their assigned condition and no longer count towards any
+        target (also when a replacement found no plan either)."""
         with self.write() as db:
-            db.execute("UPDATE participants SET no_plan = 1, condition = COALESCE(?, condition),"
-                       " updated_at = ? WHERE uid = ?", (replacement, time.time(), uid))
+            db.execute("UPDATE participants SET no_plan = 1, condition = COALESCE(?, "
+                       "assigned_condition, condition), updated_at = ? WHERE uid = ?",
+                       (replacement, time.time(), uid))
 
     # -- answers, items, questions ----------------------------------------------------------
     def answer(self, uid: str, page: str, value: Any) -> bool:

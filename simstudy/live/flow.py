@@ -237,9 +237,12 @@ class StudyFlow:
             return None  # computed for the condition a no-plan rule has since replaced
         items = step["items"]
         assigned = p["assigned_condition"] or p["condition"]
-        if not p["no_plan"] and not any(it["policy"] == assigned for it in items):
-            if self._no_plan(uid, assigned):
+        if not any(it["policy"] == p["condition"] for it in items):
+            if not p["no_plan"] and self._no_plan(uid, assigned):
                 return None  # the replacement's recourse comes next
+            if p["no_plan"]:
+                # the replacement found no plan either: counted nowhere, as under `exclude`
+                self.store.mark_no_plan(uid)
         x = self.store.answers(uid).get("profile", {}).get("x")
         features = self.engine.features_
         # each plan in words, as its page states it (the export's readable column)
@@ -252,8 +255,9 @@ class StudyFlow:
     def _no_plan(self, uid: str, assigned: str) -> bool:
         """Routes a participant whose assigned condition found no plan by the study's rule
         (``study.live.no_plan``: ``replace`` gives them the replacement condition, which they
-        count towards; ``exclude`` leaves them with the random plans, counted nowhere); true
-        when another condition serves them now."""
+        count towards; ``exclude`` leaves them with the random plans, counted nowhere, as is
+        one whose replacement finds no plan either); true when another condition serves them
+        now."""
         rule = self.live.no_plan
         replacement = rule.replacement if rule.rule == "replace" and \
             rule.replacement != assigned else None

@@ -232,6 +232,9 @@ class Pages:
     def _start(self, data: dict, form: dict) -> dict:
         return {}
 
+    def _starting(self, data: dict, form: dict) -> dict:
+        return {}
+
     def _consent(self, data: dict, form: dict) -> dict:
         return {"consent": _paragraphs(data.get("text"))}
 

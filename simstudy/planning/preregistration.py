@@ -246,7 +246,8 @@ def _exclusions(study: Any) -> list[str]:
                     "(another participant is recruited) and is excluded"
                     if rule.rule == "exclude" else
                     f"is served by `{rule.replacement}` instead and analysed in it (the export "
-                    "keeps both conditions)") + ".",
+                    "keeps both conditions); where that condition finds no plan either, they "
+                    "are not counted and are excluded") + ".",
                 f"- Attention: status `failed_attention` means failing "
                 f"{live.reject_after_failures} or more of the {len(live.attention_checks)} "
                 "instructed-response checks.",

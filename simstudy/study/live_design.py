@@ -20,8 +20,8 @@ analysed participants (:func:`simulate_live_table`), from its own stream
    share of their plans), else fails the attention checks with the ``failed_attention`` rate
    (status ``failed_attention``: all rated), else completes;
 4. where the condition found no plan for the person's stated profile, ``no_plan`` is 1; under
-   ``no_plan.rule: replace`` the replacement condition serves them (``condition``), else they
-   rate the random others only and do not count towards the target;
+   ``no_plan.rule: replace`` the replacement condition serves them (``condition``) where it
+   finds a plan, else they rate the random others only and do not count towards the target;
 5. each participant rates every plan they see with the study's response model, with fresh
    dispositions and rating noise (as :func:`~simstudy.study.from_scenario.simulated_table`).
 
@@ -161,7 +161,10 @@ def simulate_live_table(task: LivePowerTask) -> pd.DataFrame:
         served = assigned
         plan = by_plan[(person, assigned)]
         no_plan = not bool(pool.at[plan, "found"])
-        if no_plan and task.no_plan_rule == "replace":
+        if no_plan and task.no_plan_rule == "replace" and \
+                bool(pool.at[by_plan[(person, task.replacement)], "found"]):
+            # as the server: a replacement that finds no plan either leaves them in the
+            # assigned condition, counted nowhere
             served = task.replacement
             plan = by_plan[(person, served)]
         shown = ([plan] if bool(pool.at[plan, "found"]) else []) + by_person.get(person, [])
