@@ -72,8 +72,8 @@ def locale_strings(locale: str = "en", base_dir: str | Path = ".") -> dict[str, 
 
 
 #: The page kinds, one template each (``templates/<kind>.html``).
-KINDS = ("start", "unknown", "consent", "profile", "actionability", "check", "question",
-         "rating", "end")
+KINDS = ("starting", "start", "unknown", "consent", "profile", "actionability", "check",
+         "question", "rating", "end")
 #: Pages with a "leave the study" form.
 _LEAVABLE = ("profile", "actionability", "check", "question", "rating")
 
@@ -217,7 +217,10 @@ class Pages:
                **getattr(self, f"_{page.kind}")(data, data.get("form", {}))}
         if page.kind == "profile" and ctx.get("approved"):
             ctx["title"] = self.t("title.approved")
-        return self._templates[page.kind].render(ctx)
+        template = self._templates.get(page.kind)
+        if template is None:
+            template = self.env.get_template(f"{page.kind}.html")
+        return template.render(ctx)
 
     def _error(self, value: Any) -> str:
         if isinstance(value, (list, tuple)):
