@@ -169,6 +169,14 @@ def paper_seeds(n: int) -> list[int]:
     return [1000 * (i + 1) for i in range(n)]
 
 
+def config_from(overrides_json: str, epochs: int | None) -> ICARMAConfig:
+    """The ``--config`` JSON overrides of :class:`ICARMAConfig`, with ``--epochs`` on top."""
+    overrides = json.loads(overrides_json)
+    if epochs is not None:
+        overrides["epochs"] = epochs
+    return ICARMAConfig(**overrides)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10, help="training seeds (1000, 2000, ...)")
@@ -183,10 +191,7 @@ def main() -> None:
                         help="keep trained models in the model cache (and reuse them)")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    overrides = json.loads(args.config)
-    if args.epochs is not None:
-        overrides["epochs"] = args.epochs
-    config = ICARMAConfig(**overrides)
+    config = config_from(args.config, args.epochs)
     t0 = time.perf_counter()
     bench = Bench(args.data_seed, args.oracle_limit)
     seeds = args.seed_list or paper_seeds(args.seeds)

@@ -45,11 +45,11 @@ import torch
 from benchmarks.icarma_tables import PUBLISHED, conditions
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies.base import RecourseContext
-from simstudy.policies.icarma import ICARMA, ICARMAConfig
+from simstudy.policies.icarma import ICARMA
 from simstudy.primitives.recourse import Recourse
 from simstudy.world.flow import FlowConfig, cached_causal_flow
 
-__all__ = ["judges", "main"]
+__all__ = ["judges", "main", "shortest"]
 
 
 def _share(flags: np.ndarray) -> float:
@@ -117,7 +117,7 @@ def judges(policy, true_world, flow, model, x: np.ndarray, ids: np.ndarray, prof
 
 
 def main() -> None:
-    from benchmarks.icarma_personalization import Bench
+    from benchmarks.icarma_personalization import Bench, config_from
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed-list", type=int, nargs="+", default=[1000])
@@ -128,10 +128,7 @@ def main() -> None:
                         help="only the true SCM's judges (no causal flow fitted or loaded)")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    overrides = json.loads(args.config)
-    if args.epochs is not None:
-        overrides["epochs"] = args.epochs
-    config = ICARMAConfig(**overrides)
+    config = config_from(args.config, args.epochs)
     bench = Bench(args.data_seed, oracle_limit=0)
     data = bench.data
     flow, flow_meta = None, {}
