@@ -19,7 +19,9 @@ than people answering every 20-60 s; ``--think LOW HIGH`` adds pauses), and prin
   their total per person;
 - ``throughput``: answers per second ``X`` over the run; the mean latency of an answer (its
   POST and the next page, every class); the CPU milliseconds per answer of the server (its
-  process and compute processes, from ``/proc``) and of the bots (this process);
+  process and compute processes, from ``/proc``; ``server_pages``: the server's own process,
+  which answers the pages; ``server_compute``: its compute processes, the recourse steps) and
+  of the bots (this process);
   ``X_max = cores / (server + bots CPU per answer)``, the most the machine could serve; and,
   by Little's law for a closed loop of ``N`` bots with mean think time ``Z``,
   ``N = X (R + Z)``: the throughput a mean latency of 300 ms needs while all ``N`` walk,
@@ -54,12 +56,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def process_tree_cpu(pid: int) -> float | None:
-    """CPU seconds (user + system) of process ``pid`` and its living descendants, from
-    ``/proc`` (``None`` where there is none)."""
+def process_tree_cpu(pid: int, descendants: bool = True) -> float | None:
+    """CPU seconds (user + system) of process ``pid`` and its living descendants (or of the
+    process alone), from ``/proc`` (``None`` where there is none)."""
     proc = Path("/proc")
     if not (proc / str(pid)).exists():
         return None
+    if not descendants:
+        fields = (proc / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     tick = os.sysconf("SC_CLK_TCK")
     stats = {}
     for d in proc.iterdir():
@@ -172,12 +177,14 @@ def main() -> None:
         from simstudy.cli.arguments import check_same_study
 
         check_same_study(study, f"http://127.0.0.1:{port}", 600)  # ready, serving this file
+        own0 = process_tree_cpu(server.pid, descendants=False)
         server0, bots0, t0 = process_tree_cpu(server.pid), time.process_time(), time.time()
         report = run_bots(engine, f"http://127.0.0.1:{port}", args.participants,
                           args.concurrency, args.seed, ordered=args.ordered,
                           think=tuple(args.think) if args.think else None)
         seconds = time.time() - t0
         server1, bots_cpu = process_tree_cpu(server.pid), time.process_time() - bots0
+        own1 = process_tree_cpu(server.pid, descendants=False)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -198,7 +205,11 @@ def main() -> None:
     think = sum(args.think) / 2 if args.think else 0.0
     per_answer = {"server": None if server0 is None or server1 is None
                   else round(1000 * (server1 - server0) / answers, 2),
+                  "server_pages": None if own0 is None or own1 is None
+                  else round(1000 * (own1 - own0) / answers, 2),
                   "bots": round(1000 * bots_cpu / answers, 2)}
+    if per_answer["server"] is not None and per_answer["server_pages"] is not None:
+        per_answer["server_compute"] = round(per_answer["server"] - per_answer["server_pages"], 2)
     n = min(args.participants, args.concurrency)
     x_max = None if per_answer["server"] is None else \
         1000 * (os.cpu_count() or 1) / (per_answer["server"] + per_answer["bots"])

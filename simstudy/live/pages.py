@@ -71,6 +71,9 @@ def locale_strings(locale: str = "en", base_dir: str | Path = ".") -> dict[str, 
     return strings
 
 
+#: The page kinds, one template each (``templates/<kind>.html``).
+KINDS = ("starting", "start", "unknown", "consent", "profile", "actionability", "check",
+         "question", "rating", "end")
 #: Pages with a "leave the study" form.
 _LEAVABLE = ("profile", "actionability", "check", "question", "rating")
 
@@ -109,8 +112,13 @@ class Pages:
         number = self.strings.get("number") or {}
         self.thousands = number.get("thousands", ",")
         self.point = number.get("point", ".")
+        self._feature_words: dict[tuple[str, int], tuple] = {}
+        # templates are read once: a page costs no file checks (``auto_reload`` off)
         self.env = Environment(loader=ChoiceLoader(loaders),
-                               autoescape=select_autoescape(default=True, default_for_string=True))
+                               autoescape=select_autoescape(default=True, default_for_string=True),
+                               auto_reload=False)
+        # compiled now, not on a participant's first page of each kind
+        self._templates = {kind: self.env.get_template(f"{kind}.html") for kind in KINDS}
 
     # -- texts ------------------------------------------------------------------------------
     def t(self, key: str, default: str | None = None, **fields: Any) -> str:
@@ -118,20 +126,33 @@ class Pages:
         text = self.strings.get(key, default if default is not None else key)
         return str(text).format(**fields) if fields else str(text)
 
+    def _words(self, field: Any) -> tuple[str, str, dict[int, str]]:
+        """The label, unit and level labels of ``field`` in this study's texts (looked up
+        once per feature and view: the texts do not change while the study runs)."""
+        key = (field.name, id(field.view))
+        words = self._feature_words.get(key)
+        if words is None or words[0] is not field.view:
+            name, view = field.name, field.view
+            words = (view, self.t(f"feature.{name}.label", view.label),
+                     self.t(f"feature.{name}.unit", view.unit),
+                     {c: self.t(f"feature.{name}.levels.{c}", text)
+                      for c, text in view.levels.items()})
+            self._feature_words[key] = words
+        return words[1:]
+
     def label(self, field: Any) -> str:
-        return self.t(f"feature.{field.name}.label", field.view.label)
+        return self._words(field)[0]
 
     def unit(self, field: Any) -> str:
-        return self.t(f"feature.{field.name}.unit", field.view.unit)
+        return self._words(field)[1]
 
     def levels(self, field: Any) -> dict[int, str]:
-        return {c: self.t(f"feature.{field.name}.levels.{c}", text)
-                for c, text in field.view.levels.items()}
+        return dict(self._words(field)[2])
 
     def value(self, field: Any, v: float) -> str:
         """Model value ``v`` of ``field`` as the page shows it."""
-        return field.view.text(v, self.thousands, self.point, self.unit(field),
-                               self.levels(field))
+        _, unit, levels = self._words(field)
+        return field.view.text(v, self.thousands, self.point, unit, levels)
 
     def number(self, field: Any, v: float) -> str:
         """A display number of ``field`` (an entry's bound) with its unit."""
@@ -196,7 +217,10 @@ class Pages:
                **getattr(self, f"_{page.kind}")(data, data.get("form", {}))}
         if page.kind == "profile" and ctx.get("approved"):
             ctx["title"] = self.t("title.approved")
-        return self.env.get_template(f"{page.kind}.html").render(ctx)
+        template = self._templates.get(page.kind)
+        if template is None:
+            template = self.env.get_template(f"{page.kind}.html")
+        return template.render(ctx)
 
     def _error(self, value: Any) -> str:
         if isinstance(value, (list, tuple)):
