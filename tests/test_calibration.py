@@ -67,18 +67,33 @@ def test_ratings_off_the_scale_are_refused_in_one_line(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_calibrated_intervals_cover_the_truth():
-    """50 pilots of 30 participants x 6 ratings each: no parameter's 95% intervals cover its
-    true value less often than nominal beyond chance (one-sided binomial test against 0.95,
-    Bonferroni over the 10 parameters at 0.01; the coverage itself is measured over 200 pilots
-    by benchmarks/calibration_coverage.py)."""
+    """50 pilots of 30 participants x 6 ratings (the benchmark's size, other seeds): the 500
+    intervals of the 10 parameters cover their true values at least 0.92 of the time (the
+    lower end of the band the benchmark's 200 pilots are held to; an exact 95% method falls
+    below it with probability about 0.002), and no parameter covers less often than nominal
+    beyond chance (one-sided binomial test against 0.95, Bonferroni over the 10 parameters at
+    0.01: at least 42 of 50). The floor can fail: the same fits' 90% Wald intervals fall below
+    it."""
     from scipy import stats
 
+    from simstudy.core.intervals import wald_interval
+    from simstudy.study.calibration import _natural
+
     covered = {p: 0 for p in TRUE_VALUES}
+    covered_90 = 0
     for rep in range(50):
         fit = calibrate(_pilot(30, 1000 + rep, items=6))
         rows = fit.intervals_.set_index("parameter")
         for p, v in TRUE_VALUES.items():
             covered[p] += int(rows.loc[p, "lower"] <= v <= rows.loc[p, "upper"])
+        se = np.sqrt(np.diag(fit.covariance_))
+        for name, value, s in zip(fit.names_, fit.theta_, se, strict=True):
+            natural = _natural(name, value)[0]
+            lo, hi = sorted(_natural(name, b)[1] for b in wald_interval(value, s, 0.90))
+            covered_90 += int(lo <= TRUE_VALUES[natural] <= hi)
+    pooled = sum(covered.values()) / 500
+    assert pooled >= 0.92, covered
+    assert covered_90 / 500 < 0.92, covered_90  # the floor tells a 90% method from a 95% one
     p_low = {p: float(stats.binom.cdf(c, 50, 0.95)) for p, c in covered.items()}
     assert min(p_low.values()) >= 0.01 / len(p_low), covered
 

@@ -4,7 +4,10 @@
   model to pilot ratings by maximum likelihood (:mod:`simstudy.study.calibration`); writes the
   ``response:`` entry with the data's sha256 and the estimates' covariance (for
   ``simstudy power SCENARIO --response response.yaml [--uncertainty on]``), the intervals
-  (``*_intervals.csv``) and the goodness-of-fit table (``*_fit.csv``) beside it.
+  (``*_intervals.csv``: Wald for intercepts, slopes and the blocked penalty, profile
+  likelihood for SDs and the correlation, on Student's t with participants - 1 degrees of
+  freedom unless ``--reference normal``; chosen by measured coverage,
+  ``docs/results/calibration.md``) and the goodness-of-fit table (``*_fit.csv``) beside it.
 * ``simstudy preregister SCENARIO [--power DIR] --out prereg.md``: the preregistration page of
   a scenario's study (:mod:`simstudy.planning.preregistration`).
 """
@@ -62,7 +65,8 @@ def _calibrate_cmd(args) -> int:
     try:
         fit = calibrate(table, ratings, args.distance, spec.group,
                         d_min=1.0 if args.distance == "sparsity" else 0.0,
-                        scale=tuple(spec.scale) if spec.scale else None)
+                        scale=tuple(spec.scale) if spec.scale else None,
+                        reference=args.reference)
     except ValueError as exc:
         raise UsageError(f"{args.data}: {exc}") from exc
     doc = calibration_document(fit, args.data, file_sha256(args.data))
@@ -114,6 +118,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--replicates", type=int, default=200,
                    help="studies simulated for the goodness-of-fit table")
     p.add_argument("--seed", type=int, default=0, help="seed of the goodness-of-fit draws")
+    p.add_argument("--reference", default="t", choices=["t", "normal"],
+                   help="quantile of the 95%% intervals (Wald for intercepts, slopes and the "
+                   "penalty; profile likelihood for SDs and the correlation): Student's t on "
+                   "participants - 1 degrees of freedom (default, chosen by measured "
+                   "coverage) or the normal")
     p.add_argument("--out", default="response.yaml", help="the calibrated response (YAML)")
     p.set_defaults(handler=_calibrate_cmd)
 

@@ -123,17 +123,22 @@ def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> tuple[f
     return around(successes / trials, lo, hi)
 
 
-def wald_interval(estimate: float, se: float, level: float = 0.95) -> tuple[float, float]:
-    """``estimate -/+ z se`` (``z`` the normal quantile of ``(1 + level) / 2``); NaN when the
-    standard error is not a finite non-negative number.
+def wald_interval(estimate: float, se: float, level: float = 0.95,
+                  df: float | None = None) -> tuple[float, float]:
+    """``estimate -/+ z se`` (``z`` the normal quantile of ``(1 + level) / 2``, or Student's t
+    quantile on ``df`` degrees of freedom where given); NaN when the standard error is not a
+    finite non-negative number.
 
     Example:
         >>> [round(v, 3) for v in wald_interval(1.0, 0.5)]
         [0.02, 1.98]
+        >>> [round(v, 3) for v in wald_interval(1.0, 0.5, df=29)]
+        [-0.023, 2.023]
     """
     if not (np.isfinite(se) and se >= 0 and np.isfinite(estimate)):
         return np.nan, np.nan
-    half = float(stats.norm.ppf(0.5 + level / 2)) * float(se)
+    q = stats.norm.ppf(0.5 + level / 2) if df is None else stats.t.ppf(0.5 + level / 2, df)
+    half = float(q) * float(se)
     return float(estimate - half), float(estimate + half)
 
 
