@@ -14,7 +14,6 @@ computed again (:func:`checked`), never mixed into the results.
 from __future__ import annotations
 
 import fcntl
-import functools
 import hashlib
 import importlib.metadata
 import json
@@ -215,7 +214,6 @@ def file_sha256(path: str | Path) -> str:
 
 
 @cache
-@functools.cache
 def code_version() -> str:
     """The package version and a sha256 of every source file of the package (not only this
     subpackage's): results made by other code are not resumed."""
