@@ -129,9 +129,10 @@ class Pages:
     def _words(self, field: Any) -> tuple[str, str, dict[int, str]]:
         """The label, unit and level labels of ``field`` in this study's texts (looked up
         once per feature and view: the texts do not change while the study runs)."""
+        # the cached entry holds the view, so its id cannot be taken by another view
         key = (field.name, id(field.view))
         words = self._feature_words.get(key)
-        if words is None or words[0] is not field.view:
+        if words is None:
             name, view = field.name, field.view
             words = (view, self.t(f"feature.{name}.label", view.label),
                      self.t(f"feature.{name}.unit", view.unit),
