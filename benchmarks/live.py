@@ -49,8 +49,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 # one thread for the BLAS and OpenMP pools of this process too (the bots, ``cpu_ms_per_step``),
-# read when numpy and torch load: without it, a HARE first step measured 256 ms of CPU
-# instead of 85 (idle pool threads spinning)
+# read when numpy and torch load: as the server is given (LIVE_SERVER_RESULTS.md, "Threads of
+# the benchmark's own process")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
