@@ -30,11 +30,10 @@ import time
 
 import torch
 
-from benchmarks.icarma_personalization import Bench
+from benchmarks.icarma_personalization import Bench, config_from
 from simstudy.core.trainer import torch_generator
 from simstudy.policies.icarma import (
     ICARMA,
-    ICARMAConfig,
     Objective,
     latent_step_bounds,
     noise_scale,
@@ -63,8 +62,7 @@ def main() -> None:
     bench = Bench(0, 0)
     context = bench.context
     s = _rejected(context)
-    names = context.world.roles.names
-    idx = torch.tensor([names.index(f) for f in context.world.roles.actionable])
+    idx = torch.tensor(context.world.roles.actionable_index)
     k, scale = len(idx), noise_scale(context)
     boxes = {"clamp (all features)": latent_step_bounds(context, "all"),
              "clamp (actionable features)": latent_step_bounds(context, "actionable"),
@@ -83,7 +81,7 @@ def main() -> None:
                                    round(float((best[:, code] >= 0.5).double().mean()), 4)
                                    for code in range(1, 2**k)},
                                "cpu_seconds": round(time.process_time() - c0, 1)}
-    config = ICARMAConfig(**{**json.loads(args.config), "epochs": args.epochs})
+    config = config_from(args.config, args.epochs)
     policy = ICARMA(config, seeds=[args.seed], cache=bench.cache, progress=False).fit(context)
     trained = config.with_cost(context.cost.alpha, context.cost.placement)
     act, w = sample_training_profiles(len(s["x_va"]), k, trained,

@@ -474,3 +474,12 @@ def test_threshold_screen_keeps_rows_out_of_the_update_only(gated_context):
     history, policy = _history(gated_context, epochs=2, infeasible="threshold")
     assert policy.meta_["excluded_share"] > 0.3
     assert policy.meta_["config"]["infeasible"] == "threshold"
+
+
+def test_the_reachable_screen_needs_the_latent_action():
+    from pydantic import ValidationError
+
+    ICARMAConfig(infeasible="reachable_mask")  # the latent action: accepted
+    for rule in ("reachable", "reachable_mask"):
+        with pytest.raises(ValidationError, match="needs action_space: latent"):
+            ICARMAConfig(infeasible=rule, action_space="value")

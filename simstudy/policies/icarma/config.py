@@ -78,7 +78,8 @@ class ICARMAConfig(StrictModel):
             the multiplier's update) or ``reachable_mask`` (as ``reachable``, and the
             multiplier's update also leaves out a row whose *sampled* mask selects features
             that cannot reach 1/2: the multiplier then grows only where the action, not the
-            Gumbel mask's draw, falls short).
+            Gumbel mask's draw, falls short). ``reachable`` and ``reachable_mask`` search the
+            latent action's clamp, so they need ``action_space: latent``.
         infeasible_threshold: the probability below which ``infeasible: threshold`` leaves a
             row out of the multiplier's update.
         clamp_features: the features whose standardized training noise sets the clamp
@@ -148,6 +149,15 @@ class ICARMAConfig(StrictModel):
         if isinstance(data, dict) and data.get("preferences") == "likert":
             return {**SCORE_BASED, **data}
         return data
+
+    @model_validator(mode="after")
+    def _screen_searches_the_latent_action(self) -> ICARMAConfig:
+        # the reachable screen searches the clamped latent shift: a value-space action would
+        # be judged by a search of another map
+        if self.infeasible in ("reachable", "reachable_mask") and self.action_space != "latent":
+            raise ValueError(f"infeasible: {self.infeasible} searches the latent action; it "
+                             "needs action_space: latent (or infeasible: threshold / keep)")
+        return self
 
     @classmethod
     def score_based(cls, **overrides: Any) -> ICARMAConfig:

@@ -29,8 +29,7 @@ Example:
     >>> context = small_context()
     >>> x = context.data.x_train[:8].double()
     >>> u = context.world.abduct(x)
-    >>> idx = torch.tensor([context.world.roles.names.index(f)
-    ...                     for f in context.world.roles.actionable])
+    >>> idx = torch.tensor(context.world.roles.actionable_index)
     >>> best = reachable_probability(context.world, context.model, u, idx,
     ...                              noise_scale(context), (-3.0, 3.0), grid=3, steps=5)
     >>> tuple(best.shape), bool(((best >= 0) & (best <= 1)).all())
@@ -43,7 +42,11 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["reachable_probability", "subset_code"]
+__all__ = ["reachable_probability", "subset_code", "GRID_POINTS"]
+
+#: The most grid points one subset's search starts from (``grid ** |S|`` up to it: every
+#: subset of Loan's four and German credit's five actionable features keeps ``grid = 5``).
+GRID_POINTS = 4096
 
 
 def subset_code(actionable: torch.Tensor) -> torch.Tensor:
@@ -68,7 +71,8 @@ def reachable_probability(world, model, u: torch.Tensor, act_index: torch.Tensor
         noise_std: the noise's spread per feature (the latent action's unit).
         bounds: the clamp ``(lo, hi)`` of the step, in units of the spread (finite; an
             unbounded action is given a box of +/-10 spreads).
-        grid: points per feature of the grid the search starts from (its ends: the clamp).
+        grid: points per feature of the grid the search starts from (its ends: the clamp);
+            fewer (at least the two ends) where a subset's grid would exceed ``GRID_POINTS``.
         steps: projected Adam steps from the grid's best point.
         chunk: rows evaluated together.
     """
@@ -86,11 +90,14 @@ def reachable_probability(world, model, u: torch.Tensor, act_index: torch.Tensor
         return model(world.predict(uu + shift)).to(torch.float64).reshape(-1)
 
     lr = (hi - lo) / 20
-    levels = torch.linspace(lo, hi, grid, dtype=torch.float64)
     for code in range(1, 2**k):
         mask = torch.tensor([(code >> j) & 1 for j in range(k)], dtype=torch.float64)
         cols = [j for j in range(k) if mask[j] > 0]
-        points = torch.zeros(grid ** len(cols), k, dtype=torch.float64)
+        per = grid
+        while per > 2 and per ** len(cols) > GRID_POINTS:
+            per -= 1
+        levels = torch.linspace(lo, hi, per, dtype=torch.float64)
+        points = torch.zeros(per ** len(cols), k, dtype=torch.float64)
         points[:, cols] = torch.cartesian_prod(*[levels] * len(cols)).reshape(-1, len(cols))
         for start in range(0, len(u), chunk):
             uu = u[start:start + chunk].to(torch.float64)

@@ -125,8 +125,7 @@ def latent_step_bounds(context: RecourseContext,
         u = context.world.abduct(context.data.x_train.to(torch.float64))
         z = (u - u.mean(dim=0)) / u.std(dim=0).clamp_min(1e-6)
     if features == "actionable":
-        names = context.world.roles.names
-        z = z[:, [names.index(f) for f in context.world.roles.actionable]]
+        z = z[:, context.world.roles.actionable_index]
     return float(math.floor(z.min())), float(math.ceil(z.max()))
 
 

@@ -1,9 +1,8 @@
 """Training iCARMA: the rejected training applicants, random profiles, a validity rule.
 
-Validity is weighed by the configured rule (:mod:`.validity`); by default CARMA's Lagrange
-multiplier as in its public code (``main.py``): ``mu`` starts at 0 and after every step grows by
-the batch's hinge, ``mu <- max(0, mu + hinge)``, with Adam's weight decay (5e-4) and the clamp
-on the latent action of CARMA's Loan configuration. Model selection follows CARMA: the model
+Validity is weighed by the configured rule (:mod:`.validity`; the default and CARMA's literal
+rule are stated in :class:`~.config.ICARMAConfig`), with Adam's weight decay (5e-4) and the
+clamp on the latent action of CARMA's Loan configuration. Model selection follows CARMA: the model
 after the last epoch is deployed (``patience=0``); with ``patience > 0`` training stops early
 and keeps the best validation check. "Best" (also across training seeds, as the paper deploys
 the best of its 10 seeds on validation) is the highest validation validity, ties within 0.005
