@@ -191,6 +191,14 @@ def test_a_constant_blocked_column_is_refused(tmp_path, capsys):
     assert any(w.startswith("blocked:") and "act.blocked_penalty" in w for w in fit.warnings_)
 
 
+def test_an_empty_blocked_cell_is_refused_with_its_line(tmp_path, capsys):
+    table = _pilot(30, 2)
+    table.loc[7, "blocked"] = np.nan
+    code, err, data = _refused(tmp_path, capsys, table)
+    assert code == 2 and len(err) == 1
+    assert data in err[0] and "'blocked'" in err[0] and "file line 9" in err[0]
+
+
 def test_a_correlation_at_the_boundary_is_warned_by_name():
     # both ratings the same: the participants' intercepts are perfectly correlated
     table = _pilot(30, 5)

@@ -147,6 +147,16 @@ def test_a_calibrated_response_and_its_uncertainty(tmp_path, capsys):
     drawn = pd.read_csv(tmp_path / "p" / "assurance" / "parts" / "n16.csv")
     fixed = pd.read_csv(tmp_path / "p" / "parts" / "n16.csv")
     assert not np.allclose(drawn["estimate:H1"], fixed["estimate:H1"])
+    # a calibration without a covariance (no positive-definite Hessian): refused in one line
+    doc = yaml.safe_load((tmp_path / "r.yaml").read_text())
+    k = len(doc["calibration"]["parameters"])
+    doc["calibration"]["covariance"] = [[float("nan")] * k for _ in range(k)]
+    (tmp_path / "nan.yaml").write_text(yaml.safe_dump(doc))
+    assert main(["--quiet", "power", str(path), "--out", str(tmp_path / "q"), "--workers", "1",
+                 "--response", str(tmp_path / "nan.yaml"), "--uncertainty", "on"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nan.yaml: calibration.covariance: not finite" in err[0]
+    assert not (tmp_path / "q" / "parts").exists()
 
 
 def test_with_replacement_stated_an_n_above_the_pool_runs(tmp_path):

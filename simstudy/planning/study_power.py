@@ -157,6 +157,12 @@ def run_study_power(path: str | Path, out: str | Path, simulations: int | None =
     if uncertainty and setup["calibration"] is None:
         raise UsageError(f"{path}: --uncertainty on needs a calibrated response "
                          "(--response FILE written by simstudy calibrate)")
+    if uncertainty and not np.isfinite(np.asarray(setup["calibration"]["covariance"],
+                                                  float)).all():
+        raise UsageError(f"{response_file}: calibration.covariance: not finite (the pilot's "
+                         "fit had no positive-definite Hessian), so --uncertainty on cannot "
+                         "draw the parameters; see the calibration's warnings, or leave "
+                         "--uncertainty off")
     spec = with_overrides(study.power, {"simulations": ("--simulations", simulations),
                                         "workers": ("--workers", workers)}, str(path))
     out = check_output_dir(out)

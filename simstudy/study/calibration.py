@@ -445,6 +445,13 @@ def pilot_problems(table: pd.DataFrame, ratings: list[str], distance: str, group
         if "blocked" not in table:
             warnings.append("blocked: no such column, so act.blocked_penalty is not "
                             "calibrated and keeps the model's default 0.0")
+        elif table["blocked"].isna().any():
+            first = table.index[np.flatnonzero(table["blocked"].isna().to_numpy())[0]]
+            line = first + 2 if isinstance(first, (int, np.integer)) else first
+            raise PilotError("blocked", f"empty in {int(table['blocked'].isna().sum())} row(s) "
+                             f"(first: file line {line}): the blocked penalty would be fitted "
+                             "on nothing", "fill in 0 or 1 for every row (1: the recourse "
+                             "needs a feature the participant cannot change)")
         elif table["blocked"].astype(float).nunique() < 2:
             raise PilotError("blocked", f"constant (every value {table['blocked'].iloc[0]}): "
                              "the blocked penalty cannot be estimated and 0.0 would be written "
