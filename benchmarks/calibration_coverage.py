@@ -41,6 +41,7 @@ from simstudy.core.rng import generator  # noqa: E402
 from simstudy.examples import RECOVERY_TRUE_VALUES, RECOVERY_TRUTH  # noqa: E402
 from simstudy.people.response_params import RatingResponseParams  # noqa: E402
 from simstudy.study.calibration import (  # noqa: E402
+    COVERAGE_PARTICIPANTS,
     INTERVAL_METHODS,
     INTERVAL_REFERENCE,
     _natural,
@@ -136,7 +137,7 @@ def summarize(rows: list[dict], args) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pilots", type=int, default=200)
-    ap.add_argument("--participants", type=int, default=30)
+    ap.add_argument("--participants", type=int, default=COVERAGE_PARTICIPANTS)
     ap.add_argument("--items", type=int, default=6)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)

@@ -46,7 +46,7 @@ from pydantic import Field, model_validator
 
 from ..analysis.analysis_spec import AnalysisSpec
 from ..core.documents import StrictModel
-from .live_section import EXCLUSION_REASONS
+from .live_section import EXCLUSION_REASONS, ExclusionReason
 
 __all__ = ["HypothesisSpec", "StudyAnalysisSpec", "Multiplicity", "hypothesis_problems",
            "hypothesis_names",
@@ -166,6 +166,6 @@ class StudyAnalysisSpec(AnalysisSpec):
     hypotheses: list[HypothesisSpec] = Field(default_factory=list)
     multiplicity: Multiplicity = "holm"
     alpha: float = Field(0.05, gt=0, lt=1, description="level of the hypotheses' tests")
-    exclusions: list[Literal["failed_attention", "no_plan", "timed_out", "pilot"]] = Field(
+    exclusions: list[ExclusionReason] = Field(
         default_factory=lambda: list(EXCLUSION_REASONS),
         description="who a live export's analysis excludes (simstudy.study.exclusions)")

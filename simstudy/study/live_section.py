@@ -36,14 +36,15 @@ Example:
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
 from ..core.documents import StrictModel
 
 __all__ = ["AttentionCheckSpec", "QuestionnaireSpec", "CompletionSpec", "NoPlanSpec", "LiveSpec",
-           "EXCLUSION_REASONS", "ATTENTION_PLACES", "NEUTRAL_WORDS", "live_problems"]
+           "EXCLUSION_REASONS", "ExclusionReason", "ATTENTION_PLACES", "NEUTRAL_WORDS",
+           "live_problems"]
 
 #: Where an attention check may stand: after the profile page, after the actionability page,
 #: after the first rating page, or after the last one.
@@ -129,8 +130,10 @@ class NoPlanSpec(StrictModel):
         return self
 
 
-#: The exclusions ``simstudy analyze`` applies to a live export, by participant status or flag.
-EXCLUSION_REASONS = ("failed_attention", "no_plan", "timed_out", "pilot")
+#: An exclusion ``simstudy analyze`` applies to a live export, by participant status or flag.
+ExclusionReason = Literal["failed_attention", "no_plan", "timed_out", "pilot"]
+#: Every exclusion reason, in the order they are applied.
+EXCLUSION_REASONS: tuple[str, ...] = get_args(ExclusionReason)
 
 _DEFAULT_DEBRIEFING = (
     "Thank you for taking part. Some of the plans you rated were not computed for your "
@@ -198,7 +201,7 @@ class LiveSpec(StrictModel):
     study_id: str | None = None
     no_plan: NoPlanSpec = Field(default_factory=NoPlanSpec)
     debriefing: str = _DEFAULT_DEBRIEFING
-    exclusions: list[Literal["failed_attention", "no_plan", "timed_out", "pilot"]] = Field(
+    exclusions: list[ExclusionReason] = Field(
         default_factory=lambda: list(EXCLUSION_REASONS))
     version: int = Field(1, ge=1)
     locale: str = Field("en", min_length=1)
