@@ -45,11 +45,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import stats
-from statsmodels.regression.linear_model import OLS
-from statsmodels.regression.mixed_linear_model import MixedLM
 from statsmodels.tools.sm_exceptions import ConvergenceWarning
 
-from .hypothesis_tests import design_model
+from .hypothesis_tests import design_model, fit_design
 
 __all__ = ["ContrastResult", "fit_policy_contrast", "policy_contrasts", "CONTRAST_COLUMNS"]
 
@@ -110,16 +108,13 @@ def fit_policy_contrast(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
-        if model == "ols":
-            fit = OLS(y, design).fit()
-            beta, sd_a, converged = np.asarray(fit.params)[1:], math.nan, True
-            dist = stats.t(fit.df_resid)
-        else:
-            fit = MixedLM(y, design, groups=sub[group].to_numpy()).fit(reml=True)
-            beta = np.asarray(fit.fe_params)[1:]
-            sd_a = float(np.sqrt(max(float(np.asarray(fit.cov_re)[0, 0]), 0.0)))
-            converged = bool(getattr(fit, "converged", True))
-            dist = stats.norm
+        fit, df, converged = fit_design(y, design, sub[group].to_numpy(), model)
+    if df is not None:
+        beta, sd_a, dist = np.asarray(fit.params)[1:], math.nan, stats.t(df)
+    else:
+        beta = np.asarray(fit.fe_params)[1:]
+        sd_a = float(np.sqrt(max(float(np.asarray(fit.cov_re)[0, 0]), 0.0)))
+        dist = stats.norm
     cov = np.asarray(fit.cov_params())[1:k + 1, 1:k + 1]
     se = np.sqrt(np.diag(cov))
     zq = dist.ppf(0.5 + level / 2)

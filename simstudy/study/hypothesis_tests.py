@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -65,7 +66,7 @@ from ..analysis.gamm import fit_gamm
 from .hypotheses import GROUP_VALUES, HypothesisSpec, hypothesis_names
 
 __all__ = ["evaluate_hypothesis", "evaluate_hypotheses", "adjust_p", "reject", "group_mask",
-           "design_model", "HYPOTHESIS_COLUMNS", "one_sided_p"]
+           "design_model", "fit_design", "HYPOTHESIS_COLUMNS", "one_sided_p"]
 
 #: Columns of :func:`evaluate_hypotheses`' table (``hypotheses.csv`` of ``simstudy analyze``).
 HYPOTHESIS_COLUMNS = ["hypothesis", "label", "kind", "response", "direction", "model",
@@ -188,17 +189,29 @@ def design_model(groups: np.ndarray) -> str:
     return "mixed" if len(counts) and counts.max() >= 2 else "ols"
 
 
+def fit_design(y: np.ndarray, design: np.ndarray, groups: np.ndarray, model: str
+               ) -> tuple[Any, float | None, bool]:
+    """``(fit, df, converged)``: ``y`` on ``design`` by the model :func:`design_model` chose,
+    ordinary least squares (``df`` its residual degrees of freedom, for Student's t) or a
+    linear mixed model with a random intercept per group, REML (``df`` ``None``: Wald on the
+    normal). Warnings are the caller's to filter."""
+    if model == "ols":
+        fit = OLS(y, design).fit()
+        return fit, float(fit.df_resid), True
+    fit = MixedLM(y, design, groups=groups).fit(reml=True)
+    return fit, None, bool(getattr(fit, "converged", True))
+
+
 def _fit_term(y: np.ndarray, design: np.ndarray, groups: np.ndarray, model: str
               ) -> tuple[float, float, float | None]:
     """The tested term's estimate, standard error and (OLS) residual degrees of freedom;
     raises ``ValueError`` where the mixed model did not converge."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if model == "ols":
-            fit = OLS(y, design).fit()
-            return float(fit.params[1]), float(fit.bse[1]), float(fit.df_resid)
-        fit = MixedLM(y, design, groups=groups).fit(reml=True)
-    if not bool(getattr(fit, "converged", True)):
+        fit, df, converged = fit_design(y, design, groups, model)
+    if df is not None:
+        return float(fit.params[1]), float(fit.bse[1]), df
+    if not converged:
         raise ValueError("the mixed model did not converge")
     return float(np.asarray(fit.fe_params)[1]), float(np.asarray(fit.bse_fe)[1]), None
 
