@@ -255,3 +255,10 @@ def test_rates_state_their_source_and_an_export_gives_its_own(tmp_path):
                 {"rate": 0.1, "source": "pilot.csv"}):
         with pytest.raises(ValidationError):
             RateSpec.model_validate(bad)
+    # the engine decides no-plan only: a dropout or attention rate it cannot compute
+    from simstudy.study.section import PowerRates
+
+    assert PowerRates.model_validate({"no_plan": {"source": "engine"}}).no_plan.rate is None
+    for name in ("failed_attention", "dropout"):
+        with pytest.raises(ValidationError, match=f"{name}: source 'engine' is for no_plan"):
+            PowerRates.model_validate({name: {"source": "engine"}})

@@ -74,6 +74,16 @@ class PowerRates(StrictModel):
     dropout: RateSpec = Field(default_factory=lambda: RateSpec(rate=0.0))
     no_plan: RateSpec = Field(default_factory=lambda: RateSpec(source="engine"))
 
+    @model_validator(mode="after")
+    def _engine_decides_no_plan_only(self) -> PowerRates:
+        # the engine computes whether a plan is found; nothing computes attention or dropout
+        for name in ("failed_attention", "dropout"):
+            if getattr(self, name).source == "engine":
+                raise ValueError(f"{name}: source 'engine' is for no_plan only (the server's "
+                                 "code decides whether a plan is found); state the rate "
+                                 "(source: assumed or pilot) or name a live export")
+        return self
+
 
 class StudyPowerSpec(StrictModel):
     """``simstudy power SCENARIO``: participants needed for the policy contrast and the smooth.
