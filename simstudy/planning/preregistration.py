@@ -208,6 +208,11 @@ def _analyses(path: Any, study: Any, names: list[str], power: dict | None) -> li
     return out
 
 
+# the model of a distance or gap test depends on how many of the tested ratings a participant
+# gives (one rating of a `policy:` each: ordinary least squares), which the data decide
+_BY_RULE = "the model the model rule below gives for the ratings tested"
+
+
 def _test_words(h: Any, live: bool) -> str:
     adjust = f", adjusted for {', '.join(h.adjust)}" if h.adjust else ""
     if h.kind == "contrast":
@@ -219,7 +224,7 @@ def _test_words(h: Any, live: bool) -> str:
     elif h.kind == "distance":
         term = f"the linear slope of {h.distance}" + (f" ({h.policy}'s ratings)" if h.policy
                                                       else "")
-        model = "linear mixed model with a participant random intercept, REML"
+        model = _BY_RULE
         if h.smooth:
             adjust += (f"; the smooth s({h.distance})" + (f" + {' + '.join(h.adjust)}"
                                                           if h.adjust else "")
@@ -227,7 +232,7 @@ def _test_words(h: Any, live: bool) -> str:
     else:
         term = f"1[{h.by} = {h.gap[0]}] among {h.gap[0]} and {h.gap[1]}" + (
             f" ({h.policy}'s ratings)" if h.policy else "")
-        model = "linear mixed model with a participant random intercept, REML"
+        model = _BY_RULE
     return f"{h.response} ~ {term}; {model}; {_sided(h.direction)}{adjust}."
 
 
