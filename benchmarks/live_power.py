@@ -126,7 +126,7 @@ def main() -> None:
         args.studies = 0
     if args.pool:
         (out / "power").mkdir(parents=True, exist_ok=True)
-        for name in ("live_pool.parquet", "live_pool.json"):
+        for name in ("live_pool.parquet", "live_pool.parquet.check"):
             shutil.copy(Path(args.pool) / name, out / "power" / name)
     t = time.time()
     fresh = args.first == 0 and not args.summarize

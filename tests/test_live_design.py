@@ -222,6 +222,13 @@ def test_simstudy_power_of_a_live_study_runs_the_live_design(tmp_path):
     assert {"personalized", "hare-vs-oracle", "all"} <= set(res["table"]["hypothesis"])
     assert summary["recruitment"][0]["arrivals_mean"] >= 9
     pool = pd.read_parquet(tmp_path / "p" / "live_pool.parquet")
+    # kept as every stored part: its bytes and key checked, and read again, not recomputed
+    from simstudy.core.store import checked
+    from simstudy.planning.live_pool import live_pool, pool_key
+
+    kept, prepared = live_pool(path, tmp_path / "p", persons=12, progress=False)
+    assert checked(tmp_path / "p" / "live_pool.parquet", pool_key(prepared, 12))
+    pd.testing.assert_frame_equal(kept, pool)
     # each person: one plan row per condition and the random others; plans by the engine
     assert (pool[pool["condition"] != ""].groupby("person").size() == 3).all()
     from simstudy.live.engine import LiveEngine

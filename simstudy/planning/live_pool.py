@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.progress import progress as show_progress
-from ..core.store import code_version, write_parquet
+from ..core.store import checked, code_version, write_checked
 from ..live.bots import BotCrowd
 from ..live.engine import LiveEngine
 from ..study.from_scenario import RANDOM_POLICY
@@ -120,18 +120,18 @@ def pool_key(engine: LiveEngine, persons: int | None = None) -> str:
 
 def live_pool(path: str | Path, out: str | Path, persons: int | None = None,
               progress: bool = True) -> tuple[pd.DataFrame, LiveEngine]:
-    """The live pool of a study file, computed once (kept in ``OUT/live_pool.parquet`` with
-    its key, :func:`pool_key`, in ``OUT/live_pool.json``), and the prepared engine."""
+    """The live pool of a study file, computed once (kept in ``OUT/live_pool.parquet``,
+    checked by its bytes and its key, :func:`pool_key`, as every stored part:
+    :func:`~simstudy.core.store.checked`), and the prepared engine."""
     out = Path(out)
     engine = LiveEngine(path).prepare()
     key = pool_key(engine, persons)
-    stamp, table = out / "live_pool.json", out / "live_pool.parquet"
-    if stamp.exists() and table.exists() and json.loads(stamp.read_text()).get("key") == key:
+    table = out / "live_pool.parquet"
+    if checked(table, key):
         return pd.read_parquet(table), engine
     pool = compute_live_pool(engine, persons, progress)
     missing = [c for c in LIVE_POOL_COLUMNS if c not in pool]
     if missing:
         raise RuntimeError(f"live pool lacks {missing}")
-    write_parquet(pool, table)
-    stamp.write_text(json.dumps({"key": key, "persons": int(pool["person"].nunique())}))
+    write_checked(table, lambda tmp: pool.to_parquet(tmp, index=False), key)
     return pool, engine
