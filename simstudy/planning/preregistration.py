@@ -36,6 +36,7 @@ from ..run.scenario import policy_name
 from ..study.effects import parameter_table
 from ..study.exclusions import exclusion_rule
 from ..study.hypotheses import hypothesis_names
+from ..study.power import smallest_n
 from .study_power import study_setup
 
 __all__ = ["preregistration", "read_power", "planned_n"]
@@ -78,11 +79,8 @@ def planned_n(power: dict, column: str | None = None) -> dict[str, int | None]:
     table = pd.DataFrame(power["table"])
     key = "hypothesis" if "hypothesis" in table else "test"
     column = column or ("lower" if power["read_from"] == "lower" else "power")
-    out: dict[str, int | None] = {}
-    for name, grp in table.groupby(key, sort=False):
-        reach = grp[grp[column] >= power["target_power"]]
-        out[str(name)] = int(reach["n"].min()) if len(reach) else None
-    return out
+    return {str(name): n for name, n in
+            smallest_n(table, power["target_power"], column, by=key).items()}
 
 
 def preregistration(scenario_path: str | Path, power_dir: str | Path | None) -> str:

@@ -88,7 +88,7 @@ from ..study.live_design import (
     pool_no_plan_rates,
     recruitment,
 )
-from ..study.power import plan_key, run_power, run_simulations, summarize_power
+from ..study.power import plan_key, run_power, run_simulations, smallest_n, summarize_power
 from ..study.section import study_response
 from .live_pool import live_pool
 
@@ -357,8 +357,7 @@ def run_plan_power(plan_path: str | Path, plan: Any, out: str | Path,
     table, smallest = summarize_power(rows, plan.target_power, plan.confidence)
     # the point estimate reaching the target is a coin flip at that N; the interval's lower
     # bound reaching it is the conservative reading: both are stated
-    sure = table[table["lower"] >= plan.target_power]
-    smallest_lower = int(sure["n"].min()) if len(sure) else None
+    smallest_lower = smallest_n(table, plan.target_power, "lower")
     atomic_write(out / "power.csv", lambda tmp: table.to_csv(tmp, index=False))
     write_dictionary(out)
     atomic_write_text(out / "power.json", json.dumps(
@@ -454,10 +453,7 @@ def _hypotheses_power(study, spec, design, response, grid, sims, out, progress, 
     table = hypothesis_power_table(rows, list(hyps), study.multiplicity, groups,
                                    spec.confidence, spec.alpha)
     column = "lower" if spec.read_from == "lower" else "power"
-    smallest = {}
-    for name, grp in table.groupby("hypothesis", sort=False):
-        reach = grp[grp[column] >= spec.target_power]
-        smallest[name] = int(reach["n"].min()) if len(reach) else None
+    smallest = smallest_n(table, spec.target_power, column, by="hypothesis")
     tests = {name: h.label() for name, h in zip(names, hyps, strict=True)}
     tests.update({f"{name}:smooth": f"{h.response} ~ s({h.distance}) (reported beside {name})"
                   for name, h in zip(names, hyps, strict=True)

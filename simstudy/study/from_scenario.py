@@ -60,7 +60,7 @@ from ..metrics import evaluate_recourse, published_proximity
 from ..people.response import ResponseInputs
 from ..primitives.recourse import Recourse
 from .contrast import fit_policy_contrast
-from .power import PowerTask, clopper_pearson
+from .power import PowerTask, clopper_pearson, smallest_n
 from .section import StudyPowerSpec, StudySectionSpec, study_response
 
 __all__ = [
@@ -400,11 +400,7 @@ def power_curve(rows: pd.DataFrame, spec: StudyPowerSpec) -> tuple[pd.DataFrame,
                         "power": x / m if m else math.nan, "lower": lo, "upper": hi})
     table = pd.DataFrame(out)
     column = "lower" if spec.read_from == "lower" else "power"
-    smallest = {}
-    for test, grp in table.groupby("test"):
-        reach = grp[grp[column] >= spec.target_power]
-        smallest[test] = int(reach["n"].min()) if len(reach) else None
-    return table, smallest
+    return table, smallest_n(table, spec.target_power, column, by="test")
 
 
 def write_study_files(scenario: Any, recourse: pd.DataFrame, people: Any, context: Any,

@@ -38,7 +38,7 @@ from ..people.rating import RatingResponse
 from .simulated import simulate_study
 
 __all__ = ["PowerTask", "SimulationTask", "run_simulation", "clopper_pearson", "run_power",
-           "run_simulations", "summarize_power", "plan_key", "PART_COLUMNS"]
+           "run_simulations", "summarize_power", "plan_key", "smallest_n", "PART_COLUMNS"]
 
 PART_COLUMNS = ["n", "sim", "p", "edf", "F", "significant"]
 
@@ -119,6 +119,28 @@ def _append(path: Path, row: dict, columns: list[str] = PART_COLUMNS, key: str =
         fh.write(f"{text},{_row_check(key, text)}\n")
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def smallest_n(table: pd.DataFrame, target: float, column: str = "power",
+               by: str | None = None) -> Any:
+    """The smallest ``n`` of a power table whose ``column`` (the point ``power`` or its
+    interval's ``lower`` bound) reaches ``target``; ``None`` where no simulated ``n`` does.
+    With ``by``, a dict of it per value of that column, in the table's order.
+
+    Example:
+        >>> import pandas as pd
+        >>> table = pd.DataFrame({"test": ["a", "a", "b"], "n": [30, 60, 30],
+        ...                       "power": [0.5, 0.85, 0.3]})
+        >>> smallest_n(table, 0.8), smallest_n(table, 0.8, by="test")
+        (60, {'a': 60, 'b': None})
+    """
+    def first(rows: pd.DataFrame) -> int | None:
+        reach = rows[rows[column] >= target]
+        return int(reach["n"].min()) if len(reach) else None
+
+    if by is None:
+        return first(table)
+    return {name: first(rows) for name, rows in table.groupby(by, sort=False)}
 
 
 def plan_key(**depends_on: Any) -> str:
@@ -234,6 +256,4 @@ def summarize_power(rows: pd.DataFrame, target: float = 0.8, level: float = 0.95
                     "lower": lo, "upper": hi, "median_edf": float(grp["edf"].median()),
                     "median_F": float(grp["F"].median())})
     table = pd.DataFrame(out)
-    reach = table[table["power"] >= target]
-    smallest = int(reach["n"].min()) if len(reach) else None
-    return table, smallest
+    return table, smallest_n(table, target)
