@@ -81,6 +81,7 @@ from scipy import optimize, stats
 from scipy.special import log_ndtr, logsumexp
 from statsmodels.tools.numdiff import approx_hess3
 
+from ..analysis.inputs import UNUSED_TOP
 from ..core.documents import DocumentError, DocumentProblem, load_yaml, validate_data
 from ..core.intervals import around, wald_interval
 from ..people.response import ResponseInputs
@@ -458,7 +459,7 @@ def pilot_problems(table: pd.DataFrame, ratings: list[str], distance: str, group
                              "for it", "include blocked and unblocked recourses in the pilot, "
                              "or drop the column to keep the model's default penalty")
     top = max(int(pd.to_numeric(table[r]).max()) for r in ratings)
-    if top <= 5:
+    if top <= 7 - UNUSED_TOP:  # the study's 1..7 scale, its top unused (as analyze reads it)
         columns = ", ".join(ratings)
         if scale is None:
             raise PilotError(columns, f"no rating above {top} in {len(table)} rows: read as "
