@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+import yaml
 
 from simstudy.checks import check_policy, check_profiles, check_world, example_spec
 from simstudy.core.registry import entries, kinds
@@ -20,8 +21,9 @@ from simstudy.primitives.levels import level_columns, off_level
 from simstudy.primitives.limits import limit_violations
 from simstudy.primitives.profiles import ActionabilityProfiles
 from simstudy.primitives.space import ScaledSpace
+from simstudy.resources import resource_path
 from simstudy.world.decision import DecisionConfig, train_decision_model
-from simstudy.world.german_credit import GERMAN_CREDIT_CSV
+from simstudy.world.german_credit import DECISION_MODEL, GERMAN_CREDIT_CSV
 
 NAMES = ("sex", "age", "credit_amount", "duration", "checking", "savings", "housing")
 #: CARMA's adjacency for German credit, as parents
@@ -234,3 +236,9 @@ def test_every_policy_keeps_the_contract_on_german_credit(case, german):
         check_policy(spec.policy, context, x, ids, people, name=case, seed=3,
                      recommend_kwargs=extra,
                      rtol=1e-4 if case.startswith(("hare", "wachter")) else 1e-6)
+
+
+def test_the_world_scenario_uses_the_worlds_decision_model():
+    # the scenario's text names DECISION_MODEL as its decision model: the two must not drift
+    doc = yaml.safe_load(resource_path("scenarios", "world_german_credit.yaml").read_text())
+    assert DecisionConfig(**doc["decision_model"]) == DecisionConfig(**DECISION_MODEL)
