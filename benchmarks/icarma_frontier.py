@@ -24,7 +24,7 @@ import os
 
 import torch
 
-from benchmarks.icarma_personalization import Bench, paper_seeds
+from benchmarks.icarma_personalization import Bench, paper_seeds, split_overrides
 from simstudy.policies.icarma import ICARMAConfig
 
 #: the published iCARMA figures (uniform rankings of all four features)
@@ -63,8 +63,9 @@ def main() -> None:
     chosen = (json.loads(args.variants) if args.variants is not None
               else variants(args.bounds, args.steps, args.step_rule))
     for label, overrides in chosen:
-        config = ICARMAConfig(epochs=args.epochs, **overrides)
-        r = bench.measure(config, seeds, args.cache)
+        training, deploy = split_overrides(overrides)
+        config = ICARMAConfig(epochs=args.epochs, **training)
+        r = bench.measure(config, seeds, args.cache, deploy)
         mult = r["per_seed"][r["deployed_seed"]]["final_multipliers"]
         row = {"variant": label, **{c: r[c] for c in COLUMNS},
                "mean": {c: r["mean_of_seeds"][c] for c in COLUMNS},

@@ -81,8 +81,9 @@ def main() -> None:
                                    round(float((best[:, code] >= 0.5).double().mean()), 4)
                                    for code in range(1, 2**k)},
                                "cpu_seconds": round(time.process_time() - c0, 1)}
-    config = config_from(args.config, args.epochs)
-    policy = ICARMA(config, seeds=[args.seed], cache=bench.cache, progress=False).fit(context)
+    config, deploy = config_from(args.config, args.epochs)
+    policy = ICARMA(config, seeds=[args.seed], cache=bench.cache, progress=False,
+                    **deploy).fit(context)
     trained = config.with_cost(context.cost.alpha, context.cost.placement)
     act, w = sample_training_profiles(len(s["x_va"]), k, trained,
                                       torch_generator(args.seed, "icarma", "val-profiles"))

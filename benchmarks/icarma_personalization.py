@@ -123,14 +123,16 @@ class Bench:
         return judge(policy, self.world, self.model, self.x[rows], self.ids[rows],
                      profiles or self.profiles, self.data.feature_range)
 
-    def measure(self, config: ICARMAConfig, seeds: list[int], cache: bool = False) -> dict:
-        """Trains one model per seed, judges each; the best on validation and the mean."""
+    def measure(self, config: ICARMAConfig, seeds: list[int], cache: bool = False,
+                deploy: dict | None = None) -> dict:
+        """Trains one model per seed, judges each; the best on validation and the mean.
+        ``deploy``: how the action is deployed (:data:`DEPLOYMENT` fields of the policy)."""
         load_before = os.getloadavg()
         per_seed, checks, cpu, m = {}, [], 0.0, self.m
         for s in seeds:
             c0 = time.process_time()
             policy = ICARMA(config, seeds=[s], cache=self.cache if cache else False,
-                            progress=False).fit(self.context)
+                            progress=False, **(deploy or {})).fit(self.context)
             meta = policy.meta_
             cpu += meta.get("train_cpu_seconds", time.process_time() - c0)
             rows = self.judge(policy)
@@ -160,7 +162,8 @@ class Bench:
                 "mean_of_seeds": mean, "per_seed": per_seed, "oracle": oracle,
                 "oracle_applicants": m, "applicants": len(self.x), "published": PUBLISHED,
                 "seeds": seeds, "epochs": config.epochs, "train_cpu_seconds": cpu,
-                "config": config.to_json(), "load_average_before": load_before,
+                "config": config.to_json(), "deploy": deploy or {},
+                "load_average_before": load_before,
                 "load_average_after": os.getloadavg(), "threads": torch.get_num_threads()}
 
 
@@ -169,12 +172,23 @@ def paper_seeds(n: int) -> list[int]:
     return [1000 * (i + 1) for i in range(n)]
 
 
-def config_from(overrides_json: str, epochs: int | None) -> ICARMAConfig:
-    """The ``--config`` JSON overrides of :class:`ICARMAConfig`, with ``--epochs`` on top."""
-    overrides = json.loads(overrides_json)
+#: the policy's fields that change how the trained action is deployed, not the training
+DEPLOYMENT = ("shorten", "shorten_steps")
+
+
+def split_overrides(overrides: dict) -> tuple[dict, dict]:
+    """``(training, deployment)`` overrides: :data:`DEPLOYMENT` fields apart."""
+    return ({k: v for k, v in overrides.items() if k not in DEPLOYMENT},
+            {k: v for k, v in overrides.items() if k in DEPLOYMENT})
+
+
+def config_from(overrides_json: str, epochs: int | None) -> tuple[ICARMAConfig, dict]:
+    """The ``--config`` JSON overrides: the :class:`ICARMAConfig` (``--epochs`` on top) and
+    the deployment fields (:data:`DEPLOYMENT`)."""
+    training, deploy = split_overrides(json.loads(overrides_json))
     if epochs is not None:
-        overrides["epochs"] = epochs
-    return ICARMAConfig(**overrides)
+        training["epochs"] = epochs
+    return ICARMAConfig(**training), deploy
 
 
 def main() -> None:
@@ -191,11 +205,11 @@ def main() -> None:
                         help="keep trained models in the model cache (and reuse them)")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    config = config_from(args.config, args.epochs)
+    config, deploy = config_from(args.config, args.epochs)
     t0 = time.perf_counter()
     bench = Bench(args.data_seed, args.oracle_limit)
     seeds = args.seed_list or paper_seeds(args.seeds)
-    result = bench.measure(config, seeds, args.cache)
+    result = bench.measure(config, seeds, args.cache, deploy)
     result["wall_seconds"] = time.perf_counter() - t0  # the whole benchmark, oracle included
     print(json.dumps(result, indent=1, default=float))
 

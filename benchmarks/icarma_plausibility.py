@@ -128,7 +128,7 @@ def main() -> None:
                         help="only the true SCM's judges (no causal flow fitted or loaded)")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    config = config_from(args.config, args.epochs)
+    config, deploy = config_from(args.config, args.epochs)
     bench = Bench(args.data_seed, oracle_limit=0)
     data = bench.data
     flow, flow_meta = None, {}
@@ -139,7 +139,8 @@ def main() -> None:
     by_condition = conditions(bench.world.roles.actionable, bench.ids, args.data_seed)
     out: dict = {}
     for s in args.seed_list:
-        policy = ICARMA(config, seeds=[s], cache=bench.cache, progress=False).fit(context)
+        policy = ICARMA(config, seeds=[s], cache=bench.cache, progress=False,
+                    **deploy).fit(context)
         out[str(s)] = {name: judges(policy, bench.world, flow, bench.model, bench.x, bench.ids,
                                     prof, data.feature_range)
                        for name, prof in by_condition.items()}

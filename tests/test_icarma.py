@@ -483,3 +483,50 @@ def test_the_reachable_screen_needs_the_latent_action():
     for rule in ("reachable", "reachable_mask"):
         with pytest.raises(ValidationError, match="needs action_space: latent"):
             ICARMAConfig(infeasible=rule, action_space="value")
+
+
+def test_shortened_actions_stop_at_the_first_approved_point(loan_context, trained):
+    _, cache, config = trained
+    policy = ICARMA(config, cache=cache, progress=False, shorten="none").fit(loan_context)
+    short = ICARMA(config, cache=cache, progress=False, shorten="boundary",
+                   shorten_steps=20).fit(loan_context)
+    # deployment alone: the same trained networks, taken from the cache
+    assert short.meta_["state_dict_sha256"] == policy.meta_["state_dict_sha256"]
+    assert short.meta_["cached"]
+    x = rejected(loan_context)
+    ids = np.arange(len(x))
+    features = loan_context.world.roles.actionable
+    scores = np.tile(np.arange(1, 5), (len(x), 1))
+    profiles = ActionabilityProfiles(features, scores, 4, np.ones_like(scores, dtype=float))
+    full, cut = policy.recommend(x, profiles, ids), short.recommend(x, profiles, ids)
+    np.testing.assert_array_equal(full.intervened, cut.intervened)
+    world, model = loan_context.world, loan_context.model
+    xt = torch.as_tensor(x, dtype=torch.float64)
+    acted = torch.from_numpy(full.intervened)
+    base = np.where(full.intervened, x, 0.0)
+    step_full = np.where(full.intervened, full.values - x, 0.0)
+    step_cut = np.where(full.intervened, cut.values - x, 0.0)
+    # every shortened action is the full one times one t of the grid, the same for each feature
+    t = np.round(20 * np.abs(step_cut).sum(1) / np.maximum(np.abs(step_full).sum(1), 1e-12)) / 20
+    np.testing.assert_allclose(step_cut, t[:, None] * step_full, atol=1e-9)
+    with torch.no_grad():
+        approved_full = model.approves(world.counterfactual(
+            xt, acted, torch.from_numpy(np.where(full.intervened, full.values, x)))).numpy().ravel()
+        approved_cut = model.approves(world.counterfactual(
+            xt, acted, torch.from_numpy(np.where(full.intervened, cut.values, x)))).numpy().ravel()
+        before = np.where(full.intervened, base + (t - 1 / 20)[:, None] * step_full, x)
+        approved_before = model.approves(world.counterfactual(
+            xt, acted, torch.from_numpy(before))).numpy().ravel()
+    shortened = t < 1
+    assert shortened.mean() > 0.5  # the trained network goes past the boundary for most
+    assert approved_cut[shortened].all()  # a shortened action is still approved ...
+    # ... and the grid point before it is not
+    later = shortened & (t > 1 / 20)
+    assert later.any() and not approved_before[later].any()
+    assert approved_cut[approved_full].all()  # shortening never loses validity
+
+
+def test_mask_noise_is_recorded_only_when_set():
+    # models stored before the field existed keep their cache keys
+    assert "mask_noise" not in ICARMAConfig().to_json()
+    assert ICARMAConfig(mask_noise="none").to_json()["mask_noise"] == "none"

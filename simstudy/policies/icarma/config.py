@@ -12,6 +12,9 @@ from ...core.documents import StrictModel
 
 __all__ = ["ICARMAConfig", "CostShapeName", "SCORE_BASED"]
 
+#: training fields recorded (and keyed) only when they differ from their default
+_RECORDED_WHEN_SET = ("mask_noise",)
+
 #: the cost profiles a model can be trained on
 #: (see :class:`simstudy.primitives.profiles.CostProfile`)
 CostShapeName = Literal["constant", "concave", "linear", "convex"]
@@ -96,6 +99,10 @@ class ICARMAConfig(StrictModel):
             acted-on features' whole change) or ``value`` (the network gives intervention
             values ``θ = x + r ⊙ net``, a hard intervention that cuts the acted-on features
             off their parents).
+        mask_noise: ``gumbel`` (default, as published: every training step draws the mask
+            from the binary Gumbel-softmax) or ``none`` (the deterministic deployment mask
+            ``logit > 0`` in training too, straight-through on ``sigmoid(logit)``); measured
+            in ``benchmarks/ICARMA_RESULTS.md`` ("Why iCARMA goes past the boundary").
         plausibility_form: ``hinge`` (default; ``max(0, log p(x) - log p(x_cf))``, zero once
             the counterfactual is as likely as the factual) or ``difference``
             (``log p(x) - log p(x_cf)``: the counterfactual's negative log-likelihood up to a
@@ -141,6 +148,7 @@ class ICARMAConfig(StrictModel):
     cost_scale: Literal["standardized", "range"] = "standardized"
     action_space: Literal["value", "latent"] = "latent"
     plausibility_form: Literal["hinge", "difference"] = "hinge"
+    mask_noise: Literal["gumbel", "none"] = "gumbel"
 
     @model_validator(mode="before")
     @classmethod
@@ -178,4 +186,10 @@ class ICARMAConfig(StrictModel):
                                                for k in ICARMAConfig.model_fields})
 
     def to_json(self) -> dict:
-        return self.training_config().model_dump(mode="json")
+        values = self.training_config().model_dump(mode="json")
+        # a field added after models were stored is left out at its default, so those models
+        # keep their cache keys
+        for field in _RECORDED_WHEN_SET:
+            if values[field] == ICARMAConfig.model_fields[field].default:
+                del values[field]
+        return values

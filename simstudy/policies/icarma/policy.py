@@ -148,6 +148,8 @@ class ICARMA(RecoursePolicy):
                 theta = x_cf[:, nets.act_index]
             else:
                 theta = nets.actions(h, xt, mask.to(torch.float32))
+            if self.params.shorten == "boundary":
+                theta = self._shortened(xt, mask, theta)
         intervened = np.zeros((len(xt), len(nets.feature_names)), dtype=bool)
         values = np.full(intervened.shape, np.nan)
         idx = nets.act_index.numpy()
@@ -158,6 +160,25 @@ class ICARMA(RecoursePolicy):
         intervened[:, idx] = mask_np
         values[:, idx] = np.where(mask_np, theta_np, np.nan)
         return Recourse(intervened, values, intervened.any(axis=1))
+
+    def _shortened(self, x: torch.Tensor, mask: torch.Tensor,
+                   theta: torch.Tensor) -> torch.Tensor:
+        """Each action shortened to the first approved point of ``x_A + t (theta - x_A)``,
+        ``t = 1/n, ..., 1`` (``n = shorten_steps``), the counterfactual taken in the world the
+        policy acts in; the action itself where no earlier point is approved."""
+        nets, world, model = self.networks_, self.context_.world, self.context_.model
+        idx, n = nets.act_index, self.params.shorten_steps
+        intervened = torch.zeros(x.shape, dtype=torch.bool)
+        intervened[:, idx] = mask
+        base, chosen = x[:, idx], theta.clone()
+        done = ~mask.any(dim=1)  # nothing acted on: nothing to shorten
+        for i in range(1, n):
+            values = x.clone()
+            values[:, idx] = base + (i / n) * (theta - base)
+            newly = ~done & model.approves(world.counterfactual(x, intervened, values)).ravel()
+            chosen[newly] = values[newly][:, idx]
+            done |= newly
+        return chosen
 
     def _on_levels(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
                    profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:

@@ -128,7 +128,8 @@ class _Run:
         keep = (None if self.reachable is None
                 else self.reachable[idx, subset_code(self.act[idx])])
         out = self.objective(s["x_tr"][idx], s["logp_tr"][idx], self.act[idx], self.w[idx],
-                             self.g_noise, self.rule, s["u_tr"][idx], idx, keep)
+                             self.g_noise if cfg.mask_noise == "gumbel" else None, self.rule,
+                             s["u_tr"][idx], idx, keep)
         g = out["g"]
         if cfg.infeasible == "threshold":
             keep = out["prob"] >= cfg.infeasible_threshold
