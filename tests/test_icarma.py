@@ -483,6 +483,8 @@ def test_the_reachable_screen_needs_the_latent_action():
     for rule in ("reachable", "reachable_mask"):
         with pytest.raises(ValidationError, match="needs action_space: latent"):
             ICARMAConfig(infeasible=rule, action_space="value")
+    with pytest.raises(ValidationError, match="train_shortened .* needs action_space: latent"):
+        ICARMAConfig(train_shortened=True, action_space="value", infeasible="threshold")
 
 
 def test_shortened_actions_stop_at_the_first_approved_point(loan_context, trained):
@@ -530,3 +532,35 @@ def test_mask_noise_is_recorded_only_when_set():
     # models stored before the field existed keep their cache keys
     assert "mask_noise" not in ICARMAConfig().to_json()
     assert ICARMAConfig(mask_noise="none").to_json()["mask_noise"] == "none"
+
+
+def test_shortened_training_judges_the_action_where_validity_is_first_met(loan_context, trained):
+    from simstudy.policies.icarma import Objective
+
+    policy, _, config = trained
+    config = policy.config_.model_copy(update={"train_shortened": True})
+    x = torch.as_tensor(rejected(loan_context)[:200])
+    act, w = sample_training_profiles(len(x), 4, config, torch.Generator().manual_seed(2))
+    nets, world, model = policy.networks_, loan_context.world, loan_context.model
+    objective = Objective(nets, loan_context, config)
+    out = objective(x, world.log_prob(x), act, w, None)
+    # the same action unshortened, from the same deterministic mask
+    h = nets.encode(x, act, w)
+    mask = ((nets.mask_logits(h) > 0) & act).to(torch.float64)
+    u = world.abduct(x)
+    with torch.no_grad():
+        shift = nets.latent_shift(h, x, mask, objective.noise_std)
+        share = objective._boundary_share(u, shift)
+
+        def g(s):  # the validity constraint at share s of the action
+            p = torch.sigmoid(model(world.predict(u + s * shift)).to(torch.float64)).ravel()
+            return config.margin - (2 * p - 1)
+
+    met = (g(torch.ones_like(share)) <= 0) & mask.bool().any(dim=1)
+    shortened = met & (share.ravel() < 1)
+    assert shortened.float().mean() > 0.5
+    # the training counterfactual is the shortened one, where the constraint is met ...
+    assert torch.allclose(out["x_cf"], world.predict(u + share * shift), atol=1e-9)
+    assert (g(share)[met] <= 0).all()
+    # ... and not met one bisection step (2^-8 of the action) earlier
+    assert (g(share - 2.0**-8)[shortened] > 0).all()

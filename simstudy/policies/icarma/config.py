@@ -13,7 +13,7 @@ from ...core.documents import StrictModel
 __all__ = ["ICARMAConfig", "CostShapeName", "SCORE_BASED"]
 
 #: training fields recorded (and keyed) only when they differ from their default
-_RECORDED_WHEN_SET = ("mask_noise",)
+_RECORDED_WHEN_SET = ("mask_noise", "train_shortened")
 
 #: the cost profiles a model can be trained on
 #: (see :class:`simstudy.primitives.profiles.CostProfile`)
@@ -103,6 +103,10 @@ class ICARMAConfig(StrictModel):
             from the binary Gumbel-softmax) or ``none`` (the deterministic deployment mask
             ``logit > 0`` in training too, straight-through on ``sigmoid(logit)``); measured
             in ``benchmarks/ICARMA_RESULTS.md`` ("Why iCARMA goes past the boundary").
+        train_shortened: every training step judges the action shortened to the point where
+            the validity constraint is first met (the share of the latent shift found by
+            bisection, held without gradient), the action deployed with ``shorten:
+            boundary``, so cost and plausibility are learnt for it (``action_space: latent``).
         plausibility_form: ``hinge`` (default; ``max(0, log p(x) - log p(x_cf))``, zero once
             the counterfactual is as likely as the factual) or ``difference``
             (``log p(x) - log p(x_cf)``: the counterfactual's negative log-likelihood up to a
@@ -149,6 +153,7 @@ class ICARMAConfig(StrictModel):
     action_space: Literal["value", "latent"] = "latent"
     plausibility_form: Literal["hinge", "difference"] = "hinge"
     mask_noise: Literal["gumbel", "none"] = "gumbel"
+    train_shortened: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -165,6 +170,9 @@ class ICARMAConfig(StrictModel):
         if self.infeasible in ("reachable", "reachable_mask") and self.action_space != "latent":
             raise ValueError(f"infeasible: {self.infeasible} searches the latent action; it "
                              "needs action_space: latent (or infeasible: threshold / keep)")
+        if self.train_shortened and self.action_space != "latent":
+            raise ValueError("train_shortened shortens the latent action; it needs "
+                             "action_space: latent")
         return self
 
     @classmethod

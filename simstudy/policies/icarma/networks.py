@@ -89,19 +89,25 @@ class ICARMANetworks(nn.Module):
         base = x[:, self.act_index]
         return base + step.to(x.dtype) * self.range[self.act_index].to(x.dtype)
 
+    def latent_shift(self, h: torch.Tensor, x: torch.Tensor, mask: torch.Tensor,
+                     noise_std: torch.Tensor) -> torch.Tensor:
+        """CARMA's latent action ``m ⊙ σ_u ⊙ net(h, m)`` on every feature (zero where not
+        acted on); the step ``net(h, m)`` is clamped to :attr:`step_bounds`."""
+        step = self.action_net(torch.cat([h, mask.to(torch.float32)], dim=1)).to(x.dtype)
+        lo, hi = self.step_bounds.tolist()
+        if math.isfinite(lo) or math.isfinite(hi):
+            step = step.clamp(lo, hi)
+        shift = torch.zeros_like(x)
+        shift[:, self.act_index] = mask.to(x.dtype) * step * noise_std[self.act_index]
+        return shift
+
     def latent_actions(self, h: torch.Tensor, x: torch.Tensor, mask: torch.Tensor, world,
                        noise_std: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         """CARMA's latent action: the counterfactual ``x_cf = predict(u + m ⊙ σ_u ⊙ net(h, m))``
         with ``u = abduct(x)`` (given when already known); the acted-on features take the values
         they have in ``x_cf``. The step ``net(h, m)`` is clamped to :attr:`step_bounds`."""
-        step = self.action_net(torch.cat([h, mask.to(torch.float32)], dim=1)).to(x.dtype)
-        lo, hi = self.step_bounds.tolist()
-        if math.isfinite(lo) or math.isfinite(hi):
-            step = step.clamp(lo, hi)
         u = world.abduct(x) if u is None else u
-        shift = torch.zeros_like(u)
-        shift[:, self.act_index] = mask.to(x.dtype) * step * noise_std[self.act_index]
-        return world.predict(u + shift)
+        return world.predict(u + self.latent_shift(h, x, mask, noise_std))
 
     def metadata(self) -> dict:
         return {"feature_names": list(self.feature_names), "actionable": list(self.actionable),

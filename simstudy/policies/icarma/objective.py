@@ -211,7 +211,11 @@ class Objective:
         mask in the features' precision)."""
         nets, idx = self.nets, self.nets.act_index
         if self.config.action_space == "latent":
-            x_cf = nets.latent_actions(h, x, m, self.world, self.noise_std, u)
+            u = self.world.abduct(x) if u is None else u
+            shift = nets.latent_shift(h, x, m, self.noise_std)
+            if self.config.train_shortened:
+                shift = self._boundary_share(u, shift) * shift
+            x_cf = self.world.predict(u + shift)
             theta = x_cf[:, idx]
             return theta, self._scatter(theta.detach(), x), x_cf, self.world.log_prob(x_cf)
         theta = nets.actions(h, x, m)
@@ -222,6 +226,27 @@ class Objective:
         act_full = self._scatter(actionable, torch.zeros_like(hard_full))
         x_cf, logp_cf = self._intervene(x, u, act_full, relaxed, True)
         return theta, theta_full, x_cf, logp_cf
+
+    def _boundary_share(self, u: torch.Tensor, shift: torch.Tensor,
+                        halvings: int = 8) -> torch.Tensor:
+        """``(n, 1)``: the share ``t`` of each latent shift at which the validity constraint
+        ``g <= 0`` is first met, by bisection (``1`` where the whole shift does not meet it);
+        held fixed (no gradient), so the step's terms are those of the shortened action."""
+        def meets(share: torch.Tensor) -> torch.Tensor:
+            logit = self.model(self.world.predict(u + share * shift)).to(torch.float64)
+            g = self.config.margin - (logit if self.config.hinge_on == "logit"
+                                      else 2 * torch.sigmoid(logit) - 1)
+            return g.reshape(-1, 1) <= 0
+
+        with torch.no_grad():
+            shift = shift.detach()
+            lo = torch.zeros(len(u), 1, dtype=u.dtype)
+            hi = torch.ones(len(u), 1, dtype=u.dtype)
+            for _ in range(halvings):
+                mid = (lo + hi) / 2
+                ok = meets(mid)
+                hi, lo = torch.where(ok, mid, hi), torch.where(ok, lo, mid)
+            return torch.where(meets(torch.ones_like(hi)), hi, torch.ones_like(hi))
 
     def terms(self, x, logp, actionable, weights, logits, m64, theta, x_cf, logp_cf):
         """Per-person cost, KL, plausibility and feasibility terms, validity constraint ``g``
