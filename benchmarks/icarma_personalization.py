@@ -162,7 +162,8 @@ class Bench:
                 "mean_of_seeds": mean, "per_seed": per_seed, "oracle": oracle,
                 "oracle_applicants": m, "applicants": len(self.x), "published": PUBLISHED,
                 "seeds": seeds, "epochs": config.epochs, "train_cpu_seconds": cpu,
-                "config": config.to_json(), "deploy": deploy or {},
+                "config": config.to_json(),
+                "deploy": {k: getattr(policy.params, k) for k in DEPLOYMENT},
                 "load_average_before": load_before,
                 "load_average_after": os.getloadavg(), "threads": torch.get_num_threads()}
 

@@ -9,6 +9,7 @@ import torch
 from simstudy.checks import check_policy, check_profiles, example_spec
 from simstudy.core.registry import kinds
 from simstudy.core.rng import generator
+from simstudy.metrics import evaluate_recourse
 from simstudy.people import People, PeopleSpec
 from simstudy.people.change_limits import ChangeSpec, draw_limits
 from simstudy.policies.base import RecourseContext
@@ -143,3 +144,22 @@ def test_without_levels_the_values_are_off_level(leveled):
     rec = _spec("wachter").policy().fit(plain).recommend(x, profiles, ids, 3)
     levels = level_columns(context.feature_names, ROLES.levels)
     assert off_level(rec.values, rec.intervened & rec.found[:, None], levels).any()
+
+
+def test_icarma_shortens_to_a_point_on_levels_that_stays_approved(leveled):
+    # a coded feature is snapped at every point judged: a shortened action rounded down past
+    # the boundary would lose the validity the whole action had
+    context, x, ids, profiles = leveled
+    policy = _spec("icarma").policy().fit(context)
+    short = policy.recommend(x, profiles, ids)
+    policy.params = policy.params.model_copy(update={"shorten": "none"})
+    whole = policy.recommend(x, profiles, ids)
+    levels = level_columns(context.feature_names, context.world.roles.levels)
+    acting = short.intervened & short.found[:, None]
+    assert int(off_level(short.values, acting, levels).sum()) == 0
+    judged = [evaluate_recourse(context.world, context.model, x, rec, profiles,
+                                context.feature_range) for rec in (short, whole)]
+    assert judged[0]["valid"][judged[1]["valid"]].all()
+    changed = ~np.all(np.isclose(np.nan_to_num(short.values), np.nan_to_num(whole.values)),
+                      axis=1)
+    assert changed.any() and acting[:, list(levels)].any()  # not vacuous

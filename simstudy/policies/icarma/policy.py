@@ -148,8 +148,6 @@ class ICARMA(RecoursePolicy):
                 theta = x_cf[:, nets.act_index]
             else:
                 theta = nets.actions(h, xt, mask.to(torch.float32))
-            if self.params.shorten == "boundary":
-                theta = self._shortened(xt, mask, theta)
         intervened = np.zeros((len(xt), len(nets.feature_names)), dtype=bool)
         values = np.full(intervened.shape, np.nan)
         idx = nets.act_index.numpy()
@@ -157,28 +155,39 @@ class ICARMA(RecoursePolicy):
                                                 mask.numpy(), profiles)
         theta_np, mask_np = self._on_levels(np.asarray(x)[:, idx], theta_np, mask_np,
                                             profiles)
+        if self.params.shorten == "boundary":
+            theta_np, mask_np = self._shortened(np.asarray(x), theta_np, mask_np, profiles)
         intervened[:, idx] = mask_np
         values[:, idx] = np.where(mask_np, theta_np, np.nan)
         return Recourse(intervened, values, intervened.any(axis=1))
 
-    def _shortened(self, x: torch.Tensor, mask: torch.Tensor,
-                   theta: torch.Tensor) -> torch.Tensor:
+    def _shortened(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
+                   profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
         """Each action shortened to the first approved point of ``x_A + t (theta - x_A)``,
-        ``t = 1/n, ..., 1`` (``n = shorten_steps``), the counterfactual taken in the world the
-        policy acts in; the action itself where no earlier point is approved."""
-        nets, world, model = self.networks_, self.context_.world, self.context_.model
-        idx, n = nets.act_index, self.params.shorten_steps
-        intervened = torch.zeros(x.shape, dtype=torch.bool)
-        intervened[:, idx] = mask
-        base, chosen = x[:, idx], theta.clone()
-        done = ~mask.any(dim=1)  # nothing acted on: nothing to shorten
+        ``t = 1/n, ..., 1`` (``n = shorten_steps``), a coded feature's value snapped to its
+        levels at every point (so the point judged is the one recommended) and the
+        counterfactual taken in the world the policy acts in; the action itself where no earlier
+        point is approved. ``theta`` is already within the person's limits and on levels, so
+        every point between it and ``x_A`` is within the limits too."""
+        world, model = self.context_.world, self.context_.model
+        idx, n = self.networks_.act_index.numpy(), self.params.shorten_steps
+        x = np.asarray(x, dtype=np.float64)
+        xt = torch.from_numpy(x)
+        base = x[:, idx]
+        chosen, chosen_mask = theta.copy(), mask.copy()
+        done = ~mask.any(axis=1)  # nothing acted on: nothing to shorten
         for i in range(1, n):
-            values = x.clone()
-            values[:, idx] = base + (i / n) * (theta - base)
-            newly = ~done & model.approves(world.counterfactual(x, intervened, values)).ravel()
-            chosen[newly] = values[newly][:, idx]
+            point, point_mask = self._on_levels(base, base + (i / n) * (theta - base), mask,
+                                                profiles)
+            values, intervened = x.copy(), np.zeros(x.shape, dtype=bool)
+            values[:, idx], intervened[:, idx] = point, point_mask
+            with torch.no_grad():
+                approved = model.approves(world.counterfactual(
+                    xt, torch.from_numpy(intervened), torch.from_numpy(values))).numpy().ravel()
+            newly = ~done & approved & point_mask.any(axis=1)
+            chosen[newly], chosen_mask[newly] = point[newly], point_mask[newly]
             done |= newly
-        return chosen
+        return chosen, chosen_mask
 
     def _on_levels(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
                    profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
