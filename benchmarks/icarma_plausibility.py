@@ -45,7 +45,7 @@ import torch
 from benchmarks.icarma_tables import PUBLISHED, conditions
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies.base import RecourseContext
-from simstudy.policies.icarma import ICARMA
+from simstudy.policies.icarma import ICARMA, first_approved
 from simstudy.primitives.recourse import Recourse
 from simstudy.world.flow import FlowConfig, cached_causal_flow
 
@@ -59,22 +59,14 @@ def _share(flags: np.ndarray) -> float:
 def shortest(true_world, model, x: np.ndarray, rec: Recourse,
              steps: int = 50) -> tuple[np.ndarray, np.ndarray]:
     """log p(x_cf) >= log p(x) for each action shortened to the first approved point (or
-    itself) along ``x + t (theta - x)``, and that point's ``t`` (NaN where none is approved)."""
-    xt = torch.as_tensor(x, dtype=torch.float64)
+    itself) along ``x + t (theta - x)`` (:func:`~simstudy.policies.icarma.first_approved`), and
+    that point's ``t`` (NaN where none is approved)."""
     acted = rec.intervened & rec.found[:, None]
-    target = np.where(acted, rec.values, x)
-    chosen = np.where(acted, target, x)
-    done = np.zeros(len(x), dtype=bool)
-    first = np.full(len(x), np.nan)
+    values, acted, first = first_approved(true_world, model, x, acted,
+                                          np.where(acted, rec.values, x), steps)
+    xt = torch.as_tensor(x, dtype=torch.float64)
     with torch.no_grad():
-        for t in np.arange(1, steps + 1) / steps:
-            values = x + t * (target - x)
-            cf = true_world.counterfactual(xt, torch.from_numpy(acted), torch.from_numpy(values))
-            newly = ~done & model.approves(cf).numpy()
-            chosen[newly] = values[newly]
-            first[newly] = t
-            done |= newly
-        cf = true_world.counterfactual(xt, torch.from_numpy(acted), torch.from_numpy(chosen))
+        cf = true_world.counterfactual(xt, torch.from_numpy(acted), torch.from_numpy(values))
         return (true_world.log_prob(cf) >= true_world.log_prob(xt)).numpy(), first
 
 

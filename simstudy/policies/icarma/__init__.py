@@ -11,8 +11,9 @@ profile) are drawn afresh at every epoch as data augmentation.
 
 Rooms: :mod:`.config` (the hyperparameters, declared once), :mod:`.networks` (the networks and
 their save/load), :mod:`.objective` (the loss of one batch, formulas in its docstring),
-:mod:`.validity` (the validity rules), :mod:`.training` (validation and model selection)
-and :mod:`.policy` (the policy, its model cache and its scenario entry).
+:mod:`.validity` (the validity rules), :mod:`.training` (validation and model selection),
+:mod:`.shortening` (an action shortened to the decision boundary) and :mod:`.policy` (the
+policy, its model cache and its scenario entry).
 
 References:
     Majumdar & Valera, "CARMA: a practical framework to generate recommendations for causal
@@ -40,6 +41,7 @@ _EXPORTS = {
     "latent_step_bounds": "objective",
     "sample_training_profiles": "objective",
     "ICARMA": "policy",
+    "first_approved": "shortening",
     "ICARMAParams": "spec",
     "best_check": "training",
     "train_icarma": "training",

@@ -14,6 +14,7 @@ from ..base import RecourseContext, RecoursePolicy
 from .config import ICARMAConfig
 from .networks import ICARMANetworks, load_networks, save_networks
 from .objective import noise_scale
+from .shortening import first_approved
 from .spec import ICARMAParams
 from .training import best_check, train_icarma, world_fingerprint
 
@@ -163,31 +164,26 @@ class ICARMA(RecoursePolicy):
 
     def _shortened(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
                    profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
-        """Each action shortened to the first approved point of ``x_A + t (theta - x_A)``,
-        ``t = 1/n, ..., 1`` (``n = shorten_steps``), a coded feature's value snapped to its
-        levels at every point (so the point judged is the one recommended) and the
-        counterfactual taken in the world the policy acts in; the action itself where no earlier
-        point is approved. ``theta`` is already within the person's limits and on levels, so
-        every point between it and ``x_A`` is within the limits too."""
-        world, model = self.context_.world, self.context_.model
-        idx, n = self.networks_.act_index.numpy(), self.params.shorten_steps
+        """Each action shortened to its first approved point (:func:`.first_approved`, in the
+        world the policy acts in), a coded feature's value put on its levels at every point
+        judged, so the point judged is the one recommended. ``theta`` is already within the
+        person's limits and on levels, so every point between it and ``x_A`` is within the
+        limits too."""
+        idx = self.networks_.act_index.numpy()
         x = np.asarray(x, dtype=np.float64)
-        xt = torch.from_numpy(x)
-        base = x[:, idx]
-        chosen, chosen_mask = theta.copy(), mask.copy()
-        done = ~mask.any(axis=1)  # nothing acted on: nothing to shorten
-        for i in range(1, n):
-            point, point_mask = self._on_levels(base, base + (i / n) * (theta - base), mask,
-                                                profiles)
-            values, intervened = x.copy(), np.zeros(x.shape, dtype=bool)
-            values[:, idx], intervened[:, idx] = point, point_mask
-            with torch.no_grad():
-                approved = model.approves(world.counterfactual(
-                    xt, torch.from_numpy(intervened), torch.from_numpy(values))).numpy().ravel()
-            newly = ~done & approved & point_mask.any(axis=1)
-            chosen[newly], chosen_mask[newly] = point[newly], point_mask[newly]
-            done |= newly
-        return chosen, chosen_mask
+        acted = np.zeros(x.shape, dtype=bool)
+        acted[:, idx] = mask
+        target = x.copy()
+        target[:, idx] = np.where(mask, theta, x[:, idx])
+
+        def on_levels(values: np.ndarray, acted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            values[:, idx], acted[:, idx] = self._on_levels(x[:, idx], values[:, idx],
+                                                            acted[:, idx], profiles)
+            return values, acted
+
+        values, acted, _ = first_approved(self.context_.world, self.context_.model, x, acted,
+                                          target, self.params.shorten_steps, on_levels)
+        return values[:, idx], acted[:, idx]
 
     def _on_levels(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
                    profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
