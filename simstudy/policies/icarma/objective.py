@@ -231,7 +231,11 @@ class Objective:
                         halvings: int = 8) -> torch.Tensor:
         """``(n, 1)``: the share ``t`` of each latent shift at which the validity constraint
         ``g <= 0`` is first met, by bisection (``1`` where the whole shift does not meet it);
-        held fixed (no gradient), so the step's terms are those of the shortened action."""
+        held fixed (no gradient), so the step's terms are those of the shortened action.
+
+        Not :func:`~.shortening.first_approved`: that judges deployed points one by one on a
+        grid, on the features' levels; here every training step needs the share of the latent
+        shift, so eight halvings (nine passes) replace fifty points."""
         def meets(share: torch.Tensor) -> torch.Tensor:
             logit = self.model(self.world.predict(u + share * shift)).to(torch.float64)
             g = self.config.margin - (logit if self.config.hinge_on == "logit"
