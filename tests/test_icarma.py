@@ -566,3 +566,25 @@ def test_shortened_training_judges_the_action_where_validity_is_first_met(loan_c
     assert (g(share)[met] <= 0).all()
     # ... and not met one bisection step (2^-8 of the action) earlier
     assert (g(share - 2.0**-8)[shortened] > 0).all()
+
+
+def test_training_without_mask_noise_uses_the_deployment_mask(loan_context, monkeypatch):
+    # with mask_noise: none the Gumbel stream is never drawn, and the networks differ
+    from simstudy.policies.icarma import objective
+
+    draws = []
+    real = objective._sample_mask
+
+    def counting(logits, actionable, tau, generator):
+        draws.append(generator is not None)
+        return real(logits, actionable, tau, generator)
+
+    monkeypatch.setattr(objective, "_sample_mask", counting)
+    small = {"epochs": 1, "mask_hidden": (8,), "action_hidden": (8,)}
+    noisy, _ = train_icarma(loan_context, ICARMAConfig(**small), seed=0)
+    assert any(draws)
+    draws.clear()
+    plain, _ = train_icarma(loan_context, ICARMAConfig(**small, mask_noise="none"), seed=0)
+    assert draws and not any(draws)
+    assert any(not torch.equal(a, b) for a, b in zip(noisy.state_dict().values(),
+                                                     plain.state_dict().values(), strict=True))
