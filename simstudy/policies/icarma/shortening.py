@@ -8,20 +8,6 @@ are judged in order (each, when ``snap`` is given, first put on the features' le
 first whose counterfactual the decision model approves is kept. iCARMA deploys it with
 ``shorten: boundary``; ``benchmarks/icarma_plausibility.py`` measures with it how much of an
 action validity needs.
-
-Example:
-    >>> import numpy as np
-    >>> from simstudy.examples import small_context
-    >>> from simstudy.policies.icarma.shortening import first_approved
-    >>> context = small_context()
-    >>> x = context.data.x_test[~context.model.approves(context.data.x_test)][:3].numpy()
-    >>> acted = np.zeros(x.shape, dtype=bool)
-    >>> acted[:, 5] = True  # income
-    >>> target = x.copy()
-    >>> target[:, 5] += 10 * context.data.feature_range[5].item()
-    >>> values, acted_at, t = first_approved(context.world, context.model, x, acted, target, 50)
-    >>> bool(((values[:, 5] - x[:, 5]) <= (target[:, 5] - x[:, 5])).all()), t.shape
-    (True, (3,))
 """
 
 from __future__ import annotations
@@ -51,6 +37,23 @@ def first_approved(world, model, x: np.ndarray, acted: np.ndarray, target: np.nd
         snap: ``(values, acted) -> (values, acted)`` applied to every point before it is judged
             (a coded feature put on its levels; one that returns to its factual value is no
             longer acted on).
+
+    Example:
+        Income raised far past what approval needs is cut back to the first approved point:
+
+        >>> import numpy as np
+        >>> from simstudy.examples import small_context
+        >>> from simstudy.policies.icarma import first_approved
+        >>> context = small_context()
+        >>> x = context.data.x_test[~context.model.approves(context.data.x_test)][:3].numpy()
+        >>> acted = np.zeros(x.shape, dtype=bool)
+        >>> acted[:, 5] = True  # income
+        >>> target = x.copy()
+        >>> target[:, 5] += 10 * context.data.feature_range[5].item()
+        >>> values, acted_at, t = first_approved(context.world, context.model, x, acted,
+        ...                                      target, 50)
+        >>> bool((values[:, 5] <= target[:, 5]).all()), t.shape
+        (True, (3,))
     """
     x = np.asarray(x, dtype=np.float64)
     target = np.where(acted, target, x)
