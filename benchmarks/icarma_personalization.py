@@ -39,7 +39,7 @@ from benchmarks.icarma_tables import conditions
 from simstudy.core.rng import generator
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies.base import RecourseContext
-from simstudy.policies.icarma import ICARMA, ICARMAConfig, best_check
+from simstudy.policies.icarma import ICARMA, ICARMAConfig, ICARMAParams, best_check
 from simstudy.policies.oracle import CausalOracle
 from simstudy.world import LoanSCM, sample_world_data
 from simstudy.world.decision import DecisionConfig, ModelCache
@@ -174,7 +174,7 @@ def paper_seeds(n: int) -> list[int]:
 
 
 #: the policy's fields that change how the trained action is deployed, not the training
-DEPLOYMENT = ("shorten", "shorten_steps")
+DEPLOYMENT = ICARMAParams.DEPLOYMENT
 
 
 def split_overrides(overrides: dict) -> tuple[dict, dict]:
@@ -198,7 +198,8 @@ def main() -> None:
     parser.add_argument("--seed-list", type=int, nargs="+", default=None,
                         help="these training seeds instead")
     parser.add_argument("--epochs", type=int, default=None, help="default: the paper's 450")
-    parser.add_argument("--config", default="{}", help="ICARMAConfig overrides as JSON")
+    parser.add_argument("--config", default="{}",
+                        help="iCARMA overrides as JSON (training and deployment fields)")
     parser.add_argument("--oracle-limit", type=int, default=600,
                         help="first N rejected applicants the oracle solves (0: no oracle)")
     parser.add_argument("--data-seed", type=int, default=0)

@@ -114,7 +114,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed-list", type=int, nargs="+", default=[1000])
     parser.add_argument("--epochs", type=int, default=None, help="default: the paper's 450")
-    parser.add_argument("--config", default="{}", help="ICARMAConfig overrides as JSON")
+    parser.add_argument("--config", default="{}",
+                        help="iCARMA overrides as JSON (training and deployment fields)")
     parser.add_argument("--data-seed", type=int, default=0)
     parser.add_argument("--no-flow", action="store_true",
                         help="only the true SCM's judges (no causal flow fitted or loaded)")

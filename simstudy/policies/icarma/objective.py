@@ -227,6 +227,12 @@ class Objective:
         x_cf, logp_cf = self._intervene(x, u, act_full, relaxed, True)
         return theta, theta_full, x_cf, logp_cf
 
+    def constraint(self, logit: torch.Tensor) -> torch.Tensor:
+        """The validity constraint of every person, ``g <= 0`` (its violation is the hinge):
+        ``eps - (2 p - 1)``, or ``eps - logit`` with ``hinge_on: logit``."""
+        return self.config.margin - (logit if self.config.hinge_on == "logit"
+                                     else 2 * torch.sigmoid(logit) - 1)
+
     def _boundary_share(self, u: torch.Tensor, shift: torch.Tensor,
                         halvings: int = 8) -> torch.Tensor:
         """``(n, 1)``: the share ``t`` of each latent shift at which the validity constraint
@@ -238,9 +244,7 @@ class Objective:
         shift, so eight halvings (nine passes) replace fifty points."""
         def meets(share: torch.Tensor) -> torch.Tensor:
             logit = self.model(self.world.predict(u + share * shift)).to(torch.float64)
-            g = self.config.margin - (logit if self.config.hinge_on == "logit"
-                                      else 2 * torch.sigmoid(logit) - 1)
-            return g.reshape(-1, 1) <= 0
+            return self.constraint(logit).reshape(-1, 1) <= 0
 
         with torch.no_grad():
             shift = shift.detach()
@@ -258,8 +262,7 @@ class Objective:
         cfg, idx = self.config, self.nets.act_index
         logit = self.model(x_cf).to(torch.float64)
         prob = torch.sigmoid(logit)
-        # the validity constraint of every person, g <= 0 (its violation is the hinge)
-        g = cfg.margin - (logit if cfg.hinge_on == "logit" else 2 * prob - 1)
+        g = self.constraint(logit)
         w = torch.where(actionable, weights, 0.0).to(x.dtype)
         delta = (theta - x[:, idx]) / self.cost_scale
         if cfg.cost_placement == "outside":

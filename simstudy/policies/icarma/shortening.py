@@ -62,6 +62,8 @@ def first_approved(world, model, x: np.ndarray, acted: np.ndarray, target: np.nd
     t = np.full(len(x), np.nan)
     done = ~chosen_acted.any(axis=1)  # nothing acted on: nothing to shorten
     for i in range(1, steps + 1):
+        if done.all():  # every row has its point: the later ones change nothing
+            break
         point = x + (i / steps) * (target - x)
         point_acted = np.array(acted, dtype=bool, copy=True)
         if snap is not None:

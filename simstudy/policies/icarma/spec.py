@@ -56,6 +56,9 @@ class ICARMAParams(PolicyParams, ICARMAConfig):
     shorten: Literal["none", "boundary"] = "boundary"
     shorten_steps: int = Field(50, ge=1, le=1000)
 
+    #: the fields that change how the trained action is deployed, not the training
+    DEPLOYMENT: ClassVar[tuple[str, ...]] = ("shorten", "shorten_steps")
+
     @model_validator(mode="before")
     @classmethod
     def _cost_is_the_populations(cls, data: Any) -> Any:
