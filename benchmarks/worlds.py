@@ -18,7 +18,10 @@ the cache, ``icarma_from_cache``). Prints one JSON object with a ``worlds``
 list.
 
     OMP_NUM_THREADS=1 python -m benchmarks.worlds [--worlds chain_linear,loan] [--seed 0]
-        [--limit N] [--icarma-epochs N] [--no-icarma]
+        [--limit N] [--icarma-epochs N] [--no-icarma] [--config '{"mask_noise": "none"}']
+
+``--config`` overrides iCARMA's settings (training and deployment fields, as in
+:mod:`benchmarks.icarma_personalization`); the JSON records them.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import time
 import numpy as np
 import torch
 
+from benchmarks.icarma_personalization import split_overrides
 from simstudy.core.rng import derive_seed, generator
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies.base import RecourseContext
@@ -113,7 +117,7 @@ def _summary(ev: dict, seconds: float) -> dict:
 
 
 def run_world(name: str, seed: int, limit: int | None, icarma_epochs: int | None,
-              cache: ModelCache) -> dict:
+              cache: ModelCache, overrides: dict | None = None) -> dict:
     world, data = _world(name, seed, cache)
     config = decision_config(name)
     model, meta = cache.decision_model(data, config, derive_seed(seed, "decision-model"))
@@ -142,9 +146,12 @@ def run_world(name: str, seed: int, limit: int | None, icarma_epochs: int | None
     if name == "german_credit":
         out["decision_cv"] = german_decision_cv(seed)
     if icarma_epochs != 0:
-        icfg = ICARMAConfig() if icarma_epochs is None else ICARMAConfig(epochs=icarma_epochs)
+        training, deploy = split_overrides(overrides or {})
+        if icarma_epochs is not None:
+            training["epochs"] = icarma_epochs
+        icfg = ICARMAConfig(**training)
         t0 = time.perf_counter()
-        policy = ICARMA(icfg, seeds=[seed], cache=cache).fit(context)
+        policy = ICARMA(icfg, seeds=[seed], cache=cache, **deploy).fit(context)
         # a model from the cache reports the training time recorded when it was trained
         train_s = (policy.meta_["train_seconds"] if policy.meta_.get("cached")
                    else time.perf_counter() - t0)
@@ -156,7 +163,7 @@ def run_world(name: str, seed: int, limit: int | None, icarma_epochs: int | None
                     "icarma_plausibility": icarma["plausibility"],
                     "icarma_seconds": icarma["seconds"], "icarma_training_seconds":
                     round(train_s, 1), "icarma_from_cache": bool(policy.meta_.get("cached")),
-                    "icarma_epochs": icfg.epochs,
+                    "icarma_epochs": icfg.epochs, "icarma_overrides": overrides or {},
                     "icarma_epochs_run": policy.meta_["epochs_run"]})
     else:
         out.update({"icarma_validity": None, "icarma_cost": None, "icarma_plausibility": None,
@@ -174,6 +181,8 @@ def main() -> None:
                         help="iCARMA training epochs (default: the published 450)")
     parser.add_argument("--no-icarma", action="store_true")
     parser.add_argument("--cache", default=None, help="model cache folder")
+    parser.add_argument("--config", default="{}",
+                        help="iCARMA overrides as JSON (training and deployment fields)")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     cache = ModelCache(args.cache) if args.cache else ModelCache()
@@ -183,7 +192,7 @@ def main() -> None:
         parser.error(f"--worlds: unknown worlds {unknown}; known: {', '.join(WORLDS)}")
     load = os.getloadavg()
     worlds = [run_world(n, args.seed, args.limit, 0 if args.no_icarma else args.icarma_epochs,
-                        cache) for n in names]
+                        cache, json.loads(args.config)) for n in names]
     print(json.dumps({"worlds": worlds, "seed": args.seed, "grid_values": 25,
                       "plausibility_enforced": True, "cost": "constant",
                       "load_average_before": load, "load_average": os.getloadavg(),

@@ -381,6 +381,30 @@ def test_latent_action_clamp_is_honoured_by_value(loan_context):
     assert (free > 10 * hi).all()
 
 
+def test_straight_through_clamp_keeps_the_step_and_passes_the_gradient():
+    from simstudy.policies.icarma import ICARMANetworks
+
+    def shift_and_gradient(clamp_gradient: str):
+        config = ICARMAConfig(mask_hidden=(4,), action_hidden=(4,), alpha=3.0,
+                              clamp_gradient=clamp_gradient)
+        nets = ICARMANetworks(("a", "b"), ("b",), torch.zeros(2), torch.ones(2), torch.ones(2),
+                              config, step_bounds=(-1.0, 1.0))
+        with torch.no_grad():
+            nets.action_net[-1].bias.fill_(5.0)  # far past the bound
+        x = torch.zeros(3, 2, dtype=torch.float64)
+        act = torch.ones(3, 1, dtype=torch.bool)
+        h = nets.encode(x, act, torch.ones(3, 1))
+        shift = nets.latent_shift(h, x, act, torch.full((2,), 2.0, dtype=torch.float64))
+        shift.sum().backward()
+        return shift.detach(), nets.action_net[-1].bias.grad.clone()
+
+    blocked, no_gradient = shift_and_gradient("zero")
+    passed, gradient = shift_and_gradient("straight_through")
+    # the same clamped step (bound 1 times the noise's spread 2) either way
+    assert torch.equal(blocked, passed) and blocked[:, 1].tolist() == [2.0, 2.0, 2.0]
+    assert no_gradient.abs().sum() == 0 and gradient.abs().sum() > 0
+
+
 def test_weight_decay_reaches_the_optimizer(loan_context):
     _, with_decay = _history(loan_context, epochs=1, weight_decay=0.5)
     _, without = _history(loan_context, epochs=1, weight_decay=0.0)

@@ -13,7 +13,7 @@ from ...core.documents import StrictModel
 __all__ = ["ICARMAConfig", "CostShapeName", "SCORE_BASED"]
 
 #: training fields recorded (and keyed) only when they differ from their default
-_RECORDED_WHEN_SET = ("mask_noise", "train_shortened")
+_RECORDED_WHEN_SET = ("mask_noise", "train_shortened", "clamp_gradient")
 
 #: the cost profiles a model can be trained on
 #: (see :class:`simstudy.primitives.profiles.CostProfile`)
@@ -73,6 +73,11 @@ class ICARMAConfig(StrictModel):
             split (``action_space: latent`` only). Without it the default rule met every target
             of the one-seed frontier, but its training lost validity on other seeds and worlds
             (``benchmarks/ICARMA_RESULTS.md``, "The clamp, measured afterwards").
+        clamp_gradient: what the clamp passes back (``action_clamp``): ``zero`` (default, as
+            CARMA's ``torch.clamp``: a step on the bound gets no gradient) or
+            ``straight_through`` (the same clamped forward pass, the gradient passed as if
+            unclamped); measured in ``benchmarks/ICARMA_RESULTS.md`` ("How the clamp keeps the
+            least-preferred feature in").
         infeasible: how a training person-profile that no action inside the clamp can make
             valid is treated (:mod:`.feasibility`): ``keep`` (CARMA: its hinge feeds the
             validity term and the multiplier), ``threshold`` (default: a row whose counterfactual's
@@ -146,6 +151,7 @@ class ICARMAConfig(StrictModel):
     damping: float = Field(10.0, ge=0)
     weight_decay: float = Field(5e-4, ge=0)
     action_clamp: bool = True
+    clamp_gradient: Literal["zero", "straight_through"] = "zero"
     infeasible: Literal["keep", "threshold", "reachable", "reachable_mask"] = "threshold"
     infeasible_threshold: float = Field(1e-3, gt=0, lt=0.5)
     clamp_features: Literal["all", "actionable"] = "all"

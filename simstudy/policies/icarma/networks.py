@@ -68,6 +68,7 @@ class ICARMANetworks(nn.Module):
         self.register_buffer("range", torch.as_tensor(feature_range, dtype=torch.float32).clone())
         # the clamp on the latent action (CARMA's action network), in units of the noise's spread
         self.register_buffer("step_bounds", torch.tensor(step_bounds, dtype=torch.float64))
+        self.clamp_gradient = config.clamp_gradient
         self.mask_net = _mlp(d + 2 * k, config.mask_hidden, k)
         self.action_net = _mlp(d + 3 * k, config.action_hidden, k)
 
@@ -92,11 +93,14 @@ class ICARMANetworks(nn.Module):
     def latent_shift(self, h: torch.Tensor, x: torch.Tensor, mask: torch.Tensor,
                      noise_std: torch.Tensor) -> torch.Tensor:
         """CARMA's latent action ``m ⊙ σ_u ⊙ net(h, m)`` on every feature (zero where not
-        acted on); the step ``net(h, m)`` is clamped to :attr:`step_bounds`."""
+        acted on); the step ``net(h, m)`` is clamped to :attr:`step_bounds` (with
+        ``clamp_gradient="straight_through"`` the gradient passes the clamp unchanged)."""
         step = self.action_net(torch.cat([h, mask.to(torch.float32)], dim=1)).to(x.dtype)
         lo, hi = self.step_bounds.tolist()
         if math.isfinite(lo) or math.isfinite(hi):
-            step = step.clamp(lo, hi)
+            clamped = step.clamp(lo, hi)
+            step = (step + (clamped - step).detach() if self.clamp_gradient == "straight_through"
+                    else clamped)
         shift = torch.zeros_like(x)
         shift[:, self.act_index] = mask.to(x.dtype) * step * noise_std[self.act_index]
         return shift
