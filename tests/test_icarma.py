@@ -329,6 +329,21 @@ def _history(context, **overrides):
     return policy.meta_["history"], policy
 
 
+def test_checkpoint_best_deploys_the_best_of_all_checks(loan_context):
+    from simstudy.policies.icarma import best_check
+
+    history, best = _history(loan_context, epochs=6, infeasible="threshold", checkpoint="best")
+    last_history, last = _history(loan_context, epochs=6, infeasible="threshold")
+    assert history == last_history  # one training; only which check is deployed differs
+    chosen = best_check(history)  # over every check, not a running pairwise comparison
+    assert best.meta_["deployed_check"] == history[chosen] != history[-1]
+    assert last.meta_["deployed_check"] == history[-1]
+    # the deployed networks are that check's, not the last epoch's
+    assert best.meta_["state_dict_sha256"] != last.meta_["state_dict_sha256"]
+    assert best.config_.to_json()["checkpoint"] == "best"  # it keys its own cache entry
+    assert "checkpoint" not in last.config_.to_json()
+
+
 def test_bounded_multiplier_stops_at_its_bound(loan_context):
     # a margin above 1 can never be met: CARMA's multiplier would grow by >= 0.5 a step
     history, _ = _history(loan_context, epochs=2, margin=1.5, validity="bounded",

@@ -49,8 +49,13 @@ class ICARMAConfig(StrictModel):
             (:attr:`~simstudy.policies.base.RecourseContext.cost`); a document cannot set it.
         levels: Likert levels for ``likert`` preferences.
         prior_high, prior_low: mask prior for the cheapest and the dearest weight.
-        patience: epochs without validation improvement before stopping early (0: never; the
-            last epoch's model is deployed, as CARMA does).
+        checkpoint: which validation check's networks are deployed: ``last`` (the last epoch's,
+            as CARMA does) or ``best`` (the best check, as the paper selects among seeds: the
+            highest validation validity, ties within 0.005 broken by the lowest objective without
+            the validity term; see :func:`~.training.best_check`). ``patience > 0`` implies
+            ``best``.
+        patience: epochs without validation improvement before stopping early (0: never); the
+            best check is then deployed.
         val_every: epochs between validation checks.
         validity: how validity is weighed (:mod:`.validity`): ``multiplier`` (CARMA's
             Lagrange multiplier on the batch hinge, step 1, damping 10, never decreasing),
@@ -141,6 +146,7 @@ class ICARMAConfig(StrictModel):
     cost_shapes: tuple[CostShapeName, ...] = ("constant", "concave", "linear", "convex")
     alpha: float | None = Field(None, gt=0)
     levels: int = Field(4, ge=2)
+    checkpoint: Literal["last", "best"] = "last"
     patience: int = Field(0, ge=0)
     val_every: int = Field(5, gt=0, le=MAX_STEPS)
     validity: Literal["multiplier", "penalty", "bounded", "warmup", "per_person",
@@ -208,4 +214,13 @@ class ICARMAConfig(StrictModel):
         for field in _RECORDED_WHEN_SET:
             if values[field] == ICARMAConfig.model_fields[field].default:
                 del values[field]
+        # a model kept at its best check was recorded by its patience alone before the field
+        # existed, and a last-epoch model by patience 0: only "best" with patience 0 is new
+        if values["checkpoint"] == "last" or values["patience"] > 0:
+            del values["checkpoint"]
         return values
+
+    @property
+    def keeps_best_check(self) -> bool:
+        """The best validation check is deployed (``checkpoint: best`` or ``patience > 0``)."""
+        return self.checkpoint == "best" or self.patience > 0
