@@ -23,7 +23,17 @@ counterfactual, ``median_shortest_t`` the median ``t`` of ``shortest`` (the shar
 that validity needs).
 Prints one JSON object.
 
+With ``--directions`` it compares instead which features the deployed recourses move and how
+each move changes the density, against the causal oracle's plausible recourses for the first
+``--oracle-limit`` applicants (rank-constant profiles, all four features actionable): per
+feature, the share of recourses acting on it and the mean change of that feature's exogenous
+log-density (``log p_k(u_k + s_k) - log p_k(u_k)``, which sums over the acted-on features to
+``log p(x_cf) - log p(x)`` in an additive-noise world), overall and on the people for whom
+iCARMA's recourse is implausible while the oracle's is valid and plausible, beside those
+people's standardized factual noise.
+
     OMP_NUM_THREADS=1 python -m benchmarks.icarma_plausibility --seed-list 1000 [--epochs 450]
+    OMP_NUM_THREADS=1 python -m benchmarks.icarma_plausibility --seed-list 6000 --directions
 
 References:
     The individual-actionability study (2026), Sec. 5 "Metrics: Plausibility".
@@ -45,7 +55,8 @@ import torch
 from benchmarks.icarma_tables import PUBLISHED, conditions
 from simstudy.metrics import evaluate_recourse
 from simstudy.policies.base import RecourseContext
-from simstudy.policies.icarma import ICARMA, first_approved
+from simstudy.policies.icarma import ICARMA, first_approved, noise_scale
+from simstudy.policies.oracle import CausalOracle
 from simstudy.primitives.recourse import Recourse
 from simstudy.world.flow import FlowConfig, cached_causal_flow
 
@@ -108,6 +119,62 @@ def judges(policy, true_world, flow, model, x: np.ndarray, ids: np.ndarray, prof
                                     if found.sum() > 1 else float("nan"))}
 
 
+def _moves(world, model, x: np.ndarray, rec: Recourse, columns: list[int]) -> dict:
+    """Per person: which of ``columns`` are acted on, each one's exogenous log-density change,
+    approval and plausibility of the counterfactual."""
+    xt = torch.as_tensor(x, dtype=torch.float64)
+    acted = rec.intervened & rec.found[:, None]
+    with torch.no_grad():
+        cf = world.counterfactual(xt, torch.from_numpy(acted),
+                                  torch.from_numpy(np.where(acted, rec.values, x)))
+        u, u_cf = world.abduct(xt), world.abduct(cf)
+        base = world.noise_log_prob(u)
+        gain = []
+        for j in columns:
+            moved = u.clone()
+            moved[:, j] = u_cf[:, j]
+            gain.append((world.noise_log_prob(moved) - base).numpy())
+        return {"acted": acted[:, columns], "gain": np.stack(gain, axis=1),
+                "valid": model.approves(cf).numpy().ravel() & rec.found,
+                "plausible": (world.log_prob(cf) >= world.log_prob(xt)).numpy() & rec.found,
+                "found": rec.found}
+
+
+def _by_feature(moves: dict, rows: np.ndarray, names: list[str]) -> dict:
+    acted = moves["acted"][rows]
+    return {name: {"acting": float(acted[:, k].mean()) if len(acted) else float("nan"),
+                   "mean_gain": (float(moves["gain"][rows][acted[:, k], k].mean())
+                                 if acted[:, k].any() else float("nan"))}
+            for k, name in enumerate(names)}
+
+
+def directions(policy, oracle, bench, limit: int) -> dict:
+    """``--directions``: iCARMA's moves against the oracle's (module docstring)."""
+    world, names = bench.world, list(bench.world.roles.actionable)
+    columns = [list(world.roles.names).index(f) for f in names]
+    m = min(limit, len(bench.x))
+    x, ids = bench.x[:m], bench.ids[:m]
+    prof = bench.profiles["rank_constant"].subset(slice(0, m))
+    mine = _moves(world, bench.model, x, policy.recommend(x, prof, ids), columns)
+    its = _moves(world, bench.model, x, oracle.recommend(x, prof, ids), columns)
+    gap = mine["found"] & ~mine["plausible"] & its["valid"] & its["plausible"]
+    with torch.no_grad():
+        u = world.abduct(torch.as_tensor(x, dtype=torch.float64)).numpy()[:, columns]
+    z = u / noise_scale(bench.context).numpy()[columns]
+    return {"applicants": m,
+            "icarma": {"plausible": float(mine["plausible"][mine["found"]].mean()),
+                       "features": _by_feature(mine, mine["found"], names)},
+            "oracle": {"plausible": float(its["plausible"][its["found"]].mean()),
+                       "found": float(its["found"].mean()),
+                       "features": _by_feature(its, its["found"], names)},
+            "icarma_implausible_oracle_plausible": {
+                "people": int(gap.sum()),
+                "icarma": _by_feature(mine, gap, names),
+                "oracle": _by_feature(its, gap, names),
+                "factual_noise_z": dict(zip(names, z[gap].mean(axis=0).tolist(), strict=True)),
+                "factual_noise_z_all": dict(zip(names, z.mean(axis=0).tolist(), strict=True))}}
+
+
 def main() -> None:
     from benchmarks.icarma_personalization import Bench, config_from
 
@@ -119,11 +186,22 @@ def main() -> None:
     parser.add_argument("--data-seed", type=int, default=0)
     parser.add_argument("--no-flow", action="store_true",
                         help="only the true SCM's judges (no causal flow fitted or loaded)")
+    parser.add_argument("--directions", action="store_true",
+                        help="which features iCARMA and the oracle move, and what each costs")
+    parser.add_argument("--oracle-limit", type=int, default=600,
+                        help="with --directions: first N rejected applicants")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     config, deploy = config_from(args.config, args.epochs)
     bench = Bench(args.data_seed, oracle_limit=0)
     data = bench.data
+    if args.directions:
+        oracle = CausalOracle().fit(bench.context)
+        print(json.dumps({str(s): directions(
+            ICARMA(config, seeds=[s], cache=bench.cache, progress=False,
+                   **deploy).fit(bench.context), oracle, bench, args.oracle_limit)
+            for s in args.seed_list}, indent=1, default=float))
+        return
     flow, flow_meta = None, {}
     if not args.no_flow:
         flow, flow_meta = cached_causal_flow(bench.cache, data.roles, data.x_train, data.x_val,
