@@ -82,7 +82,7 @@ def clamp_roles(policy: ICARMA, bench: Bench, bounds: tuple[float, float]) -> di
     nets, world, model = policy.networks_, bench.world, bench.model
     prof = bench.profiles["rank_linear"]
     xt = torch.as_tensor(bench.x, dtype=torch.float64)
-    act, w = policy._profile_columns(len(xt), prof)
+    act, w = nets.profile_columns(prof)
     order = [list(prof.features).index(f) for f in nets.actionable]
     least = torch.from_numpy(prof.least_preferred[:, order])
     lo, hi = bounds
@@ -104,15 +104,14 @@ def clamp_roles(policy: ICARMA, bench: Bench, bounds: tuple[float, float]) -> di
         deployed = raw.clamp(*nets.step_bounds.tolist())
         keep = (mask & least).any(dim=1).numpy()
         drop = (mask.any(dim=1) & ~(mask & least).any(dim=1)).numpy()
-        others = mask & ~least
+        smaller = mask & ~least  # the mask without the least-preferred feature
         at_bound = (deployed <= lo) | (deployed >= hi)
         beyond = (raw < lo) | (raw > hi)
-        smaller = mask & ~least
         regiven = step_of(h, smaller)
         return {
             "people": len(xt), "hap": _share(keep[mask.any(dim=1).numpy()]),
             "keepers": int(keep.sum()), "droppers": int(drop.sum()),
-            "others_at_bound": _share(at_bound[others & torch.from_numpy(keep)[:, None]].numpy()),
+            "others_at_bound": _share(at_bound[smaller & torch.from_numpy(keep)[:, None]].numpy()),
             "valid_without_lp_steps_kept": _share(approved(u, smaller, deployed)[keep]),
             "valid_without_lp_regiven": _share(approved(
                 u, smaller, regiven.clamp(*nets.step_bounds.tolist()))[keep]),
@@ -126,9 +125,8 @@ def _deployed(nets, bench: Bench, noise_std, shape: str) -> tuple[float, float]:
     """(hap, validity) of the networks' own action, deployed mask, one rank profile."""
     prof = bench.profiles[f"rank_{shape}"]
     xt = torch.as_tensor(bench.x, dtype=torch.float64)
+    act, w = nets.profile_columns(prof)
     order = [list(prof.features).index(f) for f in nets.actionable]
-    act = torch.from_numpy(prof.actionable[:, order].astype(bool))
-    w = torch.where(act, torch.from_numpy(prof.weights[:, order]), torch.inf)
     least = torch.from_numpy(prof.least_preferred[:, order])
     with torch.no_grad():
         h = nets.encode(xt, act, w)

@@ -72,7 +72,7 @@ def clamp_share(policy, x: np.ndarray, profiles) -> float:
     there gets no gradient through the clamp), under the given profiles."""
     nets = policy.networks_
     xt = torch.as_tensor(x, dtype=torch.float64)
-    act, w = policy._profile_columns(len(xt), profiles)
+    act, w = nets.profile_columns(profiles)
     with torch.no_grad():
         h = nets.encode(xt, act, w)
         mask = (nets.mask_logits(h) > 0) & act

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -80,6 +81,21 @@ class ICARMANetworks(nn.Module):
         w = torch.where(actionable, weights.to(torch.float32), 1.0)
         w_scaled = ((w - 1.0) / max(self.alpha, 1e-9)).clamp(0.0, 1.0) * a
         return torch.cat([z, a, w_scaled], dim=1)
+
+    def profile_columns(self, profiles) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(actionable, weights)`` of the people of ``profiles``
+        (:class:`~simstudy.primitives.profiles.ActionabilityProfiles`) in the networks' feature
+        order: a feature the profiles leave out is not actionable (weight ``inf``)."""
+        features = list(profiles.features)
+        n, k = len(profiles.actionable), len(self.actionable)
+        act = np.zeros((n, k), dtype=bool)
+        w = np.full((n, k), np.inf)
+        for j, feature in enumerate(self.actionable):
+            if feature in features:
+                col = features.index(feature)
+                act[:, j] = profiles.actionable[:, col]
+                w[:, j] = profiles.weights[:, col]
+        return torch.from_numpy(act), torch.from_numpy(w)
 
     def mask_logits(self, h: torch.Tensor) -> torch.Tensor:
         return self.mask_net(h)

@@ -119,18 +119,6 @@ class ICARMA(RecoursePolicy):
         return cache.get_or_train(key, load_networks, train_and_save)
 
     # -- deployment -----------------------------------------------------------------------
-    def _profile_columns(self, n: int, profiles: ActionabilityProfiles):
-        """The people's actionability and weights in the networks' feature order."""
-        order = [list(profiles.features).index(f) if f in profiles.features else -1
-                 for f in self.networks_.actionable]
-        act = np.zeros((n, len(order)), dtype=bool)
-        w = np.full((n, len(order)), np.inf)
-        for j, col in enumerate(order):
-            if col >= 0:
-                act[:, j] = profiles.actionable[:, col]
-                w[:, j] = profiles.weights[:, col]
-        return torch.from_numpy(act), torch.from_numpy(w)
-
     def recommend(self, x: np.ndarray, profiles: ActionabilityProfiles, ids: np.ndarray,
                   seed: int = 0, feedback=None) -> Recourse:
         """Recourse in one forward pass; ``seed`` is unused (the deployed mask is deterministic).
@@ -140,7 +128,7 @@ class ICARMA(RecoursePolicy):
         """
         nets = self.networks_
         xt = torch.as_tensor(np.asarray(x), dtype=torch.float64)
-        act_t, w_t = self._profile_columns(len(xt), profiles)
+        act_t, w_t = nets.profile_columns(profiles)
         with torch.no_grad():
             h = nets.encode(xt, act_t, w_t)
             mask = (nets.mask_logits(h) > 0) & act_t  # never act on a non-actionable feature
