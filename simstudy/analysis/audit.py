@@ -30,7 +30,8 @@ Uncertainty:
 * **Multiple comparisons**: over the group comparisons of each policy, condition and metric
   (or, with ``family="audit"``, over every gap of the audit), Holm's step-down adjustment (Holm
   1979, family-wise error) or the Benjamini-Hochberg step-up adjustment (1995, false
-  discovery rate).
+  discovery rate), by :func:`simstudy.analysis.multiplicity.adjust_pvalues`; a gap without a
+  p-value is left out of its family.
 
 A **hidden disparity** is a gap that is absent under the no-personalization baseline
 (adjusted ``p >= alpha`` and its interval, of non-zero width, covers zero) and present under
@@ -54,36 +55,10 @@ import pandas as pd
 from ..core.intervals import around, metric_interval
 from ..metrics import Metric, metrics_of, readable_metrics
 from .groups import Codebook, Comparison, cell_name, comparisons, groupings
+from .multiplicity import adjust_pvalues
 from .resampling import CellSums, accumulate, mean_over_reps, percentile_interval, ratio
 
 __all__ = ["AuditResult", "audit", "adjust_pvalues"]
-
-
-def adjust_pvalues(p: Sequence[float], method: str = "holm") -> np.ndarray:
-    """Adjusted p-values: ``holm`` (step-down, FWER), ``bh`` (step-up, FDR) or ``none``.
-
-    Holm: ``p~_(i) = max_{j <= i} min(1, (m - j + 1) p_(j))``; Benjamini-Hochberg:
-    ``p~_(i) = min_{j >= i} min(1, m p_(j) / j)`` over the ``m`` finite p-values sorted
-    increasingly. NaNs stay NaN and do not count towards ``m``.
-    """
-    p = np.asarray(p, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = np.flatnonzero(np.isfinite(p))
-    m = len(ok)
-    if m == 0 or method == "none":
-        out[ok] = p[ok]
-        return out
-    order = ok[np.argsort(p[ok], kind="stable")]
-    ps = p[order]
-    rank = np.arange(1, m + 1)
-    if method == "holm":
-        adj = np.maximum.accumulate(np.minimum(1.0, (m - rank + 1) * ps))
-    elif method == "bh":
-        adj = np.minimum.accumulate(np.minimum(1.0, m * ps / rank)[::-1])[::-1]
-    else:
-        raise ValueError(f"unknown correction {method!r}; choose holm, bh or none")
-    out[order] = adj
-    return out
 
 
 @dataclass
@@ -328,12 +303,13 @@ def _adjust(gaps: pd.DataFrame, family: str, correction: str, alpha: float) -> p
     if not len(gaps):
         return gaps.assign(p_adjusted=pd.Series(dtype=float), significant=pd.Series(dtype=bool))
     if family == "audit":
-        gaps["p_adjusted"] = adjust_pvalues(gaps["p_value"].to_numpy(), correction)
+        gaps["p_adjusted"] = adjust_pvalues(gaps["p_value"].to_numpy(), correction,
+                                            missing="exclude")
     else:
         gaps["p_adjusted"] = np.nan
         for _, idx in gaps.groupby(["source", "policy", "condition", "metric"]).groups.items():
             gaps.loc[idx, "p_adjusted"] = adjust_pvalues(
-                gaps.loc[idx, "p_value"].to_numpy(), correction)
+                gaps.loc[idx, "p_value"].to_numpy(), correction, missing="exclude")
     gaps["significant"] = ((gaps["p_adjusted"] < alpha)
                            & ((gaps["ci_low"] > 0) | (gaps["ci_high"] < 0)))
     return gaps

@@ -24,7 +24,8 @@ The Wald statistic ``z = beta / se`` gives the p-value the direction asks for: `
 for ``greater`` / ``increasing``, ``Phi(z)`` for ``less`` / ``decreasing``, ``2 (1 - Phi(|z|))``
 for ``two-sided``. The family is corrected by Holm's step-down rule (or Bonferroni, or none):
 rejections by the rule at its boundary (:func:`reject`, ``p <= alpha / (m - i)``), adjusted
-p-values reported beside (the running maximum of ``(m - i) p_(i)``); a hypothesis whose fit
+p-values reported beside (the running maximum of ``(m - i) p_(i)``,
+:func:`simstudy.analysis.multiplicity.adjust_pvalues`); a hypothesis whose fit
 failed or did not converge is ``failed``: never counted as "not significant", and it enters
 the adjustment of the others with p = 1 (as a hypothesis tested and not rejected, the
 conservative reading). A covariate constant
@@ -63,9 +64,10 @@ from statsmodels.regression.linear_model import OLS
 from statsmodels.regression.mixed_linear_model import MixedLM
 
 from ..analysis.gamm import fit_gamm
+from ..analysis.multiplicity import adjust_pvalues
 from .hypotheses import GROUP_VALUES, HypothesisSpec, hypothesis_names
 
-__all__ = ["evaluate_hypothesis", "evaluate_hypotheses", "adjust_p", "reject", "group_mask",
+__all__ = ["evaluate_hypothesis", "evaluate_hypotheses", "reject", "group_mask",
            "design_model", "fit_design", "HYPOTHESIS_COLUMNS", "one_sided_p"]
 
 #: Columns of :func:`evaluate_hypotheses`' table (``hypotheses.csv`` of ``simstudy analyze``).
@@ -105,39 +107,21 @@ def group_mask(values: pd.Series, name: str) -> np.ndarray:
     return (values.astype(str) == name).to_numpy()
 
 
-def adjust_p(p: np.ndarray, method: str) -> np.ndarray:
-    """Family-wise adjusted p-values (``holm``, ``bonferroni`` or ``none``); NaN (a failed
-    fit) enters as 1 and stays NaN.
-
-    Example:
-        >>> adjust_p(np.array([0.01, 0.04, np.nan]), "holm").round(2).tolist()
-        [0.03, 0.08, nan]
-    """
-    p = np.asarray(p, dtype=float)
-    if method == "none" or len(p) == 0:
-        return p.copy()
-    filled = np.where(np.isnan(p), 1.0, p)
-    m = len(filled)
-    if method == "bonferroni":
-        adjusted = np.minimum(1.0, m * filled)
-    else:  # Holm: the running maximum of (m - i) p_(i) over the sorted p-values
-        order = np.argsort(filled, kind="stable")
-        steps = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * filled[order]))
-        adjusted = np.empty(m)
-        adjusted[order] = steps
-    return np.where(np.isnan(p), np.nan, adjusted)
-
-
 def reject(p: np.ndarray, alpha: float, method: str) -> np.ndarray:
     """Which hypotheses the family rejects, by the rule itself at its boundary: Holm's
     step-down rejects the ``i``-th smallest p-value (``i = 0..m-1``) while every one up to it
     has ``p <= alpha / (m - i)``; Bonferroni ``p <= alpha / m``; none ``p <= alpha``. NaN (a
     failed fit) is never rejected and counts in ``m``.
 
+    Raises:
+        ValueError: a ``method`` other than these three.
+
     Example:
         >>> reject(np.array([0.025, 0.05]), 0.05, "holm").tolist()
         [True, True]
     """
+    if method not in ("holm", "bonferroni", "none"):
+        raise ValueError(f"unknown multiplicity {method!r}; choose holm, bonferroni or none")
     p = np.asarray(p, dtype=float)
     m = len(p)
     filled = np.where(np.isnan(p), np.inf, p)
@@ -309,7 +293,8 @@ def evaluate_hypotheses(table: pd.DataFrame, hypotheses: list[HypothesisSpec], a
         rows.append({"hypothesis": name, "label": h.label(), "kind": h.kind,
                      "response": h.response, "direction": h.direction, **res})
     frame = pd.DataFrame(rows)
-    frame["p_adjusted"] = adjust_p(frame["p"].to_numpy(float), multiplicity)
+    frame["p_adjusted"] = adjust_pvalues(frame["p"].to_numpy(float), multiplicity,
+                                         missing="count")
     frame["rejected"] = (~frame["failed"]) & reject(frame["p"].to_numpy(float), alpha,
                                                     multiplicity)
     frame["multiplicity"], frame["alpha"] = multiplicity, alpha
