@@ -32,8 +32,26 @@ log-density (``log p_k(u_k + s_k) - log p_k(u_k)``, which sums over the acted-on
 iCARMA's recourse is implausible while the oracle's is valid and plausible, beside those
 people's standardized factual noise.
 
+With ``--masks`` it separates the mask network's choice from the action network's reach, under
+the rank-constant and rank-linear profiles (every person may act on all four features):
+
+* ``logits``: per feature, the mask network's logits over the people (mean, standard deviation,
+  the share acted on, ``logit > 0``, and the share within ``|logit| < 1``, a probability of
+  acting between 0.27 and 0.73: where the deployed mask is close to a coin's toss);
+* for every non-empty subset of the four features, the action network's action for that mask,
+  deployed as the policy deploys it (within the person's limits, on levels, shortened when
+  configured), judged with the true SCM;
+* ``mode``: the deployed mask (``logit > 0``), as in the tables;
+* ``any_subset``: the share of the people for whom some subset's action is valid and plausible
+  (what a choice of the mask alone could reach with these action networks);
+* ``by_objective``: for each person the valid subset whose action minimizes the training
+  objective's per-person terms that depend on the mask, ``cost_weight * cost +
+  plausibility_weight * max(0, log p(x) - log p(x_cf))`` (cost: the tables' cost), and its
+  plausibility and hap.
+
     OMP_NUM_THREADS=1 python -m benchmarks.icarma_plausibility --seed-list 1000 [--epochs 450]
     OMP_NUM_THREADS=1 python -m benchmarks.icarma_plausibility --seed-list 6000 --directions
+    OMP_NUM_THREADS=1 python -m benchmarks.icarma_plausibility --seed-list 6000 --masks
 
 References:
     The individual-actionability study (2026), Sec. 5 "Metrics: Plausibility".
@@ -46,8 +64,10 @@ Example:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -60,7 +80,7 @@ from simstudy.policies.oracle import CausalOracle
 from simstudy.primitives.recourse import Recourse
 from simstudy.world.flow import FlowConfig, cached_causal_flow
 
-__all__ = ["judges", "main", "shortest"]
+__all__ = ["judges", "main", "mask_choice", "shortest"]
 
 
 def _share(flags: np.ndarray) -> float:
@@ -175,6 +195,70 @@ def directions(policy, oracle, bench, limit: int) -> dict:
                 "factual_noise_z_all": dict(zip(names, z.mean(axis=0).tolist(), strict=True))}}
 
 
+@contextmanager
+def _forced_mask(nets, subset: np.ndarray):
+    """The networks with their mask network answering ``subset`` for everyone (the person's
+    actionability still applies)."""
+    logits = torch.tensor(np.where(subset, 20.0, -20.0), dtype=torch.float32)
+    nets.mask_logits = lambda h: logits.expand(len(h), len(subset))
+    try:
+        yield nets
+    finally:
+        del nets.mask_logits  # the class's method again
+
+
+def mask_choice(policy, bench, shapes: tuple[str, ...] = ("constant", "linear")) -> dict:
+    """``--masks``: the mask network's choice against every subset's action (module
+    docstring)."""
+    nets, config = policy.networks_, policy.config_
+    k = len(nets.actionable)
+    subsets = [np.array(s, dtype=bool) for s in itertools.product((0, 1), repeat=k) if any(s)]
+    xt = torch.as_tensor(bench.x, dtype=torch.float64)
+    out: dict = {}
+    for shape in shapes:
+        prof = bench.profiles[f"rank_{shape}"]
+        act, w = nets.profile_columns(prof)
+        with torch.no_grad():
+            logits = nets.mask_logits(nets.encode(xt, act, w)).double().numpy()
+        allowed = act.numpy()
+
+        def judged(rec: Recourse, prof=prof) -> dict:
+            return evaluate_recourse(bench.world, bench.model, bench.x, rec, prof,
+                                     bench.data.feature_range)
+
+        mode = judged(policy.recommend(bench.x, prof, bench.ids))
+        each = []
+        for subset in subsets:
+            with _forced_mask(nets, subset):
+                each.append(judged(policy.recommend(bench.x, prof, bench.ids)))
+        valid = np.stack([r["valid"] for r in each], axis=1)
+        plausible = np.stack([r["plausible"] for r in each], axis=1)
+        hap = np.stack([r["hard_action"] for r in each], axis=1)
+        gap = np.stack([np.maximum(r["logp"] - r["logp_cf"], 0.0) for r in each], axis=1)
+        cost = np.stack([r["cost"] for r in each], axis=1)
+        score = np.where(valid, config.cost_weight * cost + config.plausibility_weight * gap,
+                         np.inf)
+        chosen = score.argmin(axis=1)
+        has = np.isfinite(score.min(axis=1))
+        rows = np.arange(len(chosen))
+        found = mode["found"]
+        out[shape] = {
+            "logits": {name: {"mean": float(logits[allowed[:, j], j].mean()),
+                              "sd": float(logits[allowed[:, j], j].std()),
+                              "acted": _share(logits[allowed[:, j], j] > 0),
+                              "near_even": _share(np.abs(logits[allowed[:, j], j]) < 1.0)}
+                       for j, name in enumerate(nets.actionable)},
+            "mode": {"valid": _share(mode["valid"]),
+                     "plausible": _share(mode["plausible"][found]),
+                     "hap": _share(mode["hard_action"][found])},
+            "any_subset": {"valid": _share(valid.any(axis=1)),
+                           "valid_and_plausible": _share((valid & plausible).any(axis=1))},
+            "by_objective": {"valid": _share(has),
+                             "plausible": _share(plausible[rows, chosen][has]),
+                             "hap": _share(hap[rows, chosen][has])}}
+    return out
+
+
 def main() -> None:
     from benchmarks.icarma_personalization import Bench, config_from
 
@@ -188,6 +272,8 @@ def main() -> None:
                         help="only the true SCM's judges (no causal flow fitted or loaded)")
     parser.add_argument("--directions", action="store_true",
                         help="which features iCARMA and the oracle move, and what each costs")
+    parser.add_argument("--masks", action="store_true",
+                        help="the mask network's choice against every subset's action")
     parser.add_argument("--oracle-limit", type=int, default=600,
                         help="with --directions: first N rejected applicants")
     args = parser.parse_args()
@@ -201,6 +287,12 @@ def main() -> None:
             ICARMA(config, seeds=[s], cache=bench.cache, progress=False,
                    **deploy).fit(bench.context), oracle, bench, args.oracle_limit)
             for s in args.seed_list}, indent=1, default=float))
+        return
+    if args.masks:
+        print(json.dumps({str(s): mask_choice(ICARMA(config, seeds=[s], cache=bench.cache,
+                                                     progress=False, **deploy).fit(bench.context),
+                                              bench)
+                          for s in args.seed_list}, indent=1, default=float))
         return
     flow, flow_meta = None, {}
     if not args.no_flow:

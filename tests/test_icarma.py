@@ -528,9 +528,12 @@ def test_the_reachable_screen_needs_the_latent_action():
 
 def test_shortened_actions_stop_at_the_first_approved_point(loan_context, trained):
     _, cache, config = trained
-    policy = ICARMA(config, cache=cache, progress=False, shorten="none").fit(loan_context)
+    # the network's mask, so both read the same features (the exact choice judges each
+    # subset's action as deployed, shortened or not)
+    policy = ICARMA(config, cache=cache, progress=False, shorten="none",
+                    mask_choice="network").fit(loan_context)
     short = ICARMA(config, cache=cache, progress=False, shorten="boundary",
-                   shorten_steps=20).fit(loan_context)
+                   shorten_steps=20, mask_choice="network").fit(loan_context)
     # deployment alone: the same trained networks, taken from the cache
     assert short.meta_["state_dict_sha256"] == policy.meta_["state_dict_sha256"]
     assert short.meta_["cached"]
@@ -627,3 +630,91 @@ def test_training_without_mask_noise_uses_the_deployment_mask(loan_context, monk
     assert draws and not any(draws)
     assert any(not torch.equal(a, b) for a, b in zip(noisy.state_dict().values(),
                                                      plain.state_dict().values(), strict=True))
+
+
+def _ranked_profiles(context, n, seed, shape="linear", n_actionable=None):
+    features = context.world.roles.actionable
+    scores, levels = RankingSampler(n_actionable=n_actionable).sample(
+        features, entity_uniforms(seed, "profiles", np.arange(n), 2))
+    return ActionabilityProfiles(features, scores, levels,
+                                 CostProfile(shape=shape).weights(scores, levels))
+
+
+def _subset_score(policy, context, x, profiles, rec):
+    """``(approved, score)`` of deployed recourses, the score recomputed from the objective's
+    formula: cost (Eq. 10) + plausibility hinge + feasibility - kl_weight * log prior(S)."""
+    cfg, nets = policy.config_, policy.networks_
+    idx = nets.act_index.numpy()
+    act, w = (t.numpy() for t in nets.profile_columns(profiles))
+    acted = rec.intervened[:, idx]
+    values = np.where(rec.intervened, rec.values, x)
+    with torch.no_grad():
+        xt = torch.as_tensor(x, dtype=torch.float64)
+        cf = context.world.counterfactual(xt, torch.from_numpy(rec.intervened),
+                                          torch.from_numpy(values))
+        approved = context.model.approves(cf).numpy().ravel()
+        gap = (context.world.log_prob(xt) - context.world.log_prob(cf)).numpy()
+    cf = cf.numpy()
+    scale = np.sqrt(nets.std.double().numpy()[idx] * context.feature_range[idx])
+    delta = (cf[:, idx] - x[:, idx]) / scale
+    cost = (np.where(acted, np.where(act, w, 0.0), 0.0) * delta**2).sum(1) / len(idx)
+    feas = ((np.maximum(context.lower - cf, 0) + np.maximum(cf - context.upper, 0))
+            / context.feature_range).sum(1)
+    rel = np.clip(np.where(act, (w - 1) / cfg.alpha, 0.0), 0, 1)
+    rho = cfg.prior_high - (cfg.prior_high - cfg.prior_low) * rel
+    log_prior = np.where(act, np.where(acted, np.log(rho), np.log1p(-rho)), 0.0).sum(1)
+    score = (cfg.cost_weight * cost + cfg.plausibility_weight * np.maximum(gap, 0)
+             + cfg.feasibility_weight * feas - cfg.kl_weight * log_prior)
+    return approved & acted.any(1), score
+
+
+def test_exact_mask_choice_deploys_the_best_approved_subset(loan_context, trained, monkeypatch):
+    """``mask_choice: exact``: every subset of each person's actionable features deployed one by
+    one (the network's mask forced), scored by the objective's formula recomputed here; the
+    exact choice is the approved subset of lowest score, and acts only where allowed."""
+    _, cache, config = trained
+    exact = ICARMA(config, cache=cache, progress=False, mask_choice="exact").fit(loan_context)
+    network = ICARMA(config, cache=cache, progress=False, mask_choice="network").fit(loan_context)
+    x = rejected(loan_context)[:60]
+    ids = np.arange(len(x))
+    profiles = _ranked_profiles(loan_context, len(x), 11)
+    chosen = exact.recommend(x, profiles, ids)
+    nets = network.networks_
+    k = len(nets.actionable)
+    best, best_acted = np.full(len(x), np.inf), np.zeros((len(x), k), dtype=bool)
+    for bits in range(1, 2**k):
+        subset = np.array([(bits >> j) & 1 for j in range(k)], dtype=bool)
+        forced = torch.tensor(np.where(subset, 20.0, -20.0), dtype=torch.float32)
+        monkeypatch.setattr(nets, "mask_logits", lambda h, f=forced: f.expand(len(h), k))
+        rec = network.recommend(x, profiles, ids)
+        ok, score = _subset_score(network, loan_context, x, profiles, rec)
+        ok &= ~(subset & ~profiles.actionable).any(1)  # a subset the person cannot act on
+        better = ok & (score < best)
+        best[better] = score[better]
+        best_acted[better] = rec.intervened[:, nets.act_index.numpy()][better]
+    monkeypatch.undo()
+    found = np.isfinite(best)
+    assert found.mean() > 0.8
+    np.testing.assert_array_equal(chosen.intervened[found][:, nets.act_index.numpy()],
+                                  best_acted[found])
+    assert not (chosen.intervened[:, nets.act_index.numpy()] & ~profiles.actionable).any()
+    # the network's own mask is one of the subsets: the exact choice never scores worse, and
+    # is approved wherever the network's is
+    ok_n, score_n = _subset_score(network, loan_context, x, profiles,
+                                  network.recommend(x, profiles, ids))
+    ok_e, score_e = _subset_score(exact, loan_context, x, profiles, chosen)
+    assert ok_e[ok_n].all() and (score_e[ok_n] <= score_n[ok_n] + 1e-9).all()
+
+
+def test_exact_mask_choice_is_the_same_whatever_the_batch(loan_context, trained):
+    _, cache, config = trained
+    policy = ICARMA(config, cache=cache, progress=False, mask_choice="exact").fit(loan_context)
+    x = rejected(loan_context)[:40]
+    profiles = _ranked_profiles(loan_context, len(x), 12)
+    ids = np.arange(len(x))
+    whole = policy.recommend(x, profiles, ids)
+    first = policy.recommend(x[:17], profiles.subset(slice(0, 17)), ids[:17])
+    rest = policy.recommend(x[17:], profiles.subset(slice(17, None)), ids[17:])
+    np.testing.assert_array_equal(whole.intervened,
+                                  np.concatenate([first.intervened, rest.intervened]))
+    np.testing.assert_array_equal(whole.values, np.concatenate([first.values, rest.values]))

@@ -43,7 +43,8 @@ from .config import ICARMAConfig
 from .networks import ICARMANetworks
 from .validity import ValidityRule
 
-__all__ = ["Objective", "sample_training_profiles", "noise_scale", "latent_step_bounds"]
+__all__ = ["Objective", "sample_training_profiles", "noise_scale", "latent_step_bounds",
+           "mask_prior"]
 
 
 def sample_training_profiles(
@@ -127,6 +128,23 @@ def latent_step_bounds(context: RecourseContext,
     if features == "actionable":
         z = z[:, context.world.roles.actionable_index]
     return float(math.floor(z.min())), float(math.ceil(z.max()))
+
+
+def mask_prior(actionable: torch.Tensor, weights: torch.Tensor,
+               config: ICARMAConfig) -> torch.Tensor:
+    """The individual prior of acting on each feature (Eq. 14),
+    ``rho_k = rho_hi - (rho_hi - rho_lo) (w_k - 1) / alpha`` (``(w_k - 1) / alpha`` held within
+    ``[0, 1]``; ``rho_hi`` where the feature is not actionable, where it is never acted on).
+
+    Example:
+        >>> config = ICARMAConfig(alpha=3.0)
+        >>> act = torch.tensor([[True, True, False]])
+        >>> w = torch.tensor([[1.0, 4.0, float("inf")]], dtype=torch.float64)
+        >>> mask_prior(act, w, config).tolist()
+        [[0.5, 0.05, 0.5]]
+    """
+    rel = torch.where(actionable, (weights - 1.0) / max(config.alpha, 1e-9), 0.0).clamp(0, 1)
+    return config.prior_high - (config.prior_high - config.prior_low) * rel
 
 
 def _bernoulli_kl(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -269,8 +287,7 @@ class Objective:
             cost = (m64 * w * delta**2).sum(dim=1) / len(idx)
         else:
             cost = torch.sqrt(((m64 * w * delta) ** 2).sum(dim=1) + 1e-10)
-        rel = torch.where(actionable, (weights - 1.0) / max(cfg.alpha, 1e-9), 0.0).clamp(0, 1)
-        prior = cfg.prior_high - (cfg.prior_high - cfg.prior_low) * rel
+        prior = mask_prior(actionable, weights, cfg)
         a = actionable.to(x.dtype)
         kl = (_bernoulli_kl(torch.sigmoid(logits).to(x.dtype), prior) * a).sum(1)
         gap = logp - logp_cf

@@ -13,7 +13,7 @@ from ...world.decision import ModelCache, state_dict_hash
 from ..base import RecourseContext, RecoursePolicy
 from .config import ICARMAConfig
 from .networks import ICARMANetworks, load_networks, save_networks
-from .objective import noise_scale
+from .objective import Objective, mask_prior, noise_scale
 from .shortening import first_approved
 from .spec import ICARMAParams
 from .training import best_check, train_icarma, world_fingerprint
@@ -123,32 +123,118 @@ class ICARMA(RecoursePolicy):
                   seed: int = 0, feedback=None) -> Recourse:
         """Recourse in one forward pass; ``seed`` is unused (the deployed mask is deterministic).
 
-        The mask is ``logit > 0`` restricted to the person's actionable features, exactly as in
-        validation; a person for whom it selects nothing gets no recourse (``found`` false).
+        With ``mask_choice: network`` the mask is ``logit > 0`` restricted to the person's
+        actionable features, exactly as in validation; a person for whom it selects nothing
+        gets no recourse (``found`` false). With ``mask_choice: exact`` it is
+        :meth:`exact_masks`' choice.
         """
         nets = self.networks_
-        xt = torch.as_tensor(np.asarray(x), dtype=torch.float64)
+        x = np.asarray(x)
+        xt = torch.as_tensor(x, dtype=torch.float64)
         act_t, w_t = nets.profile_columns(profiles)
         with torch.no_grad():
             h = nets.encode(xt, act_t, w_t)
             mask = (nets.mask_logits(h) > 0) & act_t  # never act on a non-actionable feature
+        if self.params.mask_choice == "exact":
+            mask = self.exact_masks(x, h, act_t, w_t, mask, profiles)
+        theta_np, mask_np = self._deployed(x, h, mask, profiles)
+        intervened = np.zeros((len(xt), len(nets.feature_names)), dtype=bool)
+        values = np.full(intervened.shape, np.nan)
+        idx = nets.act_index.numpy()
+        intervened[:, idx] = mask_np
+        values[:, idx] = np.where(mask_np, theta_np, np.nan)
+        return Recourse(intervened, values, intervened.any(axis=1))
+
+    def _deployed(self, x: np.ndarray, h: torch.Tensor, mask: torch.Tensor,
+                  profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, acted)`` on the actionable features: the action network's action for
+        ``mask``, within the person's limits, on levels, shortened when configured."""
+        nets = self.networks_
+        xt = torch.as_tensor(x, dtype=torch.float64)
+        with torch.no_grad():
             if self.config_.action_space == "latent":
                 x_cf = nets.latent_actions(h, xt, mask, self.context_.world, self.noise_std_)
                 theta = x_cf[:, nets.act_index]
             else:
                 theta = nets.actions(h, xt, mask.to(torch.float32))
-        intervened = np.zeros((len(xt), len(nets.feature_names)), dtype=bool)
-        values = np.full(intervened.shape, np.nan)
         idx = nets.act_index.numpy()
-        theta_np, mask_np = self._within_limits(np.asarray(x)[:, idx], theta.numpy(),
-                                                mask.numpy(), profiles)
-        theta_np, mask_np = self._on_levels(np.asarray(x)[:, idx], theta_np, mask_np,
-                                            profiles)
+        theta_np, mask_np = self._within_limits(x[:, idx], theta.numpy(), mask.numpy(),
+                                                profiles)
+        theta_np, mask_np = self._on_levels(x[:, idx], theta_np, mask_np, profiles)
         if self.params.shorten == "boundary":
-            theta_np, mask_np = self._shortened(np.asarray(x), theta_np, mask_np, profiles)
-        intervened[:, idx] = mask_np
-        values[:, idx] = np.where(mask_np, theta_np, np.nan)
-        return Recourse(intervened, values, intervened.any(axis=1))
+            theta_np, mask_np = self._shortened(x, theta_np, mask_np, profiles)
+        return theta_np, mask_np
+
+    def exact_masks(self, x: np.ndarray, h: torch.Tensor, actionable: torch.Tensor,
+                    weights: torch.Tensor, network_mask: torch.Tensor,
+                    profiles: ActionabilityProfiles) -> torch.Tensor:
+        """Each person's mask solved exactly instead of read off the mask network
+        (``mask_choice: exact``): among the non-empty subsets ``S`` of the person's actionable
+        features whose deployed action the decision model approves, the one minimizing
+
+            L(S) - lambda_kl * log rho(S),
+            L(S) = lambda_c cost + lambda_p R_plaus + lambda_f R_feas,
+            rho(S) = prod_{k in S} rho_k * prod_{k not in S} (1 - rho_k)
+
+        (the objective's terms of the deployed action for that mask, ``rho_k`` the person's
+        mask prior, :func:`~.objective.mask_prior`); where no subset is approved, the network's
+        mask. Over every distribution ``q`` of masks, ``E_q[L] + lambda_kl KL(q || rho)`` (the
+        mask's part of the training objective, validity held as the constraint) is smallest
+        at ``q*(S) ∝ rho(S) exp(-L(S) / lambda_kl)``; this is its mode. The mask network
+        amortizes ``q`` as independent Bernoullis, and its logits for the features whose
+        choice decides plausibility sit near even odds (``benchmarks/ICARMA_RESULTS.md``,
+        "The mask's choice, measured"). It costs one deployment per subset
+        (``2^k - 1`` for ``k`` globally actionable features).
+
+        References:
+            Donsker & Varadhan, "Asymptotic evaluation of certain Markov process expectations
+            for large time", Comm. Pure Appl. Math. 28 (1975) (the variational formula);
+            Catoni, "PAC-Bayesian supervised classification", IMS Lecture Notes 56 (2007),
+            Sec. 1.2 (its minimizer, the Gibbs distribution).
+        """
+        nets, config = self.networks_, self.config_
+        objective = self._objective()
+        k, idx = len(nets.actionable), nets.act_index.numpy()
+        xt = torch.as_tensor(x, dtype=torch.float64)
+        with torch.no_grad():
+            logp = self.context_.world.log_prob(xt)
+            prior = mask_prior(actionable, weights, config).clamp(1e-6, 1 - 1e-6)
+        best = torch.full((len(x),), torch.inf, dtype=torch.float64)
+        chosen = network_mask.clone()
+        for bits in range(1, 2 ** k):
+            subset = torch.tensor([(bits >> j) & 1 for j in range(k)], dtype=torch.bool)
+            allowed = ~(subset & ~actionable).any(dim=1)
+            mask = subset.expand(len(x), k) & actionable
+            theta, acted = self._deployed(x, h, mask, profiles)
+            full = np.zeros(x.shape, dtype=bool)
+            full[:, idx] = acted
+            values = x.copy()
+            values[:, idx] = np.where(acted, theta, x[:, idx])
+            with torch.no_grad():
+                x_cf = self.context_.world.counterfactual(xt, torch.from_numpy(full),
+                                                          torch.from_numpy(values))
+                logp_cf = torch.nan_to_num(self.context_.world.log_prob(x_cf), nan=-1e6,
+                                           neginf=-1e6)
+                acted_t = torch.from_numpy(acted)
+                terms = objective.terms(xt, logp, actionable, weights, torch.zeros(len(x), k),
+                                        acted_t.to(torch.float64), x_cf[:, nets.act_index],
+                                        x_cf, logp_cf)
+                log_prior = torch.where(acted_t, prior.log(), (1 - prior).log())
+                log_prior = torch.where(actionable, log_prior, 0.0).sum(dim=1)
+                score = (config.cost_weight * terms["cost"]
+                         + config.plausibility_weight * terms["plaus"]
+                         + config.feasibility_weight * terms["feas"]
+                         - config.kl_weight * log_prior)
+                approved = self.context_.model.approves(x_cf).reshape(-1)
+            better = allowed & acted_t.any(dim=1) & approved & (score < best)
+            best = torch.where(better, score, best)
+            chosen[better] = mask[better]
+        return chosen
+
+    def _objective(self) -> Objective:
+        if getattr(self, "objective_", None) is None:
+            self.objective_ = Objective(self.networks_, self.context_, self.config_)
+        return self.objective_
 
     def _shortened(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
                    profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
