@@ -44,6 +44,8 @@ class ICARMA(RecoursePolicy):
         networks_: the deployed :class:`ICARMANetworks`.
         meta_: metadata of the deployed model (seed, validation figures, hash, timing).
         runs_: metadata of every trained seed.
+        objective_: the training objective's per-person terms for the deployed networks (they
+            judge each subset's action with ``mask_choice: exact``).
 
     References:
         Majumdar & Valera, "CARMA: A practical framework to generate recommendations for causal
@@ -85,6 +87,8 @@ class ICARMA(RecoursePolicy):
         best = best_check([meta["deployed_check"] for _, meta in runs])
         self.networks_, self.meta_ = runs[best]
         self.runs_ = [meta for _, meta in runs]
+        # the objective's per-person terms judge each subset's action (mask_choice: exact)
+        self.objective_ = Objective(self.networks_, context, self.config_)
         return self
 
     def _model_cache(self, context: RecourseContext) -> ModelCache | None:
@@ -193,7 +197,7 @@ class ICARMA(RecoursePolicy):
             Sec. 1.2 (its minimizer, the Gibbs distribution).
         """
         nets, config = self.networks_, self.config_
-        objective = self._objective()
+        objective = self.objective_
         k, idx = len(nets.actionable), nets.act_index.numpy()
         xt = torch.as_tensor(x, dtype=torch.float64)
         with torch.no_grad():
@@ -230,11 +234,6 @@ class ICARMA(RecoursePolicy):
             best = torch.where(better, score, best)
             chosen[better] = mask[better]
         return chosen
-
-    def _objective(self) -> Objective:
-        if getattr(self, "objective_", None) is None:
-            self.objective_ = Objective(self.networks_, self.context_, self.config_)
-        return self.objective_
 
     def _shortened(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
                    profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:

@@ -45,8 +45,9 @@ class ICARMAParams(PolicyParams, ICARMAConfig):
     ``mask_choice`` is which features are acted on: ``exact`` (default; not in the paper: for
     each person, the subset of their actionable features whose deployed action is approved
     and minimizes the mask's part of the training objective, cost, plausibility and
-    feasibility terms minus ``kl_weight`` times the log of the person's mask prior; the mode of the distribution of
-    masks that minimizes that part exactly, which the mask network approximates; see
+    feasibility terms minus ``kl_weight`` times the log of the person's mask prior; the mode
+    of the distribution of masks that minimizes that part exactly, which the mask network
+    approximates; see
     :meth:`~simstudy.policies.icarma.policy.ICARMA.exact_masks`; it costs one deployment per
     subset of the globally actionable features) or ``network`` (as published: the mask
     network's ``logit > 0``). The mask network's logits for the features whose choice decides
