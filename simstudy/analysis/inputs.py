@@ -7,7 +7,10 @@ with one line ``column: reason`` (the caller prefixes the file) and returns warn
 can be fitted but needs a caveat. :func:`check_reading` checks what a table read from a file
 must hold whatever is fitted: one row per participant and item, whole sparsities of at least
 1, and ratings that use the scale the study declares. Each refusal says how to fix it (the
-option of the analysis spec to state, or the rows to change).
+option of the analysis spec to state, or the rows to change). Two of its rules are shared with
+the pilot's checks before calibration (:func:`simstudy.study.calibration.pilot_problems`),
+which word their own refusals: :func:`repeated_rows` finds rows that repeat an earlier one,
+:func:`unused_top` ratings that leave the top of their scale unused.
 
 Example:
     >>> import pandas as pd
@@ -22,11 +25,13 @@ Example:
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["TableError", "check_rating_table", "check_reading", "MISSING_MARKERS",
-           "UNUSED_TOP"]
+__all__ = ["TableError", "check_rating_table", "check_reading", "repeated_rows", "unused_top",
+           "UnusedTop", "MISSING_MARKERS", "UNUSED_TOP"]
 
 # Text that studies use for "no answer"; pandas already reads "", "NA", "NaN", "null" as missing.
 MISSING_MARKERS = (".", "-", "?", "na", "n/a", "missing", "none", "-99", "-9", "999", "99")
@@ -70,10 +75,73 @@ def _text_hint(bad: pd.Series) -> str:
 
 
 #: Points at the top of a declared scale that no rating reaches before the table is read as a
-#: shorter scale (1..5 read as 1..7): with 20 (``_FEW``) ratings or more and none in the top
-#: ``UNUSED_TOP`` points, the table is refused until the document states its scale.
+#: shorter scale (1..5 read as 1..7; :func:`unused_top`): :func:`check_reading` refuses such
+#: a table of 20 (``_FEW``) ratings or more until the document states its scale.
 UNUSED_TOP = 2
 _FEW = 20
+
+
+def repeated_rows(data: pd.DataFrame, columns: list[str] | None = None) -> pd.Series:
+    """The rows that repeat an earlier row in ``columns`` (every column when ``None``), each
+    with the earliest row it repeats.
+
+    A row repeats an earlier one when the two agree in every one of ``columns`` (an empty
+    cell agrees with an empty cell, as in :meth:`pandas.DataFrame.duplicated`): ``k`` rows
+    alike are ``k - 1`` repeats of the first of them.
+
+    Returns:
+        The label of the earliest row alike, indexed by the label of each repeating row, in
+        table order; empty when no row repeats.
+
+    Example:
+        >>> table = pd.DataFrame({"uid": [1, 1, 2, 1, 1], "item": [0, 1, 0, 0, 0],
+        ...                       "act": [3, 5, 4, 6, 3]})
+        >>> repeated_rows(table, ["uid", "item"]).to_dict()  # rows 3 and 4 repeat row 0's pair
+        {3: 0, 4: 0}
+        >>> repeated_rows(table).to_dict()  # row 4 alone repeats row 0 in every column
+        {4: 0}
+    """
+    key = data if columns is None else data[list(columns)]
+    later = key.duplicated(keep="first").to_numpy()
+    if not later.any():
+        return pd.Series([], index=data.index[:0], dtype=data.index.dtype)
+    alike = key.groupby([key.iloc[:, j] for j in range(key.shape[1])], sort=False,
+                        dropna=False).ngroup().to_numpy()
+    earliest = pd.Series(np.arange(len(key))).groupby(alike).transform("min").to_numpy()
+    return pd.Series(data.index[earliest[later]], index=data.index[later])
+
+
+class UnusedTop(NamedTuple):
+    """What :func:`unused_top` found: the highest rating and the number of ratings."""
+
+    top: float
+    ratings: int
+
+
+def unused_top(ratings: pd.DataFrame, scale: tuple[float, float]) -> UnusedTop | None:
+    """Whether the ratings leave the top of their scale unused, as a shorter survey read on a
+    longer scale does (1..5 read as 1..7).
+
+    With ``scale = (lo, hi)``, the top is unused when every rating (over all columns of
+    ``ratings``, empty cells left out) lies in ``lo .. hi - UNUSED_TOP``. How many ratings
+    make that evidence enough, and what follows from it, is the caller's to decide.
+
+    Returns:
+        The highest rating and the number of ratings when the top is unused; ``None`` when a
+        rating reaches it, falls below ``lo``, or there is none.
+
+    Example:
+        >>> unused_top(pd.DataFrame({"accept": [1, 3, 5], "act": [2, 4, None]}), (1, 7))
+        UnusedTop(top=5.0, ratings=5)
+        >>> unused_top(pd.DataFrame({"act": [1, 3, 6]}), (1, 7)) is None
+        True
+    """
+    values = ratings.apply(pd.to_numeric).to_numpy(float).ravel()
+    values = values[~np.isnan(values)]
+    lo, hi = scale
+    if not len(values) or values.min() < lo or values.max() > hi - UNUSED_TOP:
+        return None
+    return UnusedTop(float(values.max()), len(values))
 
 
 def check_reading(data: pd.DataFrame, group: str, responses: list[str], distances: list[str],
@@ -81,13 +149,14 @@ def check_reading(data: pd.DataFrame, group: str, responses: list[str], distance
                   item: str = "item") -> None:
     """Refuses a read table that breaks what every study table holds.
 
-    * one row per ``(group, item)`` (when the table has ``item``): a repeated pair is an
-      export appended twice or a participant counted twice;
+    * one row per ``(group, item)`` (when the table has ``item``; :func:`repeated_rows`): a
+      repeated pair is an export appended twice or a participant counted twice;
     * ``sparsity`` (the number of features a recourse changes): whole numbers of at least 1
       (0 is no recourse; a 0-based count is off by one);
     * the declared ``scale``, when the document did not state it (``scale_stated``): ratings
-      that never reach its top ``UNUSED_TOP`` points over 20 or more ratings are a shorter
-      scale (1..5 read as 1..7) unless the scale is stated.
+      that never reach its top ``UNUSED_TOP`` points (:func:`unused_top`, over the responses
+      that vary) in 20 or more ratings are a shorter scale (1..5 read as 1..7) unless the
+      scale is stated.
 
     Raises:
         TableError: ``column: reason; fix``.
@@ -102,17 +171,17 @@ def check_reading(data: pd.DataFrame, group: str, responses: list[str], distance
         uid, item: 1 row repeats a (uid, item) pair (first uid 1, item 0, rows 2 and 3)
     """
     if group in data and item in data:
-        repeated = data.duplicated([group, item], keep=False)
-        if repeated.any():
-            rows = data.index[repeated]
-            first = data.loc[rows[0], [group, item]]
-            twin = rows[1:][(data.loc[rows[1:], group] == first[group]).to_numpy()
-                            & (data.loc[rows[1:], item] == first[item]).to_numpy()][0]
-            n = int(data.duplicated([group, item]).sum())
+        repeats = repeated_rows(data, [group, item])
+        if len(repeats):
+            # the pair shown: the earliest row that is repeated, and its first repeat
+            k = int(data.index.get_indexer(repeats.to_numpy()).argmin())
+            row, twin = repeats.iloc[k], repeats.index[k]
+            first = data.loc[row, [group, item]]
+            n = len(repeats)
             raise TableError(
                 f"{group}, {item}: {n} row{'s' * (n > 1)} repeat{'s' * (n == 1)} a ({group}, "
                 f"{item}) pair (first {group} {first[group]}, {item} {first[item]}, rows "
-                f"{rows[0] + 2} and {twin + 2}); the export appended twice? keep one row per "
+                f"{row + 2} and {twin + 2}); the export appended twice? keep one row per "
                 "participant and item")
     if "sparsity" in distances and "sparsity" in data:
         x = _numeric(data, "sparsity")
@@ -134,19 +203,17 @@ def check_reading(data: pd.DataFrame, group: str, responses: list[str], distance
 def _check_scale_used(data: pd.DataFrame, responses: list[str],
                       scale: tuple[float, float]) -> None:
     # a constant response has its own refusal (check_rating_table)
-    columns = [v for v in (_numeric(data, r).dropna() for r in responses) if v.nunique() > 1]
-    values = pd.concat(columns) if columns else pd.Series([], dtype=float)
-    if len(values) < _FEW:
+    varied = {r: v for r in responses if (v := _numeric(data, r)).nunique() > 1}
+    found = unused_top(pd.DataFrame(varied, index=data.index), scale)
+    if found is None or found.ratings < _FEW:
         return
     lo, hi = scale
-    top = float(values.max())
-    if values.min() >= lo and top <= hi - UNUSED_TOP:
-        names = ", ".join(str(c.name) for c in columns)
-        raise TableError(
-            f"{names}: no rating above {top:g} in {len(values)} ratings of the {lo:g}..{hi:g} "
-            f"scale: a {lo:g}-{top:g} survey? state its scale in the analysis spec (scale: "
-            f"[{lo:g}, {top:g}]); if {hi - 1:g} and {hi:g} were offered and never chosen, state "
-            f"scale: [{lo:g}, {hi:g}]")
+    top = found.top
+    raise TableError(
+        f"{', '.join(map(str, varied))}: no rating above {top:g} in {found.ratings} ratings of "
+        f"the {lo:g}..{hi:g} scale: a {lo:g}-{top:g} survey? state its scale in the analysis "
+        f"spec (scale: [{lo:g}, {top:g}]); if {hi - 1:g} and {hi:g} were offered and never "
+        f"chosen, state scale: [{lo:g}, {hi:g}]")
 
 
 def check_rating_table(data: pd.DataFrame, group: str,

@@ -81,7 +81,7 @@ from scipy import optimize, stats
 from scipy.special import log_ndtr, logsumexp
 from statsmodels.tools.numdiff import approx_hess3
 
-from ..analysis.inputs import UNUSED_TOP
+from ..analysis.inputs import repeated_rows, unused_top
 from ..core.documents import DocumentError, DocumentProblem, load_yaml, validate_data
 from ..core.intervals import around, wald_interval
 from ..people.response import ResponseInputs
@@ -410,11 +410,15 @@ def pilot_problems(table: pd.DataFrame, ratings: list[str], distance: str, group
     that can, with a caveat.
 
     Refused: fewer than 2 participants, or none with 2 ratings (the participants' intercept SD
-    needs both); rows repeated in every column; a constant distance or ``blocked`` column
-    (the slope or the blocked penalty would be written without data behind it); ratings that
-    never exceed 5 (a 1..5 scale read as 1..7) unless ``scale`` states (1, 7). Warned: fewer
-    than :data:`COVERAGE_PARTICIPANTS` participants; no ``blocked`` column (the penalty keeps
-    the model's default 0); a 1..7 scale stated whose ratings never exceed 5.
+    needs both); rows repeated in every column
+    (:func:`~simstudy.analysis.inputs.repeated_rows`); a constant distance or ``blocked``
+    column (the slope or the blocked penalty would be written without data behind it);
+    ratings (on 1..7, as :func:`calibrate` requires) that leave the scale's top
+    :data:`~simstudy.analysis.inputs.UNUSED_TOP` points unused, never exceeding 5 (a 1..5
+    scale read as 1..7; :func:`~simstudy.analysis.inputs.unused_top`), unless ``scale``
+    states (1, 7). Warned: fewer than :data:`COVERAGE_PARTICIPANTS` participants; no
+    ``blocked`` column (the penalty keeps the model's default 0); a 1..7 scale stated whose
+    ratings never exceed 5.
     """
     warnings = []
     people = table[group].nunique()
@@ -429,11 +433,11 @@ def pilot_problems(table: pd.DataFrame, ratings: list[str], distance: str, group
         warnings.append(f"{group}: {people} participants, fewer than the "
                         f"{COVERAGE_PARTICIPANTS} from which the intervals' coverage is "
                         "measured (docs/results/calibration.md)")
-    repeated = np.flatnonzero(table.duplicated(keep="first").to_numpy())
+    repeated = repeated_rows(table).index
     if len(repeated):
         # a table read from a file keeps its row numbers: file line = row + 2 (the header)
-        shown = ", ".join(str(table.index[r] + 2) if isinstance(table.index[r], (int, np.integer))
-                          else str(table.index[r]) for r in repeated[:5])
+        shown = ", ".join(str(r + 2) if isinstance(r, (int, np.integer)) else str(r)
+                          for r in repeated[:5])
         raise PilotError(", ".join(map(str, table.columns)), f"{len(repeated)} row(s) repeat "
                          f"an earlier row in every column (file lines {shown})",
                          "remove the repeated rows (a doubled export?) or add the column "
@@ -458,9 +462,9 @@ def pilot_problems(table: pd.DataFrame, ratings: list[str], distance: str, group
                              "the blocked penalty cannot be estimated and 0.0 would be written "
                              "for it", "include blocked and unblocked recourses in the pilot, "
                              "or drop the column to keep the model's default penalty")
-    top = max(int(pd.to_numeric(table[r]).max()) for r in ratings)
-    if top <= 7 - UNUSED_TOP:  # the study's 1..7 scale, its top unused (as analyze reads it)
-        columns = ", ".join(ratings)
+    unused = unused_top(table[ratings], (1, 7))  # the study's 1..7 scale, as analyze reads it
+    if unused is not None:
+        columns, top = ", ".join(ratings), f"{unused.top:g}"
         if scale is None:
             raise PilotError(columns, f"no rating above {top} in {len(table)} rows: read as "
                              "the study's 1..7 scale this looks like a 1..5 scale",
