@@ -669,12 +669,16 @@ def _subset_score(policy, context, x, profiles, rec):
 
 
 def test_exact_mask_choice_deploys_the_best_approved_subset(loan_context, trained, monkeypatch):
-    """``mask_choice: exact``: every subset of each person's actionable features deployed one by
-    one (the network's mask forced), scored by the objective's formula recomputed here; the
-    exact choice is the approved subset of lowest score, and acts only where allowed."""
+    """``mask_choice: exact``: every subset of each person's actionable features given to the
+    action network one by one (the network's mask forced), its action scored as training
+    judges it (unshortened) by the objective's formula recomputed here; the exact choice is the
+    approved subset of lowest score, and acts only where allowed."""
     _, cache, config = trained
-    exact = ICARMA(config, cache=cache, progress=False, mask_choice="exact").fit(loan_context)
-    network = ICARMA(config, cache=cache, progress=False, mask_choice="network").fit(loan_context)
+    # unshortened, so the recommendations are the actions the choice judges
+    exact = ICARMA(config, cache=cache, progress=False, mask_choice="exact",
+                   shorten="none").fit(loan_context)
+    network = ICARMA(config, cache=cache, progress=False, mask_choice="network",
+                     shorten="none").fit(loan_context)
     x = rejected(loan_context)[:60]
     ids = np.arange(len(x))
     profiles = _ranked_profiles(loan_context, len(x), 11)
@@ -718,3 +722,21 @@ def test_exact_mask_choice_is_the_same_whatever_the_batch(loan_context, trained)
     np.testing.assert_array_equal(whole.intervened,
                                   np.concatenate([first.intervened, rest.intervened]))
     np.testing.assert_array_equal(whole.values, np.concatenate([first.values, rest.values]))
+
+
+def test_exact_mask_choice_deploys_its_choice_shortened(loan_context, trained):
+    """The chosen mask's action is read as any other: with ``shorten: boundary`` the same
+    features, the action shortened to its first approved point."""
+    _, cache, config = trained
+    x = rejected(loan_context)[:60]
+    ids = np.arange(len(x))
+    profiles = _ranked_profiles(loan_context, len(x), 13)
+    full = ICARMA(config, cache=cache, progress=False, mask_choice="exact",
+                  shorten="none").fit(loan_context).recommend(x, profiles, ids)
+    cut = ICARMA(config, cache=cache, progress=False, mask_choice="exact",
+                 shorten="boundary").fit(loan_context).recommend(x, profiles, ids)
+    np.testing.assert_array_equal(full.intervened, cut.intervened)
+    step_full = np.where(full.intervened, full.values - x, 0.0)
+    step_cut = np.where(full.intervened, cut.values - x, 0.0)
+    assert (np.abs(step_cut) <= np.abs(step_full) + 1e-12).all()
+    assert (np.abs(step_cut).sum(1) < np.abs(step_full).sum(1) - 1e-9).mean() > 0.5

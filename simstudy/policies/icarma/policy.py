@@ -150,9 +150,11 @@ class ICARMA(RecoursePolicy):
         return Recourse(intervened, values, intervened.any(axis=1))
 
     def _deployed(self, x: np.ndarray, h: torch.Tensor, mask: torch.Tensor,
-                  profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
+                  profiles: ActionabilityProfiles,
+                  shorten: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """``(values, acted)`` on the actionable features: the action network's action for
-        ``mask``, within the person's limits, on levels, shortened when configured."""
+        ``mask``, within the person's limits, on levels, shortened when configured (and
+        ``shorten``)."""
         nets = self.networks_
         xt = torch.as_tensor(x, dtype=torch.float64)
         with torch.no_grad():
@@ -165,7 +167,7 @@ class ICARMA(RecoursePolicy):
         theta_np, mask_np = self._within_limits(x[:, idx], theta.numpy(), mask.numpy(),
                                                 profiles)
         theta_np, mask_np = self._on_levels(x[:, idx], theta_np, mask_np, profiles)
-        if self.params.shorten == "boundary":
+        if shorten and self.params.shorten == "boundary":
             theta_np, mask_np = self._shortened(x, theta_np, mask_np, profiles)
         return theta_np, mask_np
 
@@ -174,21 +176,25 @@ class ICARMA(RecoursePolicy):
                     profiles: ActionabilityProfiles) -> torch.Tensor:
         """Each person's mask solved exactly instead of read off the mask network
         (``mask_choice: exact``): among the non-empty subsets ``S`` of the person's actionable
-        features whose deployed action the decision model approves, the one minimizing
+        features whose action the decision model approves, the one minimizing
 
             L(S) - lambda_kl * log rho(S),
             L(S) = lambda_c cost + lambda_p R_plaus + lambda_f R_feas,
             rho(S) = prod_{k in S} rho_k * prod_{k not in S} (1 - rho_k)
 
-        (the objective's terms of the deployed action for that mask, ``rho_k`` the person's
-        mask prior, :func:`~.objective.mask_prior`); where no subset is approved, the network's
-        mask. Over every distribution ``q`` of masks, ``E_q[L] + lambda_kl KL(q || rho)`` (the
-        mask's part of the training objective, validity held as the constraint) is smallest
-        at ``q*(S) ∝ rho(S) exp(-L(S) / lambda_kl)``; this is its mode. The mask network
+        (the objective's terms of the action network's action for that mask, as training
+        judges it: within the person's limits and on levels, not shortened; ``rho_k`` the
+        person's mask prior, :func:`~.objective.mask_prior`); where no subset is approved, the
+        network's mask. The chosen mask's action is then deployed as any other (shortened with
+        ``shorten: boundary``).
+
+        Over every distribution ``q`` of masks, ``E_q[L] + lambda_kl KL(q || rho)`` (the mask's
+        part of the training objective, validity held as the constraint) is smallest at
+        ``q*(S) ∝ rho(S) exp(-L(S) / lambda_kl)``; this is its mode. The mask network
         amortizes ``q`` as independent Bernoullis, and its logits for the features whose
         choice decides plausibility sit near even odds (``benchmarks/ICARMA_RESULTS.md``,
-        "The mask's choice, measured"). It costs one deployment per subset
-        (``2^k - 1`` for ``k`` globally actionable features).
+        "The mask's choice, measured"). It costs one forward pass and one counterfactual per
+        subset (``2^k - 1`` for ``k`` globally actionable features).
 
         References:
             Donsker & Varadhan, "Asymptotic evaluation of certain Markov process expectations
@@ -207,32 +213,39 @@ class ICARMA(RecoursePolicy):
         chosen = network_mask.clone()
         for bits in range(1, 2 ** k):
             subset = torch.tensor([(bits >> j) & 1 for j in range(k)], dtype=torch.bool)
-            allowed = ~(subset & ~actionable).any(dim=1)
-            mask = subset.expand(len(x), k) & actionable
-            theta, acted = self._deployed(x, h, mask, profiles)
-            full = np.zeros(x.shape, dtype=bool)
+            # only the people who may act on every feature of the subset: a row is judged
+            # alone, so leaving the others out changes no verdict
+            rows = torch.from_numpy(np.flatnonzero((~(subset & ~actionable).any(dim=1)).numpy()))
+            if len(rows) == 0:
+                continue
+            mask = subset.expand(len(rows), k).clone()
+            xr = x[rows.numpy()]
+            # judged as the training objective judges it: the network's action, unshortened
+            theta, acted = self._deployed(xr, h[rows], mask, profiles.subset(rows.numpy()),
+                                          shorten=False)
+            full = np.zeros(xr.shape, dtype=bool)
             full[:, idx] = acted
-            values = x.copy()
-            values[:, idx] = np.where(acted, theta, x[:, idx])
+            values = xr.copy()
+            values[:, idx] = np.where(acted, theta, xr[:, idx])
             with torch.no_grad():
-                x_cf = self.context_.world.counterfactual(xt, torch.from_numpy(full),
+                x_cf = self.context_.world.counterfactual(xt[rows], torch.from_numpy(full),
                                                           torch.from_numpy(values))
                 logp_cf = torch.nan_to_num(self.context_.world.log_prob(x_cf), nan=-1e6,
                                            neginf=-1e6)
                 acted_t = torch.from_numpy(acted)
-                terms = objective.terms(xt, logp, actionable, weights, torch.zeros(len(x), k),
-                                        acted_t.to(torch.float64), x_cf[:, nets.act_index],
-                                        x_cf, logp_cf)
-                log_prior = torch.where(acted_t, prior.log(), (1 - prior).log())
-                log_prior = torch.where(actionable, log_prior, 0.0).sum(dim=1)
+                terms = objective.terms(xt[rows], logp[rows], actionable[rows], weights[rows],
+                                        torch.zeros(len(rows), k), acted_t.to(torch.float64),
+                                        x_cf[:, nets.act_index], x_cf, logp_cf)
+                log_prior = torch.where(acted_t, prior[rows].log(), (1 - prior[rows]).log())
+                log_prior = torch.where(actionable[rows], log_prior, 0.0).sum(dim=1)
                 score = (config.cost_weight * terms["cost"]
                          + config.plausibility_weight * terms["plaus"]
                          + config.feasibility_weight * terms["feas"]
                          - config.kl_weight * log_prior)
                 approved = self.context_.model.approves(x_cf).reshape(-1)
-            better = allowed & acted_t.any(dim=1) & approved & (score < best)
-            best = torch.where(better, score, best)
-            chosen[better] = mask[better]
+            better = acted_t.any(dim=1) & approved & (score < best[rows])
+            best[rows[better]] = score[better]
+            chosen[rows[better]] = mask[better]
         return chosen
 
     def _shortened(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
@@ -249,9 +262,10 @@ class ICARMA(RecoursePolicy):
         target = x.copy()
         target[:, idx] = np.where(mask, theta, x[:, idx])
 
-        def on_levels(values: np.ndarray, acted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            values[:, idx], acted[:, idx] = self._on_levels(x[:, idx], values[:, idx],
-                                                            acted[:, idx], profiles)
+        def on_levels(values: np.ndarray, acted: np.ndarray,
+                      rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            values[:, idx], acted[:, idx] = self._on_levels(
+                x[rows][:, idx], values[:, idx], acted[:, idx], profiles.subset(rows))
             return values, acted
 
         values, acted, _ = first_approved(self.context_.world, self.context_.model, x, acted,

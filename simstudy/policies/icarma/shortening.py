@@ -22,8 +22,9 @@ __all__ = ["first_approved"]
 
 def first_approved(world, model, x: np.ndarray, acted: np.ndarray, target: np.ndarray,
                    steps: int,
-                   snap: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
-                   | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   snap: Callable[[np.ndarray, np.ndarray, np.ndarray],
+                                  tuple[np.ndarray, np.ndarray]] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(values, acted, t)``: each row's first approved point ``x + t (target - x)`` on the
     acted-on features (``t = 1/steps, ..., 1``), where it is acted on, and its ``t``; a row
     with no approved point keeps ``target`` and ``acted`` and has ``t = NaN``.
@@ -34,9 +35,10 @@ def first_approved(world, model, x: np.ndarray, acted: np.ndarray, target: np.nd
         x, acted, target: ``(n, d)`` factuals, acted-on features, the action's values
             (``x`` where not acted on).
         steps: the number of points ``n``.
-        snap: ``(values, acted) -> (values, acted)`` applied to every point before it is judged
-            (a coded feature put on its levels; one that returns to its factual value is no
-            longer acted on).
+        snap: ``(values, acted, rows) -> (values, acted)`` applied to every point before it is
+            judged, for the rows ``rows`` of ``x`` still without an approved point (a coded
+            feature put on its levels; one that returns to its factual value is no longer
+            acted on).
 
     Example:
         Income raised far past what approval needs is cut back to the first approved point:
@@ -62,17 +64,21 @@ def first_approved(world, model, x: np.ndarray, acted: np.ndarray, target: np.nd
     t = np.full(len(x), np.nan)
     done = ~chosen_acted.any(axis=1)  # nothing acted on: nothing to shorten
     for i in range(1, steps + 1):
-        if done.all():  # every row has its point: the later ones change nothing
+        # only the rows still without an approved point are judged: a row's verdict does not
+        # depend on the others in its batch
+        rows = np.flatnonzero(~done)
+        if len(rows) == 0:
             break
-        point = x + (i / steps) * (target - x)
-        point_acted = np.array(acted, dtype=bool, copy=True)
+        point = x[rows] + (i / steps) * (target[rows] - x[rows])
+        point_acted = np.array(acted[rows], dtype=bool, copy=True)
         if snap is not None:
-            point, point_acted = snap(point, point_acted)
+            point, point_acted = snap(point, point_acted, rows)
         with torch.no_grad():
             approved = model.approves(world.counterfactual(
-                xt, torch.from_numpy(point_acted), torch.from_numpy(point))).numpy().ravel()
-        newly = ~done & approved & point_acted.any(axis=1)
-        values[newly], t[newly] = point[newly], i / steps
-        chosen_acted = np.where(newly[:, None], point_acted, chosen_acted)
-        done |= newly
+                xt[rows], torch.from_numpy(point_acted), torch.from_numpy(point))).numpy().ravel()
+        newly = approved & point_acted.any(axis=1)
+        hit = rows[newly]
+        values[hit], t[hit] = point[newly], i / steps
+        chosen_acted[hit] = point_acted[newly]
+        done[hit] = True
     return values, chosen_acted, t
