@@ -259,8 +259,9 @@ def discover(again: bool = False) -> None:
 
 def _load_entry_points() -> None:
     found = importlib.metadata.entry_points(group=GROUP)
+    # a distribution caught half-written by an installer has no name yet
     own = {ep.name: ep.value for ep in found if ep.dist is not None
-           and ep.dist.name.lower() == "simstudy"}
+           and (ep.dist.name or "").lower() == "simstudy"}
     if not own:
         raise _not_installed(f"no entry points of the group {GROUP!r} are installed")
     root = _source_tree()

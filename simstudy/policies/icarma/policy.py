@@ -219,7 +219,7 @@ class ICARMA(RecoursePolicy):
             if len(rows) == 0:
                 continue
             mask = subset.expand(len(rows), k).clone()
-            xr = x[rows.numpy()]
+            xr = np.asarray(x[rows.numpy()], dtype=np.float64)
             # judged as the training objective judges it: the network's action, unshortened
             theta, acted = self._deployed(xr, h[rows], mask, profiles.subset(rows.numpy()),
                                           shorten=False)
