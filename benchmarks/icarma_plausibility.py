@@ -41,7 +41,8 @@ the rank-constant and rank-linear profiles (every person may act on all four fea
 * for every non-empty subset of the four features, the action network's action for that mask,
   deployed as the policy deploys it (within the person's limits, on levels, shortened when
   configured), judged with the true SCM;
-* ``mode``: the deployed mask (``logit > 0``), as in the tables;
+* ``mode``: the mask network's choice (``logit > 0``, ``mask_choice: network`` whatever
+  ``--config`` says);
 * ``any_subset``: the share of the people for whom some subset's action is valid and plausible
   (what a choice of the mask alone could reach with these action networks);
 * ``by_objective``: for each person the valid subset whose action minimizes the training
@@ -289,6 +290,9 @@ def main() -> None:
             for s in args.seed_list}, indent=1, default=float))
         return
     if args.masks:
+        # the mask network's own choice is what is measured: the exact search would ignore the
+        # forced masks
+        deploy = {**deploy, "mask_choice": "network"}
         print(json.dumps({str(s): mask_choice(ICARMA(config, seeds=[s], cache=bench.cache,
                                                      progress=False, **deploy).fit(bench.context),
                                               bench)
