@@ -213,11 +213,11 @@ def test_ctrl_c_with_workers_exits_130_in_one_line_and_the_rerun_resumes(tmp_pat
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
-    # a part is finished once its check file is written beside it; one the interrupt caught
-    # between the two writes is set aside and computed again (core.store)
+    # a unit is finished once its marker's check file is written, last (run.runner); one the
+    # interrupt caught before that is computed again
     finished = {p.name: p.stat().st_mtime_ns
                 for p in (out / "parts").glob("[!.]*.parquet")
-                if p.with_name(p.name + ".check").exists()}
+                if p.with_name(f"{p.stem}.json.check").exists()}
     assert proc.returncode == 130, err
     assert err.splitlines() == ["interrupted; finished results are kept"]
     assert 1 <= len(finished) < 6, "the interrupt should land mid-run"

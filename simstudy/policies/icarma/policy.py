@@ -193,8 +193,8 @@ class ICARMA(RecoursePolicy):
         ``q*(S) ∝ rho(S) exp(-L(S) / lambda_kl)``; this is its mode. The mask network
         amortizes ``q`` as independent Bernoullis, and its logits for the features whose
         choice decides plausibility sit near even odds (``benchmarks/ICARMA_RESULTS.md``,
-        "The mask's choice, measured"). It costs one forward pass and one counterfactual per
-        subset (``2^k - 1`` for ``k`` globally actionable features).
+        "The mask's choice, measured"). It judges ``2^k - 1`` subsets for ``k`` globally
+        actionable features, every person's together.
 
         References:
             Donsker & Varadhan, "Asymptotic evaluation of certain Markov process expectations
@@ -203,50 +203,68 @@ class ICARMA(RecoursePolicy):
             Sec. 1.2 (its minimizer, the Gibbs distribution).
         """
         nets, config = self.networks_, self.config_
-        objective = self.objective_
-        k, idx = len(nets.actionable), nets.act_index.numpy()
+        k = len(nets.actionable)
+        subsets = torch.tensor([[(bits >> j) & 1 for j in range(k)] for bits in range(1, 2 ** k)],
+                               dtype=torch.bool)
         xt = torch.as_tensor(x, dtype=torch.float64)
         with torch.no_grad():
             logp = self.context_.world.log_prob(xt)
             prior = mask_prior(actionable, weights, config).clamp(1e-6, 1 - 1e-6)
-        best = torch.full((len(x),), torch.inf, dtype=torch.float64)
+        # every subset each person may act on, person by person and each person's subsets in
+        # order: the rows are judged alone, so judging them together changes no verdict and
+        # costs one counterfactual per block instead of one per subset
+        allowed = ~(subsets[None, :, :] & ~actionable[:, None, :]).any(dim=2)
+        person, which = np.nonzero(allowed.numpy())
+        scores = np.full(allowed.shape, np.inf)
+        for block in range(0, len(person), self._EXACT_BLOCK):
+            p, w = person[block:block + self._EXACT_BLOCK], which[block:block + self._EXACT_BLOCK]
+            scores[p, w] = self._subset_scores(x, xt, h, logp, prior, actionable, weights,
+                                               subsets[w], p, profiles)
+        # the first subset (in the order above) with the least score: ties keep the smaller
+        first_best = scores.argmin(axis=1)
+        found = np.isfinite(scores[np.arange(len(x)), first_best])
         chosen = network_mask.clone()
-        for bits in range(1, 2 ** k):
-            subset = torch.tensor([(bits >> j) & 1 for j in range(k)], dtype=torch.bool)
-            # only the people who may act on every feature of the subset: a row is judged
-            # alone, so leaving the others out changes no verdict
-            rows = torch.from_numpy(np.flatnonzero((~(subset & ~actionable).any(dim=1)).numpy()))
-            if len(rows) == 0:
-                continue
-            mask = subset.expand(len(rows), k).clone()
-            xr = np.asarray(x[rows.numpy()], dtype=np.float64)
-            # judged as the training objective judges it: the network's action, unshortened
-            theta, acted = self._deployed(xr, h[rows], mask, profiles.subset(rows.numpy()),
-                                          shorten=False)
-            full = np.zeros(xr.shape, dtype=bool)
-            full[:, idx] = acted
-            values = xr.copy()
-            values[:, idx] = np.where(acted, theta, xr[:, idx])
-            with torch.no_grad():
-                x_cf = self.context_.world.counterfactual(xt[rows], torch.from_numpy(full),
-                                                          torch.from_numpy(values))
-                logp_cf = torch.nan_to_num(self.context_.world.log_prob(x_cf), nan=-1e6,
-                                           neginf=-1e6)
-                acted_t = torch.from_numpy(acted)
-                terms = objective.terms(xt[rows], logp[rows], actionable[rows], weights[rows],
-                                        torch.zeros(len(rows), k), acted_t.to(torch.float64),
-                                        x_cf[:, nets.act_index], x_cf, logp_cf)
-                log_prior = torch.where(acted_t, prior[rows].log(), (1 - prior[rows]).log())
-                log_prior = torch.where(actionable[rows], log_prior, 0.0).sum(dim=1)
-                score = (config.cost_weight * terms["cost"]
-                         + config.plausibility_weight * terms["plaus"]
-                         + config.feasibility_weight * terms["feas"]
-                         - config.kl_weight * log_prior)
-                approved = self.context_.model.approves(x_cf).reshape(-1)
-            better = acted_t.any(dim=1) & approved & (score < best[rows])
-            best[rows[better]] = score[better]
-            chosen[rows[better]] = mask[better]
+        chosen[torch.from_numpy(found)] = subsets[torch.from_numpy(first_best[found])]
         return chosen
+
+    #: (person, subset) pairs judged together by :meth:`exact_masks`: bounds its memory only
+    #: (each pair is judged alone).
+    _EXACT_BLOCK = 1 << 15
+
+    def _subset_scores(self, x: np.ndarray, xt: torch.Tensor, h: torch.Tensor,
+                       logp: torch.Tensor, prior: torch.Tensor, actionable: torch.Tensor,
+                       weights: torch.Tensor, mask: torch.Tensor, rows: np.ndarray,
+                       profiles: ActionabilityProfiles) -> np.ndarray:
+        """:meth:`exact_masks`' score of person ``rows[i]`` acting on ``mask[i]``; ``inf``
+        where the action is not approved, acts on nothing, or has no score."""
+        nets, config, idx = self.networks_, self.config_, self.networks_.act_index.numpy()
+        xr = np.asarray(x[rows], dtype=np.float64)
+        rows_t = torch.from_numpy(rows)
+        # judged as the training objective judges it: the network's action, unshortened
+        theta, acted = self._deployed(xr, h[rows_t], mask, profiles.subset(rows), shorten=False)
+        full = np.zeros(xr.shape, dtype=bool)
+        full[:, idx] = acted
+        values = xr.copy()
+        values[:, idx] = np.where(acted, theta, xr[:, idx])
+        with torch.no_grad():
+            x_cf = self.context_.world.counterfactual(xt[rows_t], torch.from_numpy(full),
+                                                      torch.from_numpy(values))
+            logp_cf = torch.nan_to_num(self.context_.world.log_prob(x_cf), nan=-1e6,
+                                       neginf=-1e6)
+            acted_t = torch.from_numpy(acted)
+            terms = self.objective_.terms(xt[rows_t], logp[rows_t], actionable[rows_t],
+                                          weights[rows_t], torch.zeros(len(rows), mask.shape[1]),
+                                          acted_t.to(torch.float64), x_cf[:, nets.act_index],
+                                          x_cf, logp_cf)
+            log_prior = torch.where(acted_t, prior[rows_t].log(), (1 - prior[rows_t]).log())
+            log_prior = torch.where(actionable[rows_t], log_prior, 0.0).sum(dim=1)
+            score = (config.cost_weight * terms["cost"]
+                     + config.plausibility_weight * terms["plaus"]
+                     + config.feasibility_weight * terms["feas"]
+                     - config.kl_weight * log_prior)
+            approved = self.context_.model.approves(x_cf).reshape(-1)
+        ok = acted_t.any(dim=1) & approved & ~torch.isnan(score)
+        return torch.where(ok, score, torch.inf).numpy()
 
     def _shortened(self, x: np.ndarray, theta: np.ndarray, mask: np.ndarray,
                    profiles: ActionabilityProfiles) -> tuple[np.ndarray, np.ndarray]:
