@@ -196,11 +196,9 @@ def test_a_connection_is_kept_across_a_sixty_second_pause(tmp_path):
         s = socket.create_connection(("127.0.0.1", srv.port))
         s.settimeout(30)
         request = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-        for _ in range(2):
-            s.sendall(request)
-            reply = s.recv(65536)
-            assert reply.startswith(b"HTTP/1.1 200"), reply[:80]
-            time.sleep(61)
+        s.sendall(request)
+        assert s.recv(65536).startswith(b"HTTP/1.1 200")
+        time.sleep(61)
         s.sendall(request)
         assert s.recv(65536).startswith(b"HTTP/1.1 200")
         s.close()
