@@ -81,8 +81,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import torch
 from scipy import optimize, stats
 from statsmodels.tools.numdiff import approx_fprime
+from torch.special import log_ndtr
 
 from ..analysis.inputs import repeated_rows, unused_top
 from ..core.documents import DocumentError, DocumentProblem, load_yaml, validate_data
@@ -111,8 +113,6 @@ class _Bounds:
     infinity enters a derivative."""
 
     def __init__(self, y: np.ndarray):
-        import torch
-
         top = np.r_[CUTS, np.inf][np.clip(y - 1, 0, 6)][:, None]
         bottom = np.r_[-np.inf, CUTS][np.clip(y - 1, 0, 6)][:, None]
         self.has_top = torch.from_numpy(np.isfinite(top))
@@ -121,7 +121,8 @@ class _Bounds:
         self.bottom = torch.from_numpy(np.where(np.isfinite(bottom), bottom, 0.0))
 
 
-def _log_probs(bounds: _Bounds, mean: Any, sd: Any, derivatives: bool = True) -> Any:
+def _log_probs(bounds: _Bounds, mean: torch.Tensor, sd: torch.Tensor, derivatives: bool = True
+               ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """log P(rating y | latent mean) for ratings 1..7 (``bounds`` per row, ``mean`` rows x
     nodes) and, with ``derivatives``, its first and second derivatives in the mean's shift
     ``a``:
@@ -132,17 +133,14 @@ def _log_probs(bounds: _Bounds, mean: Any, sd: Any, derivatives: bool = True) ->
 
     stable in both tails (above the mean's category the mirror image ``Phi(-l) - Phi(-u)``,
     with ``log_ndtr``), and differentiable in the mean and ``sd`` (torch tensors)."""
-    import torch
-    from torch.special import log_ndtr as log_ndtr_t
-
     upper, lower = (bounds.top - mean) / sd, (bounds.bottom - mean) / sd
     mirror = bounds.has_bottom & (lower > 0)
     hi = torch.where(mirror, -lower, upper)
     lo = torch.where(mirror, -upper, lower)
     hi_open = ~mirror & ~bounds.has_top                      # hi = +inf: Phi(hi) = 1
     lo_open = torch.where(mirror, ~bounds.has_top, ~bounds.has_bottom)   # lo = -inf
-    log_hi = torch.where(hi_open, 0.0, log_ndtr_t(torch.where(hi_open, 0.0, hi)))
-    log_lo = torch.where(lo_open, -math.inf, log_ndtr_t(torch.where(lo_open, 0.0, lo)))
+    log_hi = torch.where(hi_open, 0.0, log_ndtr(torch.where(hi_open, 0.0, hi)))
+    log_lo = torch.where(lo_open, -math.inf, log_ndtr(torch.where(lo_open, 0.0, lo)))
     # log(1 - exp(d)) for d = log_lo - log_hi <= 0, in its accurate form on either side of
     # -log 2; d is kept below 0 so a vanishing category stays finite (and is floored below)
     d = (log_lo - log_hi).clamp(max=-1e-300)
@@ -234,8 +232,6 @@ class _Likelihood:
 
     def __init__(self, table: pd.DataFrame, ratings: list[str], distance: str, group: str,
                  blocked: bool, d_min: float, nodes: int):
-        import torch
-
         order = np.argsort(pd.factorize(table[group])[0], kind="stable")
         t = table.iloc[order]
         codes = pd.factorize(t[group])[0]
@@ -273,15 +269,13 @@ class _Likelihood:
             theta.append(0.0)
         return np.array(theta)
 
-    def _sums(self, rows: Any) -> Any:
+    def _sums(self, rows: torch.Tensor) -> torch.Tensor:
         # per participant: the sum of their rows
         out = rows.new_zeros((self.n_people, *rows.shape[1:]))
         return out.index_add(0, self.person, rows)
 
-    def _model(self, theta: Any) -> tuple[list, list, Any]:
+    def _model(self, theta: torch.Tensor) -> tuple[list, list, torch.Tensor]:
         # each rating's fixed-effect mean per row and noise SD, and the effects' covariance
-        import torch
-
         p = dict(zip(self.names, theta.unbind(), strict=True))
         means, noise, sds = [], [], []
         for r in self.ratings:
@@ -302,10 +296,9 @@ class _Likelihood:
             cov = (sds[0] ** 2).reshape(1, 1)
         return means, noise, cov
 
-    def _parts(self, a: Any, means: list, noise: list, precision: Any) -> tuple[Any, Any, Any]:
+    def _parts(self, a: torch.Tensor, means: list, noise: list, precision: torch.Tensor
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         # g(a) = sum log P(y | a) - a' Q a / 2 per participant, its gradient and Hessian in a
-        import torch
-
         g = -0.5 * torch.einsum("pi,ij,pj->p", a, precision, a)
         d1s, d2s = [], []
         for k, r in enumerate(self.ratings):
@@ -318,11 +311,9 @@ class _Likelihood:
         hess = -precision + torch.diag_embed(torch.stack(d2s, dim=1))
         return g, grad, hess
 
-    def _modes(self, means: list, noise: list, precision: Any) -> Any:
+    def _modes(self, means: list, noise: list, precision: torch.Tensor) -> torch.Tensor:
         # Newton's method per participant on g(a) (concave: ordinal probit probabilities are
         # log-concave), halving steps that do not increase g; without a graph
-        import torch
-
         a = self.mode.clone()
         g, grad, hess = self._parts(a, means, noise, precision)
         for _ in range(100):
@@ -341,11 +332,9 @@ class _Likelihood:
             g, grad, hess = g_new, grad_new, hess_new
         return a
 
-    def _value(self, theta: Any) -> Any:
+    def _value(self, theta: torch.Tensor) -> torch.Tensor | None:
         # -log L as a tensor (with a graph when theta has one), or None where the effects'
         # covariance is not positive definite
-        import torch
-
         means, noise, cov = self._model(theta)
         try:
             precision = torch.linalg.inv(cov)
@@ -392,8 +381,6 @@ class _Likelihood:
         return -value.sum()
 
     def __call__(self, theta: np.ndarray) -> float:
-        import torch
-
         with torch.no_grad():
             out = self._value(torch.as_tensor(np.asarray(theta, dtype=np.float64)))
         value = math.inf if out is None else float(out)
@@ -402,8 +389,6 @@ class _Likelihood:
     def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """``-log L(theta)`` and its exact gradient (1e300 and a zero gradient where the
         likelihood is not finite)."""
-        import torch
-
         t = torch.tensor(np.asarray(theta, dtype=np.float64), requires_grad=True)
         out = self._value(t)
         if out is None or not bool(torch.isfinite(out)):
