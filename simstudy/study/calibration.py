@@ -35,8 +35,8 @@ model with equidistant thresholds (``theta_1 = (1.5 - b0) / sd``, spacing ``1 / 
 within 1e-5 (``tests/data/clmm``). The likelihood is written with torch, so
 its gradient is exact: differentiated through the quadrature and through the participants'
 modes (implicitly, by one Newton step taken with a graph); BFGS on it reaches the same
-estimates as on central differences (within 3e-8 on pilots of 30 participants) in a third of
-the time. The covariance of the estimates is the inverse of the Hessian of ``-log L`` at the
+estimates as on central differences (within 3e-8 on pilots of 30 participants) in 35-42%
+of the time. The covariance of the estimates is the inverse of the Hessian of ``-log L`` at the
 maximum, central differences of the exact gradient (statsmodels' ``approx_fprime``; its
 standard errors agree with ``approx_hess3`` on the likelihood itself within 2e-6 relative).
 Intervals are chosen by measured coverage (:data:`INTERVAL_METHODS`,
